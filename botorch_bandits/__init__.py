@@ -1,0 +1,74 @@
+"""botorch_bandits: bandit algorithms with regret guarantees for BoTorch and Ax.
+
+The top-level package never imports Ax; the Ax integration lives in
+``botorch_bandits.ax`` (installed with the ``ax`` extra).
+"""
+
+from botorch_bandits.acquisition import (
+    GPUCB,
+    IGPUCB,
+    GPThompsonSampling,
+    draw_posterior_paths,
+    num_observations,
+)
+from botorch_bandits.beta import (
+    GREEDY_FACTOR,
+    CallableGamma,
+    ConstantGamma,
+    GammaOrder,
+    GammaSource,
+    GreedyGamma,
+    GreedyInformationGain,
+    ObservedInformationGain,
+    gamma_growth_order,
+    gp_ts_scale,
+    gp_ucb_beta_compact,
+    gp_ucb_beta_finite,
+    gp_ucb_beta_rkhs,
+    greedy_information_gain,
+    igp_ucb_beta,
+    incremental_information_gain,
+    information_gain,
+    information_gain_path,
+    observed_information_gain,
+    resolve_gamma,
+    sigma_multiplier,
+    to_botorch_beta,
+)
+
+__version__ = "0.1.0"
+
+ACQUISITION_FUNCTIONS = ("GPUCB", "IGPUCB", "GPThompsonSampling")
+"""Names of the acquisition classes exported here (used by the contract tests)."""
+
+__all__ = [
+    "ACQUISITION_FUNCTIONS",
+    "GPUCB",
+    "GREEDY_FACTOR",
+    "IGPUCB",
+    "CallableGamma",
+    "ConstantGamma",
+    "GPThompsonSampling",
+    "GammaOrder",
+    "GammaSource",
+    "GreedyGamma",
+    "GreedyInformationGain",
+    "ObservedInformationGain",
+    "__version__",
+    "draw_posterior_paths",
+    "gamma_growth_order",
+    "gp_ts_scale",
+    "gp_ucb_beta_compact",
+    "gp_ucb_beta_finite",
+    "gp_ucb_beta_rkhs",
+    "greedy_information_gain",
+    "igp_ucb_beta",
+    "incremental_information_gain",
+    "information_gain",
+    "information_gain_path",
+    "num_observations",
+    "observed_information_gain",
+    "resolve_gamma",
+    "sigma_multiplier",
+    "to_botorch_beta",
+]

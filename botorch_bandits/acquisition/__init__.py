@@ -1,0 +1,16 @@
+"""BoTorch acquisition functions with the papers' confidence schedules."""
+
+from botorch_bandits.acquisition._common import num_observations
+from botorch_bandits.acquisition.thompson import (
+    GPThompsonSampling,
+    draw_posterior_paths,
+)
+from botorch_bandits.acquisition.ucb import GPUCB, IGPUCB
+
+__all__ = [
+    "GPUCB",
+    "IGPUCB",
+    "GPThompsonSampling",
+    "draw_posterior_paths",
+    "num_observations",
+]

@@ -1,0 +1,320 @@
+r"""GP-UCB (Srinivas et al. 2010) and IGP-UCB (Chowdhury & Gopalan 2017).
+
+Both are analytic, ``q = 1`` BoTorch acquisition functions whose confidence parameter
+is computed from a schedule and the round index ``t`` (by default ``t - 1`` = the
+number of training observations of the model), every time the acquisition function
+is built -- nothing is carried over between decisions.
+
+* ``GPUCB``:  :math:`\mu_{t-1}(x) + \sqrt{\beta_t}\,\sigma_{t-1}(x)` (``"sqrt"`` unit).
+* ``IGPUCB``: :math:`\mu_{t-1}(x) + \beta_t\,\sigma_{t-1}(x)` (``"linear"`` unit).
+
+References:
+    Srinivas, Krause, Kakade, Seeger. Gaussian Process Optimization in the Bandit
+    Setting: No Regret and Experimental Design. ICML 2010.
+    Chowdhury, Gopalan. On Kernelized Multi-armed Bandits. ICML 2017.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import torch
+from botorch.acquisition.analytic import AnalyticAcquisitionFunction
+from botorch.acquisition.objective import PosteriorTransform
+from botorch.models.model import Model
+from botorch.utils.transforms import (
+    average_over_ensemble_models,
+    t_batch_mode_transform,
+)
+from torch import Tensor
+
+from botorch_bandits import beta as schedules
+from botorch_bandits.acquisition._common import check_round, data_key, num_observations
+
+GPUCBSchedule = Literal["finite", "compact", "rkhs", "constant"]
+
+
+class _ScheduledUCB(AnalyticAcquisitionFunction):
+    r"""Base: :math:`\mu + m_t\sigma` with :math:`m_t` = ``sigma_multiplier``
+    computed from the round index. Subclasses define ``unit`` and ``_beta``."""
+
+    unit: schedules.BetaUnit
+
+    def __init__(
+        self,
+        model: Model,
+        t: int | None = None,
+        posterior_transform: PosteriorTransform | None = None,
+        maximize: bool = True,
+    ) -> None:
+        super().__init__(model=model, posterior_transform=posterior_transform)
+        self._t = check_round(t)
+        self.maximize = bool(maximize)
+        self._memo: tuple[tuple, float] | None = None
+
+    @property
+    def t(self) -> int:
+        """Round index ``t`` (``t - 1`` observations inform this decision)."""
+        if self._t is not None:
+            return self._t
+        return num_observations(self.model) + 1
+
+    def _beta(self, t: int) -> float:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    @property
+    def beta_t(self) -> float:
+        r""":math:`\beta_t` in the paper's unit (see ``unit``)."""
+        key = (data_key(self.model), self.t)
+        if self._memo is None or self._memo[0] != key:
+            self._memo = (key, float(self._beta(self.t)))
+        return self._memo[1]
+
+    @property
+    def sigma_multiplier(self) -> float:
+        r"""The factor that multiplies :math:`\sigma_{t-1}(x)`."""
+        return float(schedules.sigma_multiplier(self.beta_t, self.unit))
+
+    @t_batch_mode_transform(expected_q=1)
+    @average_over_ensemble_models
+    def forward(self, X: Tensor) -> Tensor:
+        r"""Evaluate the upper confidence bound.
+
+        Args:
+            X: ``(b1 x ... x bk) x 1 x d`` design points.
+
+        Returns:
+            ``(b1 x ... x bk)`` values :math:`\pm\mu + m_t\sigma` (``-\mu`` when
+            ``maximize=False``, as in BoTorch's ``UpperConfidenceBound``).
+        """
+        mean, sigma = self._mean_and_sigma(X)  # (b1 x ... x bk) x 1
+        mult = torch.as_tensor(
+            self.sigma_multiplier, dtype=mean.dtype, device=mean.device
+        )
+        ucb = (mean if self.maximize else -mean) + mult * sigma  # (b1 x ... x bk) x 1
+        return ucb.squeeze(-1)
+
+
+class GPUCB(_ScheduledUCB):
+    r"""GP-UCB of Srinivas et al. 2010: :math:`\mu_{t-1}(x) + \sqrt{\beta_t}\sigma_{t-1}(x)`.
+
+    Schedules (all in the ``"sqrt"`` unit; see :mod:`botorch_bandits.beta`):
+
+    * ``"finite"`` (Theorem 1): :math:`2\log(|D|t^2\pi^2/(6\delta))`; needs ``num_arms``.
+    * ``"compact"`` (Theorem 2, :math:`D \subset [0, r]^d`): needs ``dim``, ``a``,
+      ``b``, ``r``.
+    * ``"rkhs"`` (Theorem 3): :math:`2B + 300\gamma_t\log^3(t/\delta)`; needs ``B``
+      (bound on :math:`\|f\|_k^2`) and ``gamma`` -- evaluated at :math:`\gamma_t` as in
+      the paper, so it must be an a-priori source (number, callable, ``GreedyGamma``,
+      ``GammaOrder``), not ``"observed"``.
+    * ``"constant"``: a fixed ``beta`` (practical choice, no guarantee).
+
+    ``beta_scale`` multiplies the schedule (Srinivas et al. §6 use the Theorem 1
+    schedule scaled down by 5, i.e. ``beta_scale=0.2``); any value other than 1 is a
+    practical choice that leaves the theorems.
+
+    Args:
+        model: A single-output BoTorch model (or multi-output with
+            ``posterior_transform``).
+        schedule: ``"finite"``, ``"compact"``, ``"rkhs"`` or ``"constant"``.
+        delta: Confidence :math:`\delta \in (0, 1)`.
+        num_arms: :math:`|D|` for ``"finite"``.
+        dim, a, b, r: Theorem 2 constants for ``"compact"``.
+        B: Bound on the squared RKHS norm for ``"rkhs"``.
+        gamma: Source of :math:`\gamma_t` for ``"rkhs"``.
+        beta: The constant for ``"constant"`` (``>= 0``).
+        beta_scale: Multiplier of :math:`\beta_t`, ``> 0`` (default 1).
+        t: Round index; default ``num_observations(model) + 1``.
+        posterior_transform: Optional ``PosteriorTransform``.
+        maximize: If False, :math:`-\mu + \sqrt{\beta_t}\sigma` (BoTorch convention).
+
+    Example:
+        >>> acqf = GPUCB(model, schedule="finite", num_arms=1000, delta=0.1)
+        >>> x_next, _ = optimize_acqf_discrete(acqf, q=1, choices=arms)
+    """
+
+    unit = "sqrt"
+
+    def __init__(
+        self,
+        model: Model,
+        schedule: GPUCBSchedule = "finite",
+        *,
+        delta: float = 0.1,
+        num_arms: int | None = None,
+        dim: int | None = None,
+        a: float | None = None,
+        b: float | None = None,
+        r: float | None = None,
+        B: float | None = None,
+        gamma: Any = None,
+        beta: float | None = None,
+        beta_scale: float = 1.0,
+        t: int | None = None,
+        posterior_transform: PosteriorTransform | None = None,
+        maximize: bool = True,
+    ) -> None:
+        super().__init__(
+            model=model, t=t, posterior_transform=posterior_transform, maximize=maximize
+        )
+        required = {
+            "finite": {"num_arms": num_arms},
+            "compact": {"dim": dim, "a": a, "b": b, "r": r},
+            "rkhs": {"B": B, "gamma": gamma},
+            "constant": {"beta": beta},
+        }
+        if schedule not in required:
+            raise ValueError(
+                "`schedule` must be one of 'finite', 'compact', 'rkhs', 'constant', "
+                f"got schedule={schedule!r}."
+            )
+        missing = [k for k, v in required[schedule].items() if v is None]
+        if missing:
+            raise ValueError(
+                f"schedule={schedule!r} needs {', '.join(f'`{m}`' for m in missing)}."
+            )
+        given = {
+            k: v for s, d in required.items() if s != schedule for k, v in d.items()
+        }
+        stray = [
+            k for k, v in given.items() if v is not None and k not in required[schedule]
+        ]
+        if stray:
+            raise ValueError(
+                f"schedule={schedule!r} does not use {', '.join(f'`{s}`' for s in stray)}; "
+                "remove it or choose the schedule that uses it."
+            )
+        schedules._check_open_unit("delta", delta)
+        schedules._check_positive("beta_scale", beta_scale)
+        self.schedule = schedule
+        self.delta = float(delta)
+        self.num_arms = num_arms
+        self.dim, self.a, self.b, self.r = dim, a, b, r
+        self.B = B
+        self.beta_scale = float(beta_scale)
+        self.beta = None if beta is None else schedules._check_nonnegative("beta", beta)
+        self.gamma = None if gamma is None else schedules.resolve_gamma(gamma)
+        if isinstance(self.gamma, schedules.ObservedInformationGain):
+            raise ValueError(
+                "GP-UCB's Theorem 3 schedule needs gamma_t (t points, including the one "
+                "being chosen), which gamma='observed' cannot give; pass an a-priori "
+                "source (number, callable, GreedyGamma, GammaOrder), or use IGPUCB, "
+                "whose guarantee holds with the observed information gain."
+            )
+        # validate the schedule's own constants once, at t = 1
+        if schedule == "finite":
+            schedules.gp_ucb_beta_finite(1, num_arms, self.delta)
+        elif schedule == "compact":
+            schedules.gp_ucb_beta_compact(1, dim, a, b, r, self.delta)
+        elif schedule == "rkhs":
+            schedules._check_nonnegative("B", B)
+
+    def _beta(self, t: int) -> float:
+        if self.schedule == "finite":
+            value = schedules.gp_ucb_beta_finite(t, self.num_arms, self.delta)
+        elif self.schedule == "compact":
+            value = schedules.gp_ucb_beta_compact(
+                t, self.dim, self.a, self.b, self.r, self.delta
+            )
+        elif self.schedule == "rkhs":
+            value = schedules.gp_ucb_beta_rkhs(
+                t, self.B, self.gamma(t, self.model), self.delta
+            )
+        else:
+            value = self.beta
+        return self.beta_scale * value
+
+
+class IGPUCB(_ScheduledUCB):
+    r"""IGP-UCB of Chowdhury & Gopalan 2017 (Algorithm 1):
+    :math:`\mu_{t-1}(x) + \beta_t\sigma_{t-1}(x)` with
+    :math:`\beta_t = B + R\sqrt{2(\gamma_{t-1} + 1 + \ln(1/\delta))}` (``"linear"`` unit).
+
+    Their Theorem 2 takes the model's noise (regularizer) :math:`\lambda = 1 + \eta`,
+    :math:`\eta = 2/T`; their experiments use :math:`\lambda = R^2`. Set the model's
+    likelihood noise accordingly -- this class reads :math:`\mu, \sigma` from the model.
+
+    Args:
+        model: A single-output BoTorch model (or multi-output with
+            ``posterior_transform``).
+        B: Bound on the RKHS norm :math:`\|f\|_k \le B` (not squared).
+        R: Sub-Gaussian noise constant.
+        delta: Confidence :math:`\delta \in (0, 1)`.
+        gamma: Source of :math:`\gamma_{t-1}`: ``"observed"`` (default: the
+            information gain of the training points, which keeps the guarantee), a
+            number, a callable ``n -> gamma_n``, or a ``GammaSource``.
+        beta: Practical alternative: a constant :math:`\beta` (``"linear"`` unit),
+            replacing the schedule (then ``B``, ``R``, ``gamma`` must be omitted).
+        t: Round index; default ``num_observations(model) + 1``.
+        posterior_transform: Optional ``PosteriorTransform``.
+        maximize: If False, :math:`-\mu + \beta_t\sigma`.
+
+    Example:
+        >>> acqf = IGPUCB(model, B=1.0, R=0.1, delta=0.1)
+        >>> x_next, _ = optimize_acqf(acqf, bounds, q=1, num_restarts=8, raw_samples=256)
+    """
+
+    unit = "linear"
+
+    def __init__(
+        self,
+        model: Model,
+        B: float | None = None,
+        R: float | None = None,
+        delta: float = 0.1,
+        gamma: Any = "observed",
+        beta: float | None = None,
+        t: int | None = None,
+        posterior_transform: PosteriorTransform | None = None,
+        maximize: bool = True,
+    ) -> None:
+        super().__init__(
+            model=model, t=t, posterior_transform=posterior_transform, maximize=maximize
+        )
+        self.B, self.R, self.delta, self.beta, self.gamma = _scale_arguments(
+            B, R, delta, gamma, beta, constant_name="beta"
+        )
+
+    def _beta(self, t: int) -> float:
+        if self.beta is not None:
+            return self.beta
+        return schedules.igp_ucb_beta(
+            self.gamma(t - 1, self.model), self.B, self.R, self.delta
+        )
+
+
+def _scale_arguments(
+    B: float | None,
+    R: float | None,
+    delta: float,
+    gamma: Any,
+    constant: float | None,
+    constant_name: str,
+) -> tuple[float | None, float | None, float, float | None, Any]:
+    """Validate the (B, R, delta, gamma) schedule or its constant replacement."""
+    schedules._check_open_unit("delta", delta)
+    if constant is not None:
+        if B is not None or R is not None:
+            raise ValueError(
+                f"Pass either a constant `{constant_name}` or the schedule's `B` and `R`, "
+                f"not both (got {constant_name}={constant!r}, B={B!r}, R={R!r})."
+            )
+        return (
+            None,
+            None,
+            float(delta),
+            schedules._check_nonnegative(constant_name, constant),
+            None,
+        )
+    if B is None or R is None:
+        raise ValueError(
+            "The schedule needs the RKHS-norm bound `B` and the sub-Gaussian constant "
+            f"`R` (got B={B!r}, R={R!r}); or pass a constant `{constant_name}`."
+        )
+    return (
+        schedules._check_nonnegative("B", B),
+        schedules._check_nonnegative("R", R),
+        float(delta),
+        None,
+        schedules.resolve_gamma(gamma),
+    )

@@ -1,0 +1,1 @@
+"""Benchmark problems and experiment loops."""

@@ -1,0 +1,76 @@
+"""Packaging promises: no Ax import, the CLI, the README's two commands."""
+
+from __future__ import annotations
+
+import csv
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import botorch_bandits
+from botorch_bandits.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_import_does_not_import_ax() -> None:
+    code = (
+        "import sys, botorch_bandits, botorch_bandits.beta, botorch_bandits.acquisition;"
+        "bad = sorted(m for m in sys.modules if m == 'ax' or m.startswith('ax.'));"
+        "print(bad); sys.exit(1 if bad else 0)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_all_resolves() -> None:
+    # (ruff's RUF022 keeps __all__ sorted)
+    names = botorch_bandits.__all__
+    assert len(set(names)) == len(names)
+    for name in names:
+        assert hasattr(botorch_bandits, name), name
+
+
+def test_cli_help() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "botorch_bandits.cli", "--help"],
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0
+    assert "demo" in result.stdout and "ts-variance" in result.stdout
+
+
+def test_cli_rejects_bad_horizon(capsys) -> None:
+    try:
+        main(["demo", "--horizon", "0"])
+    except SystemExit as exc:
+        assert exc.code == 2
+    assert "--horizon" in capsys.readouterr().err
+
+
+def test_demo_smoke_writes_csv_and_png(tmp_path: Path, capsys) -> None:
+    out = tmp_path / "demo"
+    assert main(["demo", "--smoke", "--no-progress", "--out", str(out)]) == 0
+    with open(out / "regret.csv") as fh:
+        rows = list(csv.DictReader(fh))
+    assert {r["algorithm"] for r in rows} == {"IGP-UCB", "GP-TS", "GP-UCB"}
+    assert len(rows) == 3 * 10  # every step of every algorithm
+    last = [r for r in rows if r["step"] == "10"]
+    assert all(float(r["mean_cumulative_regret"]) >= 0 for r in last)
+    png = (out / "regret.png").read_bytes()
+    assert png.startswith(b"\x89PNG") and len(png) > 5000
+    assert "final cumulative regret" in capsys.readouterr().out
+
+
+def test_readme_opens_with_two_commands_and_ci_runs_the_second() -> None:
+    readme = (ROOT / "README.md").read_text()
+    block = re.search(r"\A# [^\n]+\n\n```\n(.*?)```", readme, re.S)
+    assert block, "README must open with a code block right after its title"
+    commands = [line for line in block.group(1).splitlines() if line.strip()]
+    assert commands == ["make demo", "make test"]
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert "README.md" in ci and "sed -n 2p" in ci
