@@ -29,7 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument(
         "--horizon", type=_positive_int, default=100, help="steps T (100)"
     )
-    demo.add_argument("--seeds", type=_positive_int, default=3, help="repetitions (3)")
+    demo.add_argument("--seeds", type=_positive_int, default=5, help="repetitions (5)")
     demo.add_argument(
         "--kernel", choices=["rbf", "matern52"], default="rbf", help="kernel (rbf)"
     )

@@ -16,15 +16,26 @@ DEVICES = [torch.device("cpu")] + (
 )
 
 
-def _build(name: str, model, candidates):
+# (exported class, variant): every class in ACQUISITION_FUNCTIONS has at least one
+RECIPES = [
+    ("GPUCB", "finite"),
+    ("IGPUCB", "observed"),
+    ("GPThompsonSampling", "exact"),
+    ("GPThompsonSampling", "pathwise"),
+]
+IDS = [f"{n}-{v}" for n, v in RECIPES]
+
+
+def _build(recipe: tuple[str, str], model, candidates):
+    name, variant = recipe
     cls = getattr(botorch_bandits, name)
     if name == "GPUCB":
         return cls(model, schedule="finite", num_arms=candidates.shape[0])
     if name == "IGPUCB":
         return cls(model, B=1.0, R=0.1)
-    if name == "GPThompsonSampling":
+    if variant == "exact":
         return cls(model, B=1.0, R=0.1, candidates=candidates, seed=0)
-    raise AssertionError(f"no contract recipe for {name}")
+    return cls(model, B=1.0, R=0.1, sampler="pathwise", seed=0, num_features=512)
 
 
 def _data(dtype, device, batch=()):
@@ -42,18 +53,24 @@ def test_every_exported_acquisition_has_a_contract() -> None:
     assert set(botorch_bandits.ACQUISITION_FUNCTIONS) <= set(botorch_bandits.__all__)
     for name in botorch_bandits.ACQUISITION_FUNCTIONS:
         assert issubclass(getattr(botorch_bandits, name), AcquisitionFunction)
+        assert name in {n for n, _ in RECIPES}, f"no contract recipe for {name}"
 
 
-@pytest.mark.parametrize("name", botorch_bandits.ACQUISITION_FUNCTIONS)
+@pytest.mark.parametrize("recipe", RECIPES, ids=IDS)
 @pytest.mark.parametrize("dtype", [torch.float, torch.double])
 @pytest.mark.parametrize("device", DEVICES, ids=str)
-def test_contract(name: str, dtype: torch.dtype, device: torch.device) -> None:
+def test_contract(
+    recipe: tuple[str, str], dtype: torch.dtype, device: torch.device
+) -> None:
     model, cand = _data(dtype, device)
-    acqf = _build(name, model, cand)
+    acqf = _build(recipe, model, cand)
     # t-batch shapes: b1 x b2 x 1 x d -> b1 x b2
     X = cand[:12].view(3, 4, 1, 2)
     values = acqf(X)
     assert values.shape == torch.Size([3, 4])
+    # one function per instance: batched evaluation equals point-by-point evaluation
+    singles = torch.stack([acqf(x) for x in X.reshape(12, 1, 2)]).view(3, 4)
+    assert torch.allclose(values, singles, rtol=1e-4, atol=1e-5)
     assert values.dtype == dtype and values.device.type == device.type
     assert torch.isfinite(values).all()
     # q x d without batch -> scalar batch
@@ -70,10 +87,10 @@ def test_contract(name: str, dtype: torch.dtype, device: torch.device) -> None:
     assert acqf.t == 9
 
 
-@pytest.mark.parametrize("name", ["GPUCB", "IGPUCB"])
-def test_continuous_optimization_and_gradients(name: str) -> None:
+@pytest.mark.parametrize("recipe", [r for r in RECIPES if r[1] != "exact"], ids=str)
+def test_continuous_optimization_and_gradients(recipe: tuple[str, str]) -> None:
     model, cand = _data(torch.double, torch.device("cpu"))
-    acqf = _build(name, model, cand)
+    acqf = _build(recipe, model, cand)
     bounds = torch.tensor([[0.0, 0.0], [1.0, 1.0]], dtype=torch.double)
     x, val = optimize_acqf(acqf, bounds, q=1, num_restarts=4, raw_samples=128)
     assert torch.all((x >= 0) & (x <= 1))
@@ -83,9 +100,12 @@ def test_continuous_optimization_and_gradients(name: str) -> None:
     assert torch.isfinite(Xg.grad).all() and Xg.grad.abs().sum() > 0
 
 
-@pytest.mark.parametrize("name", botorch_bandits.ACQUISITION_FUNCTIONS)
-def test_batched_model(name: str) -> None:
+@pytest.mark.parametrize("recipe", RECIPES, ids=IDS)
+def test_batched_model(recipe: tuple[str, str]) -> None:
     model, cand = _data(torch.double, torch.device("cpu"), batch=(3,))
-    acqf = _build(name, model, cand)
-    out = acqf(cand[:10].view(10, 1, 1, 2))
+    acqf = _build(recipe, model, cand)
+    X = cand[:10].view(10, 1, 1, 2)
+    out = acqf(X)
     assert out.shape == torch.Size([10, 3])
+    singles = torch.cat([acqf(X[i : i + 1]) for i in range(10)])
+    assert torch.allclose(out, singles)

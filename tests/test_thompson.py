@@ -127,15 +127,23 @@ class TestExactSampler(BotorchTestCase):
 
 class TestPathwiseSampler(BotorchTestCase):
     def test_value_is_rescaled_path_and_optimizable(self) -> None:
+        torch.manual_seed(0)
         for dtype in (torch.float, torch.double):
             model = _model(dtype, kernel="matern52")
             acqf = GPThompsonSampling(model, B=1.0, R=0.1, seed=0, num_features=1024)
             X = torch.rand(7, 1, 1, dtype=dtype)
             values = acqf(X)
+            # one function: a t-batch of 7 points equals 7 single evaluations
+            singles = torch.cat([acqf(X[i : i + 1]) for i in range(7)])
+            tol = {"atol": 1e-4, "rtol": 1e-4} if dtype == torch.float else {}
+            self.assertAllClose(values, singles, **tol)
+            # ... and equals mu + v_t (f~ - mu) with f~ the path evaluated jointly
             path = acqf._path()
-            mean = model.posterior(X).mean[..., 0, 0]
-            expected = mean + acqf.v_t * (path(X)[0, ..., 0] - mean)
-            self.assertAllClose(values, expected)
+            joint = X.squeeze(-2)  # 7 x d, one q-batch
+            f_tilde = path(joint)  # 7
+            self.assertEqual(f_tilde.shape, torch.Size([7]))
+            mean = model.posterior(joint).mean.squeeze(-1)
+            self.assertAllClose(values, mean + acqf.v_t * (f_tilde - mean), **tol)
             bounds = torch.tensor([[0.0], [1.0]], dtype=dtype)
             x, val = optimize_acqf(acqf, bounds, q=1, num_restarts=4, raw_samples=64)
             self.assertEqual(x.shape, torch.Size([1, 1]))

@@ -80,20 +80,24 @@ def _fresh_feature_maps(
 
 
 def draw_posterior_paths(
-    model: Model, num_paths: int = 1, num_features: int = 4096
+    model: Model, num_paths: int | None = None, num_features: int = 4096
 ) -> Any:
-    r"""Draw ``num_paths`` Matheron posterior sample paths of an exact GP, each with
-    its own random-Fourier-feature frequencies (see the module docstring).
+    r"""Draw Matheron posterior sample paths of an exact GP, each with its own
+    random-Fourier-feature frequencies (see the module docstring).
 
     Args:
         model: A single-output exact GP (e.g. ``SingleTaskGP``) with an RBF or Matérn
             kernel (optionally inside a ``ScaleKernel``).
-        num_paths: Number of independent paths.
+        num_paths: Number of independent paths, or ``None`` for a single path with
+            no sample dimension (what GP-TS uses for its one draw per decision).
         num_features: Number of random features per path (even, >= 2).
 
     Returns:
-        A BoTorch ``MatheronPath``; ``paths(X)`` has shape
-        ``num_paths x batch_shape x n`` for ``X`` of shape ``batch_shape x n x d``.
+        A BoTorch ``MatheronPath``. For ``X`` of shape ``batch_shape x n x d``,
+        ``paths(X)`` has shape ``num_paths x batch_shape x n``, or
+        ``batch_shape x n`` when ``num_paths`` is ``None``. (With a sample dimension
+        of size one, BoTorch broadcasts it against ``batch_shape``; leaving it out
+        avoids that ambiguity.)
     """
     if (
         isinstance(num_features, bool)
@@ -103,17 +107,20 @@ def draw_posterior_paths(
         raise ValueError(
             f"`num_features` must be an even integer >= 2, got num_features={num_features!r}."
         )
-    if isinstance(num_paths, bool) or not isinstance(num_paths, int) or num_paths < 1:
+    if num_paths is not None and (
+        isinstance(num_paths, bool) or not isinstance(num_paths, int) or num_paths < 1
+    ):
         raise ValueError(
-            f"`num_paths` must be an integer >= 1, got num_paths={num_paths!r}."
+            f"`num_paths` must be None or an integer >= 1, got num_paths={num_paths!r}."
         )
+    sample_shape = Size([]) if num_paths is None else Size([num_paths])
     prior_sampler = partial(
         draw_kernel_feature_paths,
         num_features=num_features,
-        map_generator=partial(_fresh_feature_maps, num_draws=num_paths),
+        map_generator=partial(_fresh_feature_maps, num_draws=num_paths or 1),
     )
     return draw_matheron_paths(
-        model, sample_shape=Size([num_paths]), prior_sampler=prior_sampler
+        model, sample_shape=sample_shape, prior_sampler=prior_sampler
     )
 
 
@@ -256,9 +263,11 @@ class GPThompsonSampling(AcquisitionFunction):
     def _seeded(self, fn: Any) -> Any:
         if self.seed is None:
             return fn()
-        devices = []
-        if self.candidates is not None and self.candidates.is_cuda:
-            devices = [self.candidates.device]
+        # fork (and so restore) the generator of the device the draw is made on
+        tensor = self.candidates
+        if tensor is None:
+            tensor = next(iter(self.model.parameters()), None)
+        devices = [tensor.device] if tensor is not None and tensor.is_cuda else []
         with torch.random.fork_rng(devices=devices):
             torch.manual_seed(self.seed)
             return fn()
@@ -296,7 +305,7 @@ class GPThompsonSampling(AcquisitionFunction):
     def _path(self) -> Any:
         if self._draw is None:
             self._draw = self._seeded(
-                lambda: draw_posterior_paths(self.model, 1, self.num_features)
+                lambda: draw_posterior_paths(self.model, None, self.num_features)
             )
         return self._draw
 
@@ -342,7 +351,7 @@ class GPThompsonSampling(AcquisitionFunction):
             )  # out_shape
         else:
             path = self._path()
-            f_tilde = path(X)[0, ..., 0]  # (b1 x ... x bk): drop path and q dims
+            f_tilde = path(X)[..., 0]  # (b1 x ... x bk): drop the q dim
             mean = self.model.posterior(X).mean[..., 0, 0]  # (b1 x ... x bk)
             values = mean + self.sigma_multiplier * (f_tilde - mean)
         return values if self.maximize else -values
