@@ -239,11 +239,7 @@ def igp_ucb_beta(gamma_prev: float, B: float, R: float, delta: float) -> float:
         R: Sub-Gaussian constant :math:`R \ge 0`.
         delta: Confidence :math:`\delta \in (0, 1)`.
     """
-    _check_nonnegative("gamma_prev", gamma_prev)
-    _check_nonnegative("B", B)
-    _check_nonnegative("R", R)
-    _check_open_unit("delta", delta)
-    return B + R * math.sqrt(2.0 * (gamma_prev + 1.0 + math.log(1.0 / delta)))
+    return _self_normalized_width(gamma_prev, B, R, delta, confidence_split=1.0)
 
 
 def gp_ts_scale(gamma_prev: float, B: float, R: float, delta: float) -> float:
@@ -260,11 +256,22 @@ def gp_ts_scale(gamma_prev: float, B: float, R: float, delta: float) -> float:
         R: Sub-Gaussian constant :math:`R \ge 0`.
         delta: Confidence :math:`\delta \in (0, 1)`.
     """
+    return _self_normalized_width(gamma_prev, B, R, delta, confidence_split=2.0)
+
+
+def _self_normalized_width(
+    gamma_prev: float, B: float, R: float, delta: float, confidence_split: float
+) -> float:
+    r""":math:`B + R\sqrt{2(\gamma_{t-1} + 1 + \ln(c/\delta))}`, the width of
+    Chowdhury & Gopalan's Theorem 2 (``c = 1``) and of GP-TS's split confidence
+    (``c = 2``), with the arguments validated."""
     _check_nonnegative("gamma_prev", gamma_prev)
     _check_nonnegative("B", B)
     _check_nonnegative("R", R)
     _check_open_unit("delta", delta)
-    return B + R * math.sqrt(2.0 * (gamma_prev + 1.0 + math.log(2.0 / delta)))
+    return B + R * math.sqrt(
+        2.0 * (gamma_prev + 1.0 + math.log(confidence_split / delta))
+    )
 
 
 # --------------------------------------------------------------------------------------

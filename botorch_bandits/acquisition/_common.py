@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from botorch.models.model import Model, ModelList
@@ -53,3 +54,30 @@ def data_key(model: Model) -> tuple:
         X = train_inputs[0]
         return (id(model), X.data_ptr(), tuple(X.shape), X._version)
     return (id(model),)
+
+
+class RoundScheduleMixin:
+    """For acquisition functions whose confidence parameter depends on the round.
+
+    Provides ``t`` (the explicit ``_t`` if given, else the number of training
+    observations of ``model`` plus one) and ``_per_decision(compute)``, which
+    evaluates ``compute(t)`` once for the model's current data and recomputes it
+    whenever the data or ``t`` differ -- nothing survives a change of data.
+    """
+
+    _t: int | None
+    _memo: tuple[tuple, float] | None
+
+    @property
+    def t(self) -> int:
+        """Round index ``t`` (``t - 1`` observations inform this decision)."""
+        if self._t is not None:
+            return self._t
+        return num_observations(self.model) + 1
+
+    def _per_decision(self, compute: Callable[[int], float]) -> float:
+        t = self.t
+        key = (data_key(self.model), t)
+        if self._memo is None or self._memo[0] != key:
+            self._memo = (key, float(compute(t)))
+        return self._memo[1]

@@ -49,7 +49,7 @@ from linear_operator.utils.warnings import NumericalWarning
 from torch import Size, Tensor
 
 from botorch_bandits import beta as schedules
-from botorch_bandits.acquisition._common import check_round, data_key, num_observations
+from botorch_bandits.acquisition._common import RoundScheduleMixin, check_round
 from botorch_bandits.acquisition.ucb import _scale_arguments
 
 Sampler = Literal["auto", "exact", "pathwise"]
@@ -79,6 +79,17 @@ def _fresh_feature_maps(
     return feature_map
 
 
+def _check_num_features(num_features: Any) -> None:
+    if (
+        isinstance(num_features, bool)
+        or not isinstance(num_features, int)
+        or (num_features < 2 or num_features % 2)
+    ):
+        raise ValueError(
+            f"`num_features` must be an even integer >= 2, got num_features={num_features!r}."
+        )
+
+
 def draw_posterior_paths(
     model: Model, num_paths: int | None = None, num_features: int = 4096
 ) -> Any:
@@ -99,14 +110,7 @@ def draw_posterior_paths(
         of size one, BoTorch broadcasts it against ``batch_shape``; leaving it out
         avoids that ambiguity.)
     """
-    if (
-        isinstance(num_features, bool)
-        or not isinstance(num_features, int)
-        or (num_features < 2 or num_features % 2)
-    ):
-        raise ValueError(
-            f"`num_features` must be an even integer >= 2, got num_features={num_features!r}."
-        )
+    _check_num_features(num_features)
     if num_paths is not None and (
         isinstance(num_paths, bool) or not isinstance(num_paths, int) or num_paths < 1
     ):
@@ -124,7 +128,7 @@ def draw_posterior_paths(
     )
 
 
-class GPThompsonSampling(AcquisitionFunction):
+class GPThompsonSampling(RoundScheduleMixin, AcquisitionFunction):
     r"""GP-TS (Chowdhury & Gopalan 2017, Algorithm 2): the value at ``x`` is one draw
     :math:`f_t(x)`, :math:`f_t \sim GP(\mu_{t-1}, v_t^2 k_{t-1})`.
 
@@ -204,15 +208,7 @@ class GPThompsonSampling(AcquisitionFunction):
                     f"sampler='pathwise' needs a single-output model, got "
                     f"num_outputs={model.num_outputs}."
                 )
-            if (
-                isinstance(num_features, bool)
-                or not isinstance(num_features, int)
-                or (num_features < 2 or num_features % 2)
-            ):
-                raise ValueError(
-                    "`num_features` must be an even integer >= 2, got "
-                    f"num_features={num_features!r}."
-                )
+            _check_num_features(num_features)
         elif posterior_transform is None and model.num_outputs != 1:
             raise UnsupportedError(
                 "Multi-output models need a `posterior_transform` to give one objective."
@@ -233,26 +229,17 @@ class GPThompsonSampling(AcquisitionFunction):
         self._memo: tuple[tuple, float] | None = None
 
     # ---------------------------------------------------------------- schedule
-    @property
-    def t(self) -> int:
-        """Round index ``t`` (``t - 1`` observations inform this decision)."""
-        if self._t is not None:
-            return self._t
-        return num_observations(self.model) + 1
+    def _scale(self, t: int) -> float:
+        if self.v is not None:
+            return self.v
+        return schedules.gp_ts_scale(
+            self.gamma(t - 1, self.model), self.B, self.R, self.delta
+        )
 
     @property
     def v_t(self) -> float:
         r""":math:`v_t` (``"linear"`` unit: multiplies the posterior std)."""
-        key = (data_key(self.model), self.t)
-        if self._memo is None or self._memo[0] != key:
-            if self.v is not None:
-                value = self.v
-            else:
-                value = schedules.gp_ts_scale(
-                    self.gamma(self.t - 1, self.model), self.B, self.R, self.delta
-                )
-            self._memo = (key, float(value))
-        return self._memo[1]
+        return self._per_decision(self._scale)
 
     @property
     def sigma_multiplier(self) -> float:

@@ -29,12 +29,12 @@ from botorch.utils.transforms import (
 from torch import Tensor
 
 from botorch_bandits import beta as schedules
-from botorch_bandits.acquisition._common import check_round, data_key, num_observations
+from botorch_bandits.acquisition._common import RoundScheduleMixin, check_round
 
 GPUCBSchedule = Literal["finite", "compact", "rkhs", "constant"]
 
 
-class _ScheduledUCB(AnalyticAcquisitionFunction):
+class _ScheduledUCB(RoundScheduleMixin, AnalyticAcquisitionFunction):
     r"""Base: :math:`\mu + m_t\sigma` with :math:`m_t` = ``sigma_multiplier``
     computed from the round index. Subclasses define ``unit`` and ``_beta``."""
 
@@ -52,23 +52,13 @@ class _ScheduledUCB(AnalyticAcquisitionFunction):
         self.maximize = bool(maximize)
         self._memo: tuple[tuple, float] | None = None
 
-    @property
-    def t(self) -> int:
-        """Round index ``t`` (``t - 1`` observations inform this decision)."""
-        if self._t is not None:
-            return self._t
-        return num_observations(self.model) + 1
-
     def _beta(self, t: int) -> float:  # pragma: no cover - abstract
         raise NotImplementedError
 
     @property
     def beta_t(self) -> float:
         r""":math:`\beta_t` in the paper's unit (see ``unit``)."""
-        key = (data_key(self.model), self.t)
-        if self._memo is None or self._memo[0] != key:
-            self._memo = (key, float(self._beta(self.t)))
-        return self._memo[1]
+        return self._per_decision(self._beta)
 
     @property
     def sigma_multiplier(self) -> float:

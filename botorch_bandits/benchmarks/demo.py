@@ -129,44 +129,46 @@ def run_demo(
             curves[name].append(result["cumulative_regret"])
     if bar is not None:
         bar.close()
-    summary = {}
-    rows = []
-    for name, runs in curves.items():
-        R = torch.stack(runs)  # seeds x horizon
-        mean = R.mean(0)
-        se = (
-            R.std(0, unbiased=True) / math.sqrt(R.shape[0])
-            if seeds > 1
-            else torch.zeros_like(mean)
-        )
-        summary[name] = (float(mean[-1]), float(se[-1]))
-        rows += [(name, t + 1, float(mean[t]), float(se[t])) for t in range(horizon)]
+    stats = {
+        name: mean_and_standard_error(torch.stack(runs))
+        for name, runs in curves.items()
+    }
+    summary = {
+        name: (float(mean[-1]), float(se[-1])) for name, (mean, se) in stats.items()
+    }
+    rows = [
+        (name, t + 1, float(mean[t]), float(se[t]))
+        for name, (mean, se) in stats.items()
+        for t in range(horizon)
+    ]
     with open(out / "regret.csv", "w", newline="") as fh:
         writer = csv.writer(fh)
         writer.writerow(
             ["algorithm", "step", "mean_cumulative_regret", "se_cumulative_regret"]
         )
         writer.writerows(rows)
-    _plot(curves, out / "regret.png", kernel)
+    _plot(stats, out / "regret.png", kernel)
     return summary
 
 
-def _plot(curves: dict[str, list[Tensor]], path: Path, kernel: str) -> None:
+def mean_and_standard_error(runs: Tensor) -> tuple[Tensor, Tensor]:
+    """Mean and standard error over the first (seed) dimension of ``seeds x T``;
+    the standard error is 0 for a single seed."""
+    mean = runs.mean(0)
+    if runs.shape[0] < 2:
+        return mean, torch.zeros_like(mean)
+    return mean, runs.std(0, unbiased=True) / math.sqrt(runs.shape[0])
+
+
+def _plot(stats: dict[str, tuple[Tensor, Tensor]], path: Path, kernel: str) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6, 4))
-    for name, runs in curves.items():
-        R = torch.stack(runs)
-        mean = R.mean(0)
-        se = (
-            R.std(0) / math.sqrt(R.shape[0])
-            if R.shape[0] > 1
-            else torch.zeros_like(mean)
-        )
-        steps = torch.arange(1, R.shape[1] + 1)
+    for name, (mean, se) in stats.items():
+        steps = torch.arange(1, mean.shape[0] + 1)
         ax.plot(steps, mean, label=name)
         ax.fill_between(steps, mean - se, mean + se, alpha=0.2)
     ax.set_xlabel("step t")
