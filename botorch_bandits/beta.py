@@ -646,6 +646,15 @@ def observed_information_gain(model: Any, n: int | None = None) -> Tensor:
     """
     from botorch.sampling.pathwise.utils import get_train_inputs
 
+    tracked = getattr(model, "information_gain_", None)
+    if isinstance(tracked, Tensor):  # FiniteArmGP keeps it up to date
+        counts = model.num_observations_
+        if n is not None and bool(torch.any(counts != n)):
+            raise ValueError(
+                f"gamma='observed' can only give the information gain of the "
+                f"{counts.tolist()} observed points, but gamma_{n} was asked for."
+            )
+        return tracked if model.batch_shape else tracked.squeeze(0)
     if model is None or not hasattr(model, "covar_module"):
         raise TypeError(
             "gamma='observed' needs an exact GP model with `covar_module` and "

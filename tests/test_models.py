@@ -1,0 +1,164 @@
+"""fixed_gp and the finite-arm engine FiniteArmGP, checked against SingleTaskGP."""
+
+from __future__ import annotations
+
+import torch
+from botorch.acquisition import (
+    LogExpectedImprovement,
+    ProbabilityOfImprovement,
+    UpperConfidenceBound,
+)
+from botorch.utils.testing import BotorchTestCase
+
+from botorch_bandits import GPUCB, IGPUCB, GPThompsonSampling
+from botorch_bandits import beta as bb
+from botorch_bandits.benchmarks.problems import make_kernel
+from botorch_bandits.models import FiniteArmGP, fixed_gp
+
+LAM = 0.05
+
+
+def _run(num_seeds=3, steps=40, N=25, seed=0, refactor_every=None):
+    gen = torch.Generator().manual_seed(seed)
+    arms = torch.rand(N, 2, generator=gen, dtype=torch.double)
+    kernel = make_kernel("matern52", 0.3)
+    engine = FiniteArmGP(
+        arms, kernel, LAM, num_seeds=num_seeds, refactor_every=refactor_every
+    )
+    S = num_seeds
+    pulls = torch.randint(0, N // 2, (steps, S), generator=gen)  # many repeats
+    ys = torch.randn(steps, S, generator=gen, dtype=torch.double)
+    for t in range(steps):
+        engine.observe(pulls[t], ys[t])
+    return engine, arms, kernel, pulls, ys
+
+
+def _reference(arms, kernel, pulls_s, ys_s):
+    return fixed_gp(arms[pulls_s], ys_s.unsqueeze(-1), kernel, LAM)
+
+
+class TestFiniteArmGP(BotorchTestCase):
+    def test_matches_single_task_gp_per_seed(self) -> None:
+        engine, arms, kernel, pulls, ys = _run()
+        for s in range(3):
+            ref = _reference(arms, kernel, pulls[:, s], ys[:, s])
+            post = ref.posterior(arms)
+            self.assertAllClose(engine.mean_[s], post.mean.squeeze(-1), atol=1e-8)
+            self.assertAllClose(
+                engine.covariance_[s], post.distribution.covariance_matrix, atol=1e-8
+            )
+            K = kernel(arms[pulls[:, s]]).to_dense()
+            self.assertAllClose(
+                engine.information_gain_[s], bb.information_gain(K, LAM), atol=1e-8
+            )
+        self.assertEqual(engine.num_observations_.tolist(), [40, 40, 40])
+
+    def test_posterior_shapes_and_acquisitions(self) -> None:
+        engine, arms, kernel, pulls, ys = _run()
+        # t-batch over arms, broadcast with the seed batch: N x 1 x 1 x d -> N x 3
+        X = arms.view(-1, 1, 1, 2)
+        ref = fixed_gp(
+            arms[pulls.T], ys.T.unsqueeze(-1), kernel, LAM
+        )  # batched SingleTaskGP: 3 seeds
+        for acqf_cls, kwargs in [
+            (GPUCB, {"schedule": "finite", "num_arms": 25}),
+            (IGPUCB, {"B": 1.0, "R": 0.1, "gamma": 2.0}),
+            (UpperConfidenceBound, {"beta": 4.0}),
+            (LogExpectedImprovement, {"best_f": 0.5}),
+            (ProbabilityOfImprovement, {"best_f": 0.5}),
+        ]:
+            got = acqf_cls(engine, **kwargs)(X)
+            want = acqf_cls(ref, **kwargs)(X)
+            self.assertEqual(got.shape, torch.Size([25, 3]))
+            self.assertAllClose(got, want, atol=1e-7, rtol=1e-6)
+        # observed information gain comes from the engine's running total
+        self.assertAllClose(
+            bb.observed_information_gain(engine), engine.information_gain_
+        )
+        # exact GP-TS draws on the arms
+        ts = GPThompsonSampling(engine, v=1.0, candidates=arms, seed=0)
+        self.assertEqual(ts(X).shape, torch.Size([25, 3]))
+
+    def test_joint_posterior_and_noise(self) -> None:
+        engine, arms, kernel, pulls, ys = _run(num_seeds=2)
+        ref = _reference(arms, kernel, pulls[:, 1], ys[:, 1])
+        Xq = arms[[3, 7, 7]]  # q = 3 with a repeated point
+        got = engine.posterior(Xq, observation_noise=True)
+        want = ref.posterior(Xq, observation_noise=True)
+        self.assertAllClose(
+            got.distribution.covariance_matrix[1],
+            want.distribution.covariance_matrix,
+            atol=1e-8,
+        )
+
+    def test_unbatched_engine(self) -> None:
+        gen = torch.Generator().manual_seed(1)
+        arms = torch.rand(10, 1, generator=gen, dtype=torch.double)
+        engine = FiniteArmGP(arms, make_kernel("rbf", 0.2), LAM)
+        for i in [2, 5, 2]:
+            engine.observe(torch.tensor(i), torch.tensor(0.3 * i))
+        self.assertEqual(engine.batch_shape, torch.Size([]))
+        self.assertEqual(engine.mean_.shape, torch.Size([10]))
+        acqf = IGPUCB(engine, B=1.0, R=0.1)
+        self.assertEqual(acqf.t, 4)
+        self.assertEqual(acqf(arms.unsqueeze(-2)).shape, torch.Size([10]))
+
+    def test_reset_one_seed(self) -> None:
+        engine, arms, kernel, _, _ = _run()
+        before = engine.mean_.clone()
+        engine.reset(torch.tensor([False, True, False]))
+        self.assertAllClose(engine.mean_[1], torch.zeros(25, dtype=torch.double))
+        self.assertAllClose(engine.covariance_[1], kernel(arms).to_dense())
+        self.assertAllClose(engine.mean_[[0, 2]], before[[0, 2]])
+        self.assertEqual(engine.num_observations_.tolist(), [40, 0, 40])
+        self.assertEqual(float(engine.information_gain_[1]), 0.0)
+        with self.assertRaisesRegex(ValueError, "different numbers"):
+            _ = engine.train_inputs
+
+    def test_replace_target_equals_rebuild(self) -> None:
+        engine, arms, kernel, pulls, ys = _run()
+        ys2 = ys.clone()
+        ys2[7] = ys[7] + torch.tensor([1.0, -2.0, 0.5], dtype=torch.double)
+        engine.replace_target(7, ys2[7])
+        for s in range(3):
+            ref = _reference(arms, kernel, pulls[:, s], ys2[:, s])
+            self.assertAllClose(
+                engine.mean_[s], ref.posterior(arms).mean.squeeze(-1), atol=1e-8
+            )
+
+    def test_refactor_and_skipped_seeds(self) -> None:
+        engine, *_ = _run(refactor_every=7)
+        plain, *_ = _run(refactor_every=None)
+        self.assertAllClose(engine.covariance_, plain.covariance_, atol=1e-9)
+        self.assertAllClose(engine.mean_, plain.mean_, atol=1e-9)
+        var = engine.observe(torch.tensor([-1, 3, -1]), torch.tensor([0.0, 1.0, 0.0]))
+        self.assertEqual(var[0].item(), 0.0)
+        self.assertEqual(engine.num_observations_.tolist(), [40, 41, 40])
+
+    def test_errors(self) -> None:
+        arms = torch.rand(5, 1, dtype=torch.double)
+        kernel = make_kernel("rbf", 0.2)
+        with self.assertRaisesRegex(ValueError, "`noise`"):
+            FiniteArmGP(arms, kernel, 0.0)
+        with self.assertRaisesRegex(ValueError, "`num_seeds`"):
+            FiniteArmGP(arms, kernel, 0.1, num_seeds=0)
+        with self.assertRaisesRegex(ValueError, "`refactor_every`"):
+            FiniteArmGP(arms, kernel, 0.1, refactor_every=0)
+        engine = FiniteArmGP(arms, kernel, 0.1, num_seeds=2)
+        with self.assertRaisesRegex(ValueError, "`arm_idx`"):
+            engine.observe(torch.tensor([0, 5]), torch.tensor([1.0, 1.0]))
+        with self.assertRaisesRegex(ValueError, "`y`"):
+            engine.observe(torch.tensor([0, 1]), torch.tensor([float("nan"), 1.0]))
+        with self.assertRaisesRegex(ValueError, "not an arm"):
+            engine.posterior(torch.tensor([[2.0]], dtype=torch.double))
+        with self.assertRaisesRegex(ValueError, "`step`"):
+            engine.replace_target(0, torch.zeros(2))
+
+
+class TestFixedGP(BotorchTestCase):
+    def test_errors(self) -> None:
+        X = torch.rand(3, 1, dtype=torch.double)
+        with self.assertRaisesRegex(ValueError, "`noise`"):
+            fixed_gp(X, X, make_kernel("rbf", 0.2), 0.0)
+        with self.assertRaisesRegex(ValueError, "`train_Y`"):
+            fixed_gp(X, X.squeeze(-1), make_kernel("rbf", 0.2), 0.1)
