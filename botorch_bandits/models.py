@@ -11,6 +11,7 @@ from botorch.posteriors import GPyTorchPosterior, Posterior
 from gpytorch.distributions import MultivariateNormal
 from gpytorch.kernels import Kernel
 from gpytorch.means import ZeroMean
+from linear_operator.operators import DiagLinearOperator
 from torch import Tensor
 
 
@@ -134,6 +135,7 @@ class FiniteArmGP(Model):
         self.register_buffer(
             "num_observations_", torch.zeros(S, dtype=torch.long, device=K.device)
         )
+        self.data_version_ = 0  # incremented by every change of the data
         self._arms_hist: list[Tensor] = []  # per step: S long (-1: no observation)
         self._y_hist: list[Tensor] = []  # per step: S
 
@@ -163,6 +165,10 @@ class FiniteArmGP(Model):
         """Indices into ``arms`` of the points ``X`` (``... x d``); raises if a point
         is not an arm."""
         flat = X.reshape(-1, X.shape[-1]).to(self.arms)
+        N = self.arms.shape[0]
+        if flat.shape == self.arms.shape and torch.equal(flat, self.arms):
+            # the whole arm set in order (scoring every arm): no search needed
+            return torch.arange(N, device=self.arms.device).reshape(X.shape[:-1])
         dist = torch.cdist(flat, self.arms, compute_mode="donot_use_mm_for_euclid_dist")
         min_dist, idx = dist.min(dim=-1)
         tol = (1e-6 if self.arms.dtype == torch.double else 1e-4) * (
@@ -195,6 +201,20 @@ class FiniteArmGP(Model):
         q, N = idx.shape[-1], self.arms.shape[0]
         idx_b = idx.expand(*out_batch, q)
         mean = mean_all.expand(*out_batch, N).gather(-1, idx_b)  # out_batch x q
+        if q == 1:  # one point per batch: its 1 x 1 covariance is the variance
+            var_all = cov_all.diagonal(dim1=-2, dim2=-1)  # B x N (a view)
+            var = var_all.expand(*out_batch, N).gather(-1, idx_b)  # out_batch x 1
+            if observation_noise is True:
+                var = var + self.noise
+            elif isinstance(observation_noise, Tensor):
+                var = var + observation_noise.squeeze(-1).expand(*out_batch, q)
+            mvn = MultivariateNormal(
+                mean.to(X.dtype), DiagLinearOperator(var.to(X.dtype))
+            )
+            post = GPyTorchPosterior(mvn)
+            return (
+                posterior_transform(post) if posterior_transform is not None else post
+            )
         rows = cov_all.expand(*out_batch, N, N).gather(
             -2, idx_b.unsqueeze(-1).expand(*out_batch, q, N)
         )  # out_batch x q x N
@@ -235,6 +255,7 @@ class FiniteArmGP(Model):
             ``batch_shape`` posterior variances :math:`\sigma^2_{t-1}(x_t)` before the
             update (0 for skipped seeds).
         """
+        self.data_version_ += 1
         S = self.cov_.shape[0]
         arm_idx = torch.as_tensor(arm_idx, device=self.K.device).reshape(S).long()
         y = torch.as_tensor(y, dtype=self.K.dtype, device=self.K.device).reshape(S)
@@ -274,6 +295,7 @@ class FiniteArmGP(Model):
     def refactor(self, seeds: Tensor | None = None) -> None:
         r"""Rebuild :math:`\Sigma` exactly from the pull counts (``seeds``: a bool mask
         of ``batch_shape``; default all)."""
+        self.data_version_ += 1
         S = self.cov_.shape[0]
         mask = (
             torch.ones(S, dtype=torch.bool)
@@ -296,6 +318,7 @@ class FiniteArmGP(Model):
 
     def reset(self, seeds: Tensor | None = None) -> None:
         """Forget every observation of the masked seeds (restarts)."""
+        self.data_version_ += 1
         S = self.cov_.shape[0]
         mask = (
             torch.ones(S, dtype=torch.bool)
@@ -314,6 +337,7 @@ class FiniteArmGP(Model):
         r"""Replace the observation made at ``step`` (0-based) by ``y`` for the masked
         seeds: an :math:`O(N)` change of :math:`b` (the covariance does not depend on
         the targets)."""
+        self.data_version_ += 1
         if not 0 <= step < len(self._y_hist):
             raise ValueError(
                 f"`step` must lie in [0, {len(self._y_hist)}), got {step}."

@@ -162,3 +162,25 @@ class TestFixedGP(BotorchTestCase):
             fixed_gp(X, X, make_kernel("rbf", 0.2), 0.0)
         with self.assertRaisesRegex(ValueError, "`train_Y`"):
             fixed_gp(X, X.squeeze(-1), make_kernel("rbf", 0.2), 0.1)
+
+
+def test_exact_after_3000_random_updates() -> None:
+    """Issue 3 acceptance 1: engine = exact SingleTaskGP to 1e-8 after 3000 updates."""
+    gen = torch.Generator().manual_seed(5)
+    arms = torch.rand(60, 1, generator=gen, dtype=torch.double)
+    kernel = make_kernel("rbf", 0.2)
+    engine = FiniteArmGP(arms, kernel, LAM, num_seeds=2)  # default rebuild period 1000
+    pulls = torch.randint(0, 60, (3000, 2), generator=gen)
+    ys = torch.randn(3000, 2, generator=gen, dtype=torch.double)
+    for t in range(3000):
+        engine.observe(pulls[t], ys[t])
+    for s in range(2):
+        post = _reference(arms, kernel, pulls[:, s], ys[:, s]).posterior(arms)
+        mean_err = (engine.mean_[s] - post.mean.squeeze(-1)).abs().max()
+        cov_err = (
+            (engine.covariance_[s] - post.distribution.covariance_matrix).abs().max()
+        )
+        print(
+            f"seed {s}: max |mean error| {mean_err:.2e}, max |cov error| {cov_err:.2e}"
+        )
+        assert mean_err < 1e-8 and cov_err < 1e-8

@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import torch
 from botorch.models.model import Model, ModelList
+from torch import Tensor
 
 
 def num_observations(model: Model) -> int:
@@ -17,6 +19,14 @@ def num_observations(model: Model) -> int:
     Raises:
         ValueError: if the count cannot be inferred; pass ``t`` explicitly then.
     """
+    counts = getattr(model, "num_observations_", None)
+    if isinstance(counts, Tensor):  # FiniteArmGP: per-seed counts, kept up to date
+        if counts.numel() > 1 and bool(torch.any(counts != counts.flatten()[0])):
+            raise ValueError(
+                "Cannot infer the round index t: the seeds hold different numbers of "
+                f"observations {counts.tolist()}; pass `t` explicitly."
+            )
+        return int(counts.flatten()[0])
     train_inputs = getattr(model, "train_inputs", None)
     if isinstance(train_inputs, tuple) and len(train_inputs) > 0:
         return int(train_inputs[0].shape[-2])
@@ -49,6 +59,9 @@ def data_key(model: Model) -> tuple:
     """A cheap identity of the model's training data, used to memoize per-decision
     quantities (beta_t) within one acquisition instance without ever carrying them
     across data changes."""
+    version = getattr(model, "data_version_", None)
+    if isinstance(version, int):  # FiniteArmGP counts its own data changes
+        return (id(model), version)
     train_inputs = getattr(model, "train_inputs", None)
     if isinstance(train_inputs, tuple) and len(train_inputs) > 0:
         X = train_inputs[0]
