@@ -81,6 +81,15 @@ def _check_nonnegative(name: str, value: float) -> float:
     return value
 
 
+def _check_nonnegative_values(name: str, value: float | Tensor) -> float | Tensor:
+    """Like ``_check_nonnegative`` but keeps a tensor (one value per batch)."""
+    if isinstance(value, Tensor) and value.ndim > 0:
+        if not bool(torch.all(value >= 0)):  # also rejects NaN
+            raise ValueError(f"`{name}` must be >= 0, got {name}={value.tolist()!r}.")
+        return value
+    return _check_nonnegative(name, value)
+
+
 def _check_positive(name: str, value: float) -> float:
     value = float(value)
     if not value > 0.0:
@@ -224,7 +233,9 @@ def gp_ucb_beta_rkhs(t: int, B: float, gamma_t: float, delta: float) -> float:
 # --------------------------------------------------------------------------------------
 # IGP-UCB and GP-TS (Chowdhury & Gopalan 2017)
 # --------------------------------------------------------------------------------------
-def igp_ucb_beta(gamma_prev: float, B: float, R: float, delta: float) -> float:
+def igp_ucb_beta(
+    gamma_prev: float | Tensor, B: float, R: float, delta: float
+) -> float | Tensor:
     r"""IGP-UCB :math:`\beta_t` (Chowdhury & Gopalan 2017, Algorithm 1).
 
     :math:`\beta_t = B + R\sqrt{2(\gamma_{t-1} + 1 + \ln(1/\delta))}` with
@@ -234,7 +245,8 @@ def igp_ucb_beta(gamma_prev: float, B: float, R: float, delta: float) -> float:
     Unit: ``"linear"`` -- the acquisition is :math:`\mu_{t-1} + \beta_t\sigma_{t-1}`.
 
     Args:
-        gamma_prev: :math:`\gamma_{t-1} \ge 0` (see the module docstring for sources).
+        gamma_prev: :math:`\gamma_{t-1} \ge 0` (see the module docstring for sources);
+            a tensor (one value per model batch) gives a tensor.
         B: RKHS-norm bound :math:`B \ge 0`.
         R: Sub-Gaussian constant :math:`R \ge 0`.
         delta: Confidence :math:`\delta \in (0, 1)`.
@@ -242,7 +254,9 @@ def igp_ucb_beta(gamma_prev: float, B: float, R: float, delta: float) -> float:
     return _self_normalized_width(gamma_prev, B, R, delta, confidence_split=1.0)
 
 
-def gp_ts_scale(gamma_prev: float, B: float, R: float, delta: float) -> float:
+def gp_ts_scale(
+    gamma_prev: float | Tensor, B: float, R: float, delta: float
+) -> float | Tensor:
     r"""GP-TS posterior scale :math:`v_t` (Chowdhury & Gopalan 2017, Algorithm 2).
 
     :math:`v_t = B + R\sqrt{2(\gamma_{t-1} + 1 + \ln(2/\delta))}`; GP-TS draws
@@ -251,7 +265,7 @@ def gp_ts_scale(gamma_prev: float, B: float, R: float, delta: float) -> float:
     Unit: ``"linear"`` -- :math:`v_t` multiplies the posterior standard deviation.
 
     Args:
-        gamma_prev: :math:`\gamma_{t-1} \ge 0`.
+        gamma_prev: :math:`\gamma_{t-1} \ge 0` (float, or a tensor per model batch).
         B: RKHS-norm bound :math:`B \ge 0`.
         R: Sub-Gaussian constant :math:`R \ge 0`.
         delta: Confidence :math:`\delta \in (0, 1)`.
@@ -260,17 +274,22 @@ def gp_ts_scale(gamma_prev: float, B: float, R: float, delta: float) -> float:
 
 
 def _self_normalized_width(
-    gamma_prev: float, B: float, R: float, delta: float, confidence_split: float
-) -> float:
+    gamma_prev: float | Tensor,
+    B: float,
+    R: float,
+    delta: float,
+    confidence_split: float,
+) -> float | Tensor:
     r""":math:`B + R\sqrt{2(\gamma_{t-1} + 1 + \ln(c/\delta))}`, the width of
     Chowdhury & Gopalan's Theorem 2 (``c = 1``) and of GP-TS's split confidence
-    (``c = 2``), with the arguments validated."""
-    _check_nonnegative("gamma_prev", gamma_prev)
+    (``c = 2``), with the arguments validated. A tensor ``gamma_prev`` (one value per
+    model batch) gives a tensor of widths."""
+    gamma_prev = _check_nonnegative_values("gamma_prev", gamma_prev)
     _check_nonnegative("B", B)
     _check_nonnegative("R", R)
     _check_open_unit("delta", delta)
-    return B + R * math.sqrt(
-        2.0 * (gamma_prev + 1.0 + math.log(confidence_split / delta))
+    return (
+        B + R * (2.0 * (gamma_prev + 1.0 + math.log(confidence_split / delta))) ** 0.5
     )
 
 
@@ -484,7 +503,7 @@ class GammaSource(Protocol):
     the model the acquisition function was built on.
     """
 
-    def __call__(self, n: int, model: Any = None) -> float: ...
+    def __call__(self, n: int, model: Any = None) -> float | Tensor: ...
 
 
 class ConstantGamma:
@@ -624,12 +643,14 @@ class ObservedInformationGain:
     keeps the IGP-UCB and GP-TS guarantees. It can only answer for
     ``n`` = the number of training points (asking for :math:`\gamma_t` of points not
     yet chosen, as Srinivas et al.'s Theorem 3 does, raises an error).
-    Batched models give one value per batch; the acquisition uses the largest
-    (the conservative choice) unless it handles batches itself.
+    Batched models (e.g. one batch per seed) give one value per batch, returned as a
+    ``batch_shape`` tensor, so that every batch gets its own :math:`\beta_t` and
+    independent seeds stay independent; an unbatched model gives a float.
     """
 
-    def __call__(self, n: int, model: Any = None) -> float:
-        return float(observed_information_gain(model, n).max())
+    def __call__(self, n: int, model: Any = None) -> float | Tensor:
+        gain = observed_information_gain(model, n)
+        return float(gain) if gain.ndim == 0 else gain
 
     def __repr__(self) -> str:
         return "ObservedInformationGain()"

@@ -71,10 +71,20 @@ class TestFiniteArmGP(BotorchTestCase):
             want = acqf_cls(ref, **kwargs)(X)
             self.assertEqual(got.shape, torch.Size([25, 3]))
             self.assertAllClose(got, want, atol=1e-7, rtol=1e-6)
-        # observed information gain comes from the engine's running total
+        # observed information gain comes from the engine's running total, per seed
         self.assertAllClose(
             bb.observed_information_gain(engine), engine.information_gain_
         )
+        igp = IGPUCB(engine, B=1.0, R=0.1)
+        expected = torch.tensor(
+            [
+                bb.igp_ucb_beta(float(g), 1.0, 0.1, 0.1)
+                for g in engine.information_gain_
+            ],
+            dtype=torch.double,
+        )
+        self.assertAllClose(igp.beta_t, expected)
+        self.assertAllClose(igp(X), IGPUCB(ref, B=1.0, R=0.1)(X), atol=1e-7, rtol=1e-6)
         # exact GP-TS draws on the arms
         ts = GPThompsonSampling(engine, v=1.0, candidates=arms, seed=0)
         self.assertEqual(ts(X).shape, torch.Size([25, 3]))

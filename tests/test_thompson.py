@@ -116,6 +116,20 @@ class TestExactSampler(BotorchTestCase):
         acqf = GPThompsonSampling(model, v=1.0, candidates=cand, seed=0)
         out = acqf(cand.unsqueeze(-2).unsqueeze(-3))  # 20 x 1 x 1 x 1 vs model batch 3
         self.assertEqual(out.shape, torch.Size([20, 3]))
+        # v_t per batch from each batch's own observed information gain
+        per_batch = GPThompsonSampling(model, B=1.0, R=0.1, candidates=cand, seed=0)
+        gains = bb.observed_information_gain(model)
+        expected = torch.stack(
+            [torch.tensor(bb.gp_ts_scale(float(g), 1.0, 0.1, 0.1)) for g in gains]
+        )
+        self.assertAllClose(per_batch.v_t, expected.to(per_batch.v_t))
+        self.assertEqual(
+            per_batch(cand.unsqueeze(-2).unsqueeze(-3)).shape, torch.Size([20, 3])
+        )
+        pathwise = GPThompsonSampling(model, B=1.0, R=0.1, seed=0, num_features=256)
+        self.assertEqual(
+            pathwise(cand.unsqueeze(-2).unsqueeze(-3)).shape, torch.Size([20, 3])
+        )
         # a model list with a scalarizing transform
         m1, m2 = _model(seed=1), _model(seed=2)
         pt = ScalarizedPosteriorTransform(torch.tensor([1.0, -1.0], dtype=torch.double))

@@ -163,12 +163,24 @@ class TestUCBValues(BotorchTestCase):
         acqf = GPUCB(model, num_arms=50)
         Xs = torch.rand(4, 3, 1, 1, dtype=torch.double)  # 4 x (model batch 3) x q x d
         self.assertEqual(acqf(Xs).shape, torch.Size([4, 3]))
-        # observed gamma of a batched model: the largest batch (conservative)
+        # observed gamma of a batched model: each batch (seed) gets its own beta_t
         acqf2 = IGPUCB(model, B=1.0, R=0.1)
         gains = bb.observed_information_gain(model)
-        self.assertAlmostEqual(
-            acqf2.beta_t, bb.igp_ucb_beta(float(gains.max()), 1.0, 0.1, 0.1)
+        self.assertEqual(gains.shape, torch.Size([3]))
+        self.assertFalse(torch.allclose(gains[0], gains[1]))
+        expected_beta = torch.tensor(
+            [bb.igp_ucb_beta(float(g), 1.0, 0.1, 0.1) for g in gains],
+            dtype=torch.double,
         )
+        self.assertAllClose(acqf2.beta_t, expected_beta)
+        post = model.posterior(Xs)
+        mean = post.mean.squeeze(-1).squeeze(-1)  # 4 x 3
+        sigma = post.variance.sqrt().squeeze(-1).squeeze(-1)
+        self.assertAllClose(acqf2(Xs), mean + expected_beta * sigma)
+        # each seed's value depends on its own data only
+        single = fixed_gp(X[1], Y[1], make_kernel("rbf", 0.2), 0.1)
+        alone = IGPUCB(single, B=1.0, R=0.1)(Xs[:, 1])
+        self.assertAllClose(acqf2(Xs)[:, 1], alone)
 
 
 class TestUCBValidation(BotorchTestCase):

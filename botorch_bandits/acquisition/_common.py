@@ -79,7 +79,7 @@ class RoundScheduleMixin:
     """
 
     _t: int | None
-    _memo: tuple[tuple, float] | None
+    _memo: tuple[tuple, float | Tensor] | None
 
     @property
     def t(self) -> int:
@@ -88,9 +88,23 @@ class RoundScheduleMixin:
             return self._t
         return num_observations(self.model) + 1
 
-    def _per_decision(self, compute: Callable[[int], float]) -> float:
+    def _per_decision(self, compute: Callable[[int], float | Tensor]) -> float | Tensor:
+        """``compute(t)``: a float, or a ``batch_shape`` tensor when the schedule
+        depends on per-batch data (the observed information gain of a batched model)."""
         t = self.t
         key = (data_key(self.model), t)
         if self._memo is None or self._memo[0] != key:
-            self._memo = (key, float(compute(t)))
+            value = compute(t)
+            if isinstance(value, Tensor) and value.ndim > 0:
+                value = value.detach()
+            else:
+                value = float(value)
+            self._memo = (key, value)
         return self._memo[1]
+
+
+def batch_multiplier(value: float | Tensor, like: Tensor) -> Tensor:
+    """A sigma multiplier (float, or ``model batch_shape`` tensor) as a tensor that
+    broadcasts against ``like`` (``(b1 x ... x bk) x 1``, model batch dims last)."""
+    mult = torch.as_tensor(value, dtype=like.dtype, device=like.device)
+    return mult.unsqueeze(-1) if mult.ndim > 0 else mult

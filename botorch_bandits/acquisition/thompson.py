@@ -49,7 +49,11 @@ from linear_operator.utils.warnings import NumericalWarning
 from torch import Size, Tensor
 
 from botorch_bandits import beta as schedules
-from botorch_bandits.acquisition._common import RoundScheduleMixin, check_round
+from botorch_bandits.acquisition._common import (
+    RoundScheduleMixin,
+    batch_multiplier,
+    check_round,
+)
 from botorch_bandits.acquisition.ucb import _scale_arguments
 
 Sampler = Literal["auto", "exact", "pathwise"]
@@ -237,14 +241,15 @@ class GPThompsonSampling(RoundScheduleMixin, AcquisitionFunction):
         )
 
     @property
-    def v_t(self) -> float:
-        r""":math:`v_t` (``"linear"`` unit: multiplies the posterior std)."""
+    def v_t(self) -> float | Tensor:
+        r""":math:`v_t` (``"linear"`` unit: multiplies the posterior std); a
+        ``batch_shape`` tensor when it depends on per-batch data."""
         return self._per_decision(self._scale)
 
     @property
-    def sigma_multiplier(self) -> float:
+    def sigma_multiplier(self) -> float | Tensor:
         r"""The factor applied to the posterior standard deviation (:math:`v_t`)."""
-        return float(schedules.sigma_multiplier(self.v_t, "linear"))
+        return schedules.sigma_multiplier(self.v_t, "linear")
 
     # ---------------------------------------------------------------- drawing
     def _seeded(self, fn: Any) -> Any:
@@ -283,7 +288,7 @@ class GPThompsonSampling(RoundScheduleMixin, AcquisitionFunction):
                         warnings.simplefilter("ignore", NumericalWarning)
                         L = psd_safe_cholesky(cov)  # batch_shape x N x N
                     z = torch.randn(mean.shape, dtype=mean.dtype, device=mean.device)
-                    scale = self.sigma_multiplier
+                    scale = batch_multiplier(self.sigma_multiplier, mean)  # B x 1
                     return mean + scale * (L @ z.unsqueeze(-1)).squeeze(-1)
 
             self._draw = self._seeded(draw)
@@ -340,5 +345,9 @@ class GPThompsonSampling(RoundScheduleMixin, AcquisitionFunction):
             path = self._path()
             f_tilde = path(X)[..., 0]  # (b1 x ... x bk): drop the q dim
             mean = self.model.posterior(X).mean[..., 0, 0]  # (b1 x ... x bk)
-            values = mean + self.sigma_multiplier * (f_tilde - mean)
+            # v_t per model batch: the model batch dims are the last ones of `mean`
+            scale = torch.as_tensor(
+                self.sigma_multiplier, dtype=mean.dtype, device=mean.device
+            )
+            values = mean + scale * (f_tilde - mean)
         return values if self.maximize else -values

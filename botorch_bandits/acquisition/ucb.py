@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-import torch
 from botorch.acquisition.analytic import AnalyticAcquisitionFunction
 from botorch.acquisition.objective import PosteriorTransform
 from botorch.models.model import Model
@@ -29,7 +28,11 @@ from botorch.utils.transforms import (
 from torch import Tensor
 
 from botorch_bandits import beta as schedules
-from botorch_bandits.acquisition._common import RoundScheduleMixin, check_round
+from botorch_bandits.acquisition._common import (
+    RoundScheduleMixin,
+    batch_multiplier,
+    check_round,
+)
 
 GPUCBSchedule = Literal["finite", "compact", "rkhs", "constant"]
 
@@ -56,14 +59,16 @@ class _ScheduledUCB(RoundScheduleMixin, AnalyticAcquisitionFunction):
         raise NotImplementedError
 
     @property
-    def beta_t(self) -> float:
-        r""":math:`\beta_t` in the paper's unit (see ``unit``)."""
+    def beta_t(self) -> float | Tensor:
+        r""":math:`\beta_t` in the paper's unit (see ``unit``); a ``batch_shape``
+        tensor when it depends on per-batch data (``gamma="observed"`` on a batched
+        model), so every batch (seed) gets its own."""
         return self._per_decision(self._beta)
 
     @property
-    def sigma_multiplier(self) -> float:
+    def sigma_multiplier(self) -> float | Tensor:
         r"""The factor that multiplies :math:`\sigma_{t-1}(x)`."""
-        return float(schedules.sigma_multiplier(self.beta_t, self.unit))
+        return schedules.sigma_multiplier(self.beta_t, self.unit)
 
     @t_batch_mode_transform(expected_q=1)
     @average_over_ensemble_models
@@ -78,9 +83,7 @@ class _ScheduledUCB(RoundScheduleMixin, AnalyticAcquisitionFunction):
             ``maximize=False``, as in BoTorch's ``UpperConfidenceBound``).
         """
         mean, sigma = self._mean_and_sigma(X)  # (b1 x ... x bk) x 1
-        mult = torch.as_tensor(
-            self.sigma_multiplier, dtype=mean.dtype, device=mean.device
-        )
+        mult = batch_multiplier(self.sigma_multiplier, mean)  # scalar or batch x 1
         ucb = (mean if self.maximize else -mean) + mult * sigma  # (b1 x ... x bk) x 1
         return ucb.squeeze(-1)
 
