@@ -14,6 +14,8 @@ from gpytorch.means import ZeroMean
 from linear_operator.operators import DiagLinearOperator
 from torch import Tensor
 
+from botorch_bandits.beta import _check_count
+
 
 def fixed_gp(
     train_X: Tensor, train_Y: Tensor, kernel: Kernel, noise: float
@@ -93,22 +95,12 @@ class FiniteArmGP(Model):
             )
         if not noise > 0:
             raise ValueError(f"`noise` (lambda) must be > 0, got noise={noise!r}.")
-        if num_seeds is not None and (
-            isinstance(num_seeds, bool)
-            or not isinstance(num_seeds, int)
-            or num_seeds < 1
+        for name, value in (
+            ("num_seeds", num_seeds),
+            ("refactor_every", refactor_every),
         ):
-            raise ValueError(
-                f"`num_seeds` must be None or an integer >= 1, got {num_seeds!r}."
-            )
-        if refactor_every is not None and (
-            isinstance(refactor_every, bool)
-            or not isinstance(refactor_every, int)
-            or refactor_every < 1
-        ):
-            raise ValueError(
-                f"`refactor_every` must be None or an integer >= 1, got {refactor_every!r}."
-            )
+            if value is not None:  # None is allowed for both
+                _check_count(name, value, minimum=1)
         N = arms.shape[0]
         if isinstance(kernel, Tensor):
             K = kernel.to(arms)
@@ -292,16 +284,18 @@ class FiniteArmGP(Model):
                 self.refactor(due)
         return self._seeds(var)
 
+    def _seed_mask(self, seeds: Tensor | None) -> Tensor:
+        """The ``S`` bool mask of the seeds an operation applies to (default all)."""
+        S = self.cov_.shape[0]
+        if seeds is None:
+            return torch.ones(S, dtype=torch.bool, device=self.cov_.device)
+        return seeds.reshape(S).bool()
+
     def refactor(self, seeds: Tensor | None = None) -> None:
         r"""Rebuild :math:`\Sigma` exactly from the pull counts (``seeds``: a bool mask
         of ``batch_shape``; default all)."""
         self.data_version_ += 1
-        S = self.cov_.shape[0]
-        mask = (
-            torch.ones(S, dtype=torch.bool)
-            if seeds is None
-            else seeds.reshape(S).bool()
-        )
+        mask = self._seed_mask(seeds)
         for s in torch.nonzero(mask).flatten().tolist():
             pulled = torch.nonzero(self.counts_[s] > 0).flatten()
             if pulled.numel() == 0:
@@ -319,12 +313,7 @@ class FiniteArmGP(Model):
     def reset(self, seeds: Tensor | None = None) -> None:
         """Forget every observation of the masked seeds (restarts)."""
         self.data_version_ += 1
-        S = self.cov_.shape[0]
-        mask = (
-            torch.ones(S, dtype=torch.bool)
-            if seeds is None
-            else seeds.reshape(S).bool()
-        )
+        mask = self._seed_mask(seeds)
         self.cov_[mask] = self.K
         self.b_[mask] = 0.0
         self.counts_[mask] = 0
@@ -343,11 +332,7 @@ class FiniteArmGP(Model):
                 f"`step` must lie in [0, {len(self._y_hist)}), got {step}."
             )
         S = self.cov_.shape[0]
-        mask = (
-            torch.ones(S, dtype=torch.bool)
-            if seeds is None
-            else seeds.reshape(S).bool()
-        )
+        mask = self._seed_mask(seeds)
         arm = self._arms_hist[step]
         mask = mask & (arm >= 0)
         y = torch.as_tensor(y, dtype=self.K.dtype).reshape(S)
