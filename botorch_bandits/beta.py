@@ -205,7 +205,9 @@ def gp_ucb_beta_compact(
     ) + 2.0 * dim * math.log(t**2 * dim * b * r * math.sqrt(inner_log))
 
 
-def gp_ucb_beta_rkhs(t: int, B: float, gamma_t: float, delta: float) -> float:
+def gp_ucb_beta_rkhs(
+    t: int, B: float | Tensor, gamma_t: float | Tensor, delta: float
+) -> float | Tensor:
     r"""GP-UCB :math:`\beta_t` for :math:`f` in the RKHS (Srinivas et al. 2010, Thm 3).
 
     :math:`\beta_t = 2B + 300\,\gamma_t \log^3(t/\delta)` with
@@ -219,13 +221,14 @@ def gp_ucb_beta_rkhs(t: int, B: float, gamma_t: float, delta: float) -> float:
 
     Args:
         t: Round index :math:`t \ge 1`.
-        B: Bound on the squared RKHS norm, :math:`B \ge 0`.
+        B: Bound on the squared RKHS norm, :math:`B \ge 0` (a tensor: one per model
+            batch, e.g. per seed).
         gamma_t: Maximum information gain (or an upper bound), :math:`\ge 0`.
         delta: Confidence :math:`\delta \in (0, 1)`.
     """
     _check_round("t", t)
-    _check_nonnegative("B", B)
-    _check_nonnegative("gamma_t", gamma_t)
+    _check_nonnegative_values("B", B)
+    _check_nonnegative_values("gamma_t", gamma_t)
     _check_open_unit("delta", delta)
     return 2.0 * B + 300.0 * gamma_t * math.log(t / delta) ** 3
 
@@ -234,7 +237,7 @@ def gp_ucb_beta_rkhs(t: int, B: float, gamma_t: float, delta: float) -> float:
 # IGP-UCB and GP-TS (Chowdhury & Gopalan 2017)
 # --------------------------------------------------------------------------------------
 def igp_ucb_beta(
-    gamma_prev: float | Tensor, B: float, R: float, delta: float
+    gamma_prev: float | Tensor, B: float | Tensor, R: float | Tensor, delta: float
 ) -> float | Tensor:
     r"""IGP-UCB :math:`\beta_t` (Chowdhury & Gopalan 2017, Algorithm 1).
 
@@ -247,15 +250,15 @@ def igp_ucb_beta(
     Args:
         gamma_prev: :math:`\gamma_{t-1} \ge 0` (see the module docstring for sources);
             a tensor (one value per model batch) gives a tensor.
-        B: RKHS-norm bound :math:`B \ge 0`.
-        R: Sub-Gaussian constant :math:`R \ge 0`.
+        B: RKHS-norm bound :math:`B \ge 0` (float, or a tensor per model batch).
+        R: Sub-Gaussian constant :math:`R \ge 0` (float, or a tensor per model batch).
         delta: Confidence :math:`\delta \in (0, 1)`.
     """
     return _self_normalized_width(gamma_prev, B, R, delta, confidence_split=1.0)
 
 
 def gp_ts_scale(
-    gamma_prev: float | Tensor, B: float, R: float, delta: float
+    gamma_prev: float | Tensor, B: float | Tensor, R: float | Tensor, delta: float
 ) -> float | Tensor:
     r"""GP-TS posterior scale :math:`v_t` (Chowdhury & Gopalan 2017, Algorithm 2).
 
@@ -266,8 +269,8 @@ def gp_ts_scale(
 
     Args:
         gamma_prev: :math:`\gamma_{t-1} \ge 0` (float, or a tensor per model batch).
-        B: RKHS-norm bound :math:`B \ge 0`.
-        R: Sub-Gaussian constant :math:`R \ge 0`.
+        B: RKHS-norm bound :math:`B \ge 0` (float, or a tensor per model batch).
+        R: Sub-Gaussian constant :math:`R \ge 0` (float, or a tensor per model batch).
         delta: Confidence :math:`\delta \in (0, 1)`.
     """
     return _self_normalized_width(gamma_prev, B, R, delta, confidence_split=2.0)
@@ -275,8 +278,8 @@ def gp_ts_scale(
 
 def _self_normalized_width(
     gamma_prev: float | Tensor,
-    B: float,
-    R: float,
+    B: float | Tensor,
+    R: float | Tensor,
     delta: float,
     confidence_split: float,
 ) -> float | Tensor:
@@ -285,8 +288,8 @@ def _self_normalized_width(
     (``c = 2``), with the arguments validated. A tensor ``gamma_prev`` (one value per
     model batch) gives a tensor of widths."""
     gamma_prev = _check_nonnegative_values("gamma_prev", gamma_prev)
-    _check_nonnegative("B", B)
-    _check_nonnegative("R", R)
+    _check_nonnegative_values("B", B)
+    _check_nonnegative_values("R", R)
     _check_open_unit("delta", delta)
     return (
         B + R * (2.0 * (gamma_prev + 1.0 + math.log(confidence_split / delta))) ** 0.5

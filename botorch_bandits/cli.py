@@ -106,8 +106,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         for row in step_times():
             print(
                 f"t = {row['t']:5d}: plain BoTorch loop {1e3 * row['plain_s']:9.2f} ms/step, "
-                f"engine + IGPUCB {1e3 * row['engine_s']:7.3f} ms/step, "
-                f"ratio {row['ratio']:8.0f}x"
+                f"engine + IGPUCB {1e3 * row['engine_s']:7.3f} ms/step "
+                f"(ratio {row['ratio']:6.0f}x); {row['batch_seeds']} seeds batched "
+                f"{1e3 * row['batched_s']:7.4f} ms per seed-step "
+                f"(ratio {row['batched_ratio']:6.0f}x)"
             )
     return 0
 

@@ -14,6 +14,7 @@ from gpytorch.means import ZeroMean
 from linear_operator.operators import DiagLinearOperator
 from torch import Tensor
 
+from botorch_bandits._matching import match_points
 from botorch_bandits.beta import _check_count
 
 
@@ -69,14 +70,24 @@ class FiniteArmGP(Model):
     exactly from the pull counts (``n_i`` pulls of arm ``i`` act as one observation
     with noise :math:`\lambda / n_i`), which bounds round-off drift over long runs.
 
+    Every seed may have its own arm set, kernel matrix and :math:`\lambda` (the
+    papers' trials draw a new decision set and function each): pass ``arms`` as
+    ``S x N x d``, the kernel matrix as ``S x N x N`` and ``noise`` as an ``S`` tensor.
+
     ``posterior(X)`` accepts points of the arm set only (matched exactly, up to
-    round-off) and raises a ``ValueError`` otherwise.
+    round-off; the batch dims of ``X`` broadcast against the seed batch, and with
+    per-seed arms each seed's points are looked up in its own set) and raises a
+    ``ValueError`` otherwise. ``score_points`` is the whole arm set laid out for one
+    batched acquisition call (``N x S x 1 x d``; ``N x 1 x d`` without seeds), which
+    takes a fast path.
 
     Args:
-        arms: ``N x d`` arm set.
-        kernel: A GPyTorch kernel (evaluated once on ``arms``) or an ``N x N`` matrix.
-        noise: :math:`\lambda > 0`.
-        num_seeds: Size of the leading seed batch (``None``: no batch dimension).
+        arms: ``N x d`` arm set shared by all seeds, or ``S x N x d`` per seed.
+        kernel: A GPyTorch kernel (evaluated once on ``arms``), or the kernel matrix
+            (``N x N`` or ``S x N x N``).
+        noise: :math:`\lambda > 0`: a float, or an ``S`` tensor (one per seed).
+        num_seeds: Size of the leading seed batch (``None``: no batch dimension,
+            unless ``arms`` is ``S x N x d``, which sets it to ``S``).
         refactor_every: Exact rebuild period in observations per seed (``None``: never).
     """
 
@@ -84,41 +95,57 @@ class FiniteArmGP(Model):
         self,
         arms: Tensor,
         kernel: Kernel | Tensor,
-        noise: float,
+        noise: float | Tensor,
         num_seeds: int | None = None,
         refactor_every: int | None = 1000,
     ) -> None:
         super().__init__()
-        if arms.ndim != 2 or arms.shape[0] < 1:
+        if arms.ndim not in (2, 3) or arms.shape[-2] < 1:
             raise ValueError(
-                f"`arms` must be N x d with N >= 1, got shape {tuple(arms.shape)}."
+                "`arms` must be N x d (shared) or S x N x d (per seed) with N >= 1, "
+                f"got shape {tuple(arms.shape)}."
             )
-        if not noise > 0:
-            raise ValueError(f"`noise` (lambda) must be > 0, got noise={noise!r}.")
         for name, value in (
             ("num_seeds", num_seeds),
             ("refactor_every", refactor_every),
         ):
             if value is not None:  # None is allowed for both
                 _check_count(name, value, minimum=1)
-        N = arms.shape[0]
+        if arms.ndim == 3:
+            if num_seeds is None:
+                num_seeds = arms.shape[0]
+            elif num_seeds != arms.shape[0]:
+                raise ValueError(
+                    f"`num_seeds`={num_seeds} does not match the {arms.shape[0]} "
+                    "per-seed arm sets of `arms` (S x N x d)."
+                )
+        S = num_seeds or 1
+        N = arms.shape[-2]
         if isinstance(kernel, Tensor):
             K = kernel.to(arms)
-            if K.shape != (N, N):
+            if K.shape not in ((N, N), (*arms.shape[:-2], N, N)):
                 raise ValueError(
-                    f"`kernel` as a matrix must be {N} x {N}, got {tuple(K.shape)}."
+                    f"`kernel` as a matrix must be {N} x {N} (or one per seed, "
+                    f"{tuple(arms.shape[:-2])} x {N} x {N}), got {tuple(K.shape)}."
                 )
         else:
             with torch.no_grad():
                 K = kernel.to(arms)(arms).to_dense()
+        noise_t = torch.as_tensor(noise, dtype=arms.dtype, device=arms.device)
+        if noise_t.numel() not in (1, S) or not bool(torch.all(noise_t > 0)):
+            raise ValueError(
+                "`noise` (lambda) must be > 0: a number or one value per seed "
+                f"({S}), got noise={noise!r}."
+            )
         self.register_buffer("arms", arms)
         self.register_buffer("K", K)
-        self.noise = float(noise)
+        self.noise = float(noise_t) if noise_t.numel() == 1 else noise_t.reshape(S)
+        self.register_buffer("_noise", noise_t.reshape(-1).expand(S).clone())  # S
         self.num_seeds = num_seeds
         self.refactor_every = refactor_every
         self._batch = torch.Size([]) if num_seeds is None else torch.Size([num_seeds])
-        S = max(num_seeds or 1, 1)
-        self.register_buffer("cov_", K.expand(S, N, N).clone())  # S x N x N
+        self.register_buffer("_K3", K.reshape(-1, N, N))  # 1 x N x N or S x N x N
+        self.register_buffer("cov_", self._K3.expand(S, N, N).clone())  # S x N x N
         self.register_buffer("b_", K.new_zeros(S, N))  # S x N
         self.register_buffer(
             "counts_", torch.zeros(S, N, dtype=torch.long, device=K.device)
@@ -127,7 +154,16 @@ class FiniteArmGP(Model):
         self.register_buffer(
             "num_observations_", torch.zeros(S, dtype=torch.long, device=K.device)
         )
-        self.data_version_ = 0  # incremented by every change of the data
+        if num_seeds is None:
+            score = arms.unsqueeze(-2)  # N x 1 x d
+        elif arms.ndim == 2:
+            score = arms.view(N, 1, 1, -1)  # N x 1 x 1 x d
+        else:
+            score = arms.transpose(0, 1).unsqueeze(-2)  # N x S x 1 x d
+        self.score_points = score
+        self._state = {"version": 0, "countdown": refactor_every or 0}
+        self.register_buffer("_seed_range", torch.arange(S, device=K.device))
+        self.register_buffer("_ones", torch.ones(S, dtype=torch.long, device=K.device))
         self._arms_hist: list[Tensor] = []  # per step: S long (-1: no observation)
         self._y_hist: list[Tensor] = []  # per step: S
 
@@ -146,7 +182,11 @@ class FiniteArmGP(Model):
     @property
     def mean_(self) -> Tensor:
         """``batch_shape x N`` posterior mean on the arms."""
-        return self._seeds((self.cov_ @ self.b_.unsqueeze(-1)).squeeze(-1))
+        state = self._state
+        if state.get("mean_version") != state["version"]:
+            state["mean"] = (self.cov_ @ self.b_.unsqueeze(-1)).squeeze(-1)
+            state["mean_version"] = state["version"]
+        return self._seeds(state["mean"])
 
     @property
     def covariance_(self) -> Tensor:
@@ -154,25 +194,25 @@ class FiniteArmGP(Model):
         return self._seeds(self.cov_)
 
     def arm_indices(self, X: Tensor) -> Tensor:
-        """Indices into ``arms`` of the points ``X`` (``... x d``); raises if a point
-        is not an arm."""
-        flat = X.reshape(-1, X.shape[-1]).to(self.arms)
-        N = self.arms.shape[0]
-        if flat.shape == self.arms.shape and torch.equal(flat, self.arms):
-            # the whole arm set in order (scoring every arm): no search needed
-            return torch.arange(N, device=self.arms.device).reshape(X.shape[:-1])
-        dist = torch.cdist(flat, self.arms, compute_mode="donot_use_mm_for_euclid_dist")
-        min_dist, idx = dist.min(dim=-1)
-        tol = (1e-6 if self.arms.dtype == torch.double else 1e-4) * (
-            1 + self.arms.abs().max()
-        )
-        if torch.any(min_dist > tol):
-            bad = flat[int(min_dist.argmax())].tolist()
-            raise ValueError(
-                f"FiniteArmGP answers on its arm set only; {bad} is not an arm. "
-                "Use a SingleTaskGP for points outside the arm set."
+        """Indices into the arm set of the points ``X`` (``... x d``); with per-seed
+        arms, the seed dim of ``X`` (its last batch dim) picks the set. Raises if a
+        point is not an arm."""
+        if self.arms.ndim == 3 and X.ndim >= 2:
+            # per-seed sets: the seed dim is the last batch dim of X (before q)
+            return match_points(X.movedim(-2, 0), self.arms, self._not_an_arm).movedim(
+                0, -1
             )
-        return idx.reshape(X.shape[:-1])
+        return match_points(X, self.arms, self._not_an_arm)
+
+    _not_an_arm = (
+        "FiniteArmGP answers on its arm set only; {point} is not an arm. Use a "
+        "SingleTaskGP for points outside the arm set."
+    )
+
+    def _noise_like(self, like: Tensor) -> Tensor:
+        """lambda per seed, shaped to broadcast against ``out_batch x q``."""
+        noise = self._noise.to(like)
+        return noise.unsqueeze(-1) if self.num_seeds is not None else noise[0]
 
     def posterior(
         self,
@@ -187,37 +227,53 @@ class FiniteArmGP(Model):
             raise ValueError(
                 f"FiniteArmGP has one output, got output_indices={output_indices}."
             )
+        if X is self.score_points:  # every arm, one per batch: mean and variance only
+            mean = self.mean_.transpose(-1, 0).unsqueeze(-1)  # N x S x 1 (N x 1)
+            var = self.covariance_.diagonal(dim1=-2, dim2=-1).transpose(-1, 0)
+            var = var.unsqueeze(-1)
+            return self._diagonal_posterior(
+                X, mean, var, observation_noise, posterior_transform
+            )
         idx = self.arm_indices(X)  # batch x q
         mean_all, cov_all = self.mean_, self.covariance_  # B x N, B x N x N
         out_batch = torch.broadcast_shapes(idx.shape[:-1], self._batch)
-        q, N = idx.shape[-1], self.arms.shape[0]
+        q, N = idx.shape[-1], self.arms.shape[-2]
         idx_b = idx.expand(*out_batch, q)
         mean = mean_all.expand(*out_batch, N).gather(-1, idx_b)  # out_batch x q
         if q == 1:  # one point per batch: its 1 x 1 covariance is the variance
             var_all = cov_all.diagonal(dim1=-2, dim2=-1)  # B x N (a view)
             var = var_all.expand(*out_batch, N).gather(-1, idx_b)  # out_batch x 1
-            if observation_noise is True:
-                var = var + self.noise
-            elif isinstance(observation_noise, Tensor):
-                var = var + observation_noise.squeeze(-1).expand(*out_batch, q)
-            mvn = MultivariateNormal(
-                mean.to(X.dtype), DiagLinearOperator(var.to(X.dtype))
-            )
-            post = GPyTorchPosterior(mvn)
-            return (
-                posterior_transform(post) if posterior_transform is not None else post
+            return self._diagonal_posterior(
+                X, mean, var, observation_noise, posterior_transform
             )
         rows = cov_all.expand(*out_batch, N, N).gather(
             -2, idx_b.unsqueeze(-1).expand(*out_batch, q, N)
         )  # out_batch x q x N
         cov = rows.gather(-1, idx_b.unsqueeze(-2).expand(*out_batch, q, q))  # q x q
         if observation_noise is True:
-            cov = cov + self.noise * torch.eye(q, dtype=cov.dtype, device=cov.device)
+            eye = torch.eye(q, dtype=cov.dtype, device=cov.device)
+            cov = cov + self._noise_like(mean).unsqueeze(-1) * eye
         elif isinstance(observation_noise, Tensor):
             cov = cov + torch.diag_embed(
                 observation_noise.squeeze(-1).expand(*out_batch, q)
             )
         mvn = MultivariateNormal(mean.to(X.dtype), cov.to(X.dtype))
+        post = GPyTorchPosterior(mvn)
+        return posterior_transform(post) if posterior_transform is not None else post
+
+    def _diagonal_posterior(
+        self,
+        X: Tensor,
+        mean: Tensor,
+        var: Tensor,
+        observation_noise: bool | Tensor,
+        posterior_transform: PosteriorTransform | None,
+    ) -> Posterior:
+        if observation_noise is True:
+            var = var + self._noise_like(var)
+        elif isinstance(observation_noise, Tensor):
+            var = var + observation_noise.squeeze(-1).expand_as(var)
+        mvn = MultivariateNormal(mean.to(X.dtype), DiagLinearOperator(var.to(X.dtype)))
         post = GPyTorchPosterior(mvn)
         return posterior_transform(post) if posterior_transform is not None else post
 
@@ -231,13 +287,29 @@ class FiniteArmGP(Model):
                 "Seeds hold different numbers of observations "
                 f"{n.tolist()}; pass `t` to the acquisition explicitly."
             )
+        d = self.arms.shape[-1]
         if not self._arms_hist or int(n[0]) == 0:
-            return (
-                self._seeds(self.arms.new_zeros(n.shape[0], 0, self.arms.shape[-1])),
-            )
+            return (self._seeds(self.arms.new_zeros(n.shape[0], 0, d)),)
         hist = torch.stack(self._arms_hist, dim=-1)  # S x steps
-        rows = [h[h >= 0] for h in hist]
-        return (self._seeds(self.arms[torch.stack(rows)]),)
+        arms3 = self.arms.reshape(-1, *self.arms.shape[-2:])
+        arms3 = arms3.expand(hist.shape[0], *arms3.shape[-2:])
+        rows = [a[h[h >= 0]] for a, h in zip(arms3, hist, strict=True)]
+        return (self._seeds(torch.stack(rows)),)
+
+    @property
+    def data_version_(self) -> int:
+        """Incremented by every change of the data (keys per-decision memos)."""
+        return self._state["version"]
+
+    def _changed(self) -> None:
+        self._state["version"] += 1
+
+    def _reset_countdown(self) -> None:
+        """Observations until the first seed can be due for its exact rebuild."""
+        every = self.refactor_every
+        if every is not None:
+            rem = every - self.num_observations_ % every
+            self._state["countdown"] = int(rem.min())
 
     def observe(self, arm_idx: Tensor, y: Tensor) -> Tensor:
         r"""Add one observation per seed: arm ``arm_idx`` (``batch_shape`` long) with
@@ -247,41 +319,64 @@ class FiniteArmGP(Model):
             ``batch_shape`` posterior variances :math:`\sigma^2_{t-1}(x_t)` before the
             update (0 for skipped seeds).
         """
-        self.data_version_ += 1
-        S = self.cov_.shape[0]
-        arm_idx = torch.as_tensor(arm_idx, device=self.K.device).reshape(S).long()
-        y = torch.as_tensor(y, dtype=self.K.dtype, device=self.K.device).reshape(S)
-        N = self.arms.shape[0]
-        if torch.any(arm_idx >= N) or torch.any(arm_idx < -1):
+        cov, noise = self.cov_, self._noise
+        S, N = cov.shape[0], cov.shape[-1]
+        arm_idx = torch.as_tensor(arm_idx, device=cov.device).reshape(S).long()
+        y = torch.as_tensor(y, dtype=cov.dtype, device=cov.device).reshape(S)
+        lo, hi = (int(v) for v in torch.aminmax(arm_idx))
+        if lo < -1 or hi >= N:
             raise ValueError(
-                f"`arm_idx` must lie in [0, {N}) (or -1 to skip), got {arm_idx.tolist()}."
+                f"`arm_idx` must lie in [0, {N}) (or -1 to skip), got "
+                f"{arm_idx.tolist()}."
             )
-        if not torch.all(torch.isfinite(y[arm_idx >= 0])):
-            raise ValueError(f"`y` must be finite, got {y.tolist()}.")
-        active = arm_idx >= 0
-        safe = arm_idx.clamp_min(0)
-        col = self.cov_.gather(-1, safe.view(S, 1, 1).expand(S, N, 1)).squeeze(
-            -1
-        )  # S x N
-        var = col.gather(-1, safe.view(S, 1)).squeeze(-1).clamp_min(0.0)  # S
-        scale = torch.where(active, 1.0 / (var + self.noise), torch.zeros_like(var))
+        seeds = self._seed_range
+        if lo >= 0:  # every seed observes (the common case): no masking
+            if not bool(torch.isfinite(y).all()):
+                raise ValueError(f"`y` must be finite, got {y.tolist()}.")
+            safe, active = arm_idx, None
+            col = cov[seeds, :, safe]  # S x N
+            var = col[seeds, safe].clamp_min(0.0)  # S
+            scale = 1.0 / (var + noise)
+            y_kept = y.clone()
+            b_add = y / noise
+        else:
+            active = arm_idx >= 0
+            if not bool((torch.isfinite(y) | ~active).all()):
+                raise ValueError(
+                    f"`y` must be finite for observed seeds, got {y.tolist()}."
+                )
+            safe = arm_idx.clamp_min(0)
+            col = cov[seeds, :, safe]  # S x N
+            var = col[seeds, safe].clamp_min(0.0) * active  # 0 for skipped seeds
+            scale = active / (var + noise)
+            y_kept = torch.where(active, y, torch.nan)
+            b_add = y_kept.nan_to_num(0.0) / noise
+        self._changed()
         # rank-one downdate in place: cov -= (scale * col) col^T
-        self.cov_.baddbmm_(
+        cov.baddbmm_(
             (scale.unsqueeze(-1) * col).unsqueeze(-1), col.unsqueeze(-2), alpha=-1.0
         )
-        self.b_.scatter_add_(
-            -1, safe.view(S, 1), torch.where(active, y / self.noise, 0.0).view(S, 1)
+        self.b_.index_put_((seeds, safe), b_add, accumulate=True)
+        self.counts_.index_put_(
+            (seeds, safe),
+            self._ones if active is None else active.long(),
+            accumulate=True,
         )
-        self.counts_.scatter_add_(-1, safe.view(S, 1), active.long().view(S, 1))
-        var = torch.where(active, var, torch.zeros_like(var))
-        self.information_gain_ += 0.5 * torch.log1p(var / self.noise)
-        self.num_observations_ += active.long()
-        self._arms_hist.append(torch.where(active, arm_idx, -1))
-        self._y_hist.append(torch.where(active, y, torch.nan))
+        self.information_gain_.add_(torch.log1p(var / noise), alpha=0.5)
+        self.num_observations_.add_(1 if active is None else active)
+        self._arms_hist.append(
+            arm_idx.clone() if active is None else torch.where(active, arm_idx, -1)
+        )
+        self._y_hist.append(y_kept)
         if self.refactor_every is not None:
-            due = active & (self.num_observations_ % self.refactor_every == 0)
-            if bool(due.any()):
-                self.refactor(due)
+            self._state["countdown"] -= 1
+            if self._state["countdown"] <= 0:
+                due = self.num_observations_ % self.refactor_every == 0
+                if active is not None:
+                    due &= active
+                if bool(due.any()):
+                    self.refactor(due)
+                self._reset_countdown()
         return self._seeds(var)
 
     def _seed_mask(self, seeds: Tensor | None) -> Tensor:
@@ -291,52 +386,58 @@ class FiniteArmGP(Model):
             return torch.ones(S, dtype=torch.bool, device=self.cov_.device)
         return seeds.reshape(S).bool()
 
+    def _K_of(self, s: int) -> Tensor:
+        return self._K3[s if self._K3.shape[0] > 1 else 0]
+
     def refactor(self, seeds: Tensor | None = None) -> None:
         r"""Rebuild :math:`\Sigma` exactly from the pull counts (``seeds``: a bool mask
         of ``batch_shape``; default all)."""
-        self.data_version_ += 1
+        self._changed()
         mask = self._seed_mask(seeds)
         for s in torch.nonzero(mask).flatten().tolist():
+            K = self._K_of(s)
             pulled = torch.nonzero(self.counts_[s] > 0).flatten()
             if pulled.numel() == 0:
-                self.cov_[s] = self.K
+                self.cov_[s] = K
                 continue
-            KU = self.K[:, pulled]  # N x u
-            A = self.K[pulled][:, pulled] + torch.diag(
-                self.noise / self.counts_[s, pulled].to(self.K)
+            KU = K[:, pulled]  # N x u
+            A = K[pulled][:, pulled] + torch.diag(
+                self._noise[s] / self.counts_[s, pulled].to(K)
             )
             L = torch.linalg.cholesky(A)
             W = torch.cholesky_solve(KU.T, L)  # u x N
-            cov = self.K - KU @ W
+            cov = K - KU @ W
             self.cov_[s] = 0.5 * (cov + cov.T)
 
     def reset(self, seeds: Tensor | None = None) -> None:
         """Forget every observation of the masked seeds (restarts)."""
-        self.data_version_ += 1
+        self._changed()
         mask = self._seed_mask(seeds)
-        self.cov_[mask] = self.K
+        S, N = self.cov_.shape[0], self.cov_.shape[-1]
+        self.cov_[mask] = self._K3.expand(S, N, N)[mask]
         self.b_[mask] = 0.0
         self.counts_[mask] = 0
         self.information_gain_[mask] = 0.0
         self.num_observations_[mask] = 0
         for h in self._arms_hist:
             h[mask] = -1
+        self._reset_countdown()
 
     def replace_target(self, step: int, y: Tensor, seeds: Tensor | None = None) -> None:
         r"""Replace the observation made at ``step`` (0-based) by ``y`` for the masked
         seeds: an :math:`O(N)` change of :math:`b` (the covariance does not depend on
         the targets)."""
-        self.data_version_ += 1
         if not 0 <= step < len(self._y_hist):
             raise ValueError(
                 f"`step` must lie in [0, {len(self._y_hist)}), got {step}."
             )
+        self._changed()
         S = self.cov_.shape[0]
         mask = self._seed_mask(seeds)
         arm = self._arms_hist[step]
         mask = mask & (arm >= 0)
-        y = torch.as_tensor(y, dtype=self.K.dtype).reshape(S)
+        y = torch.as_tensor(y, dtype=self.K.dtype, device=self.K.device).reshape(S)
         old = self._y_hist[step]
-        delta = torch.where(mask, (y - old) / self.noise, 0.0)
+        delta = torch.where(mask, (y - old) / self._noise, 0.0)
         self.b_.scatter_add_(-1, arm.clamp_min(0).view(S, 1), delta.view(S, 1))
         self._y_hist[step] = torch.where(mask, y, old)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import torch
 from botorch.acquisition import (
     LogExpectedImprovement,
@@ -194,3 +195,42 @@ def test_exact_after_3000_random_updates() -> None:
             f"seed {s}: max |mean error| {mean_err:.2e}, max |cov error| {cov_err:.2e}"
         )
         assert mean_err < 1e-8 and cov_err < 1e-8
+
+
+def test_per_seed_arms_kernels_and_noise_match_single_task_gp() -> None:
+    """Every seed with its own arm set, kernel matrix and lambda (the papers' trials)
+    equals an exact SingleTaskGP on that seed's data; points are looked up in the
+    seed's own set, and another seed's arm is rejected."""
+    gen = torch.Generator().manual_seed(3)
+    S, N = 3, 12
+    arms = torch.rand(S, N, 1, generator=gen, dtype=torch.double)
+    kernel = make_kernel("matern52", 0.2)
+    noise = torch.tensor([0.01, 0.05, 0.2], dtype=torch.double)
+    engine = FiniteArmGP(arms, kernel, noise)
+    assert engine.batch_shape == torch.Size([S])
+    pulls = torch.randint(0, N, (40, S), generator=gen)
+    ys = torch.randn(40, S, generator=gen, dtype=torch.double)
+    for i in range(40):
+        engine.observe(pulls[i], ys[i])
+    scores = engine.posterior(engine.score_points)  # N x S x 1 x 1
+    for s in range(S):
+        X = arms[s, pulls[:, s]]
+        ref = fixed_gp(X, ys[:, s].unsqueeze(-1), kernel, float(noise[s]))
+        post = ref.posterior(arms[s])
+        assert torch.allclose(engine.mean_[s], post.mean.squeeze(-1), atol=1e-10)
+        assert torch.allclose(
+            engine.covariance_[s], post.distribution.covariance_matrix, atol=1e-10
+        )
+        assert torch.allclose(scores.mean[:, s, 0, 0], post.mean.squeeze(-1))
+        # a point looked up through the general path, in a batch over the seeds
+    X = arms[:, 5:7].unsqueeze(-2).transpose(0, 1)  # 2 x S x 1 x d
+    general = engine.posterior(X).mean[..., 0, 0]
+    assert torch.allclose(general, engine.mean_[:, 5:7].T)
+    other = arms[1, 0].expand(1, S, 1, 1).clone()  # seed 1's arm asked of every seed
+    if not torch.isclose(arms[0], arms[1, 0]).any():
+        with pytest.raises(ValueError, match="not an arm"):
+            engine.posterior(other)
+    with pytest.raises(ValueError, match="num_seeds"):
+        FiniteArmGP(arms, kernel, 0.1, num_seeds=2)
+    with pytest.raises(ValueError, match="noise"):
+        FiniteArmGP(arms, kernel, torch.tensor([0.1, -1.0, 0.1]))

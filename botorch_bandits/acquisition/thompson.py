@@ -49,6 +49,7 @@ from linear_operator.utils.warnings import NumericalWarning
 from torch import Size, Tensor
 
 from botorch_bandits import beta as schedules
+from botorch_bandits._matching import match_points
 from botorch_bandits.acquisition._common import (
     RoundScheduleMixin,
     batch_multiplier,
@@ -143,14 +144,15 @@ class GPThompsonSampling(RoundScheduleMixin, AcquisitionFunction):
     Args:
         model: A BoTorch model. ``"exact"`` works with any single-output model or a
             ``posterior_transform``; ``"pathwise"`` needs a single-output exact GP.
-        B: RKHS-norm bound :math:`\|f\|_k \le B`.
-        R: Sub-Gaussian noise constant.
+        B: RKHS-norm bound :math:`\|f\|_k \le B` (float or ``batch_shape`` tensor).
+        R: Sub-Gaussian noise constant (float or ``batch_shape`` tensor).
         delta: Confidence :math:`\delta \in (0, 1)`.
         gamma: Source of :math:`\gamma_{t-1}` (default ``"observed"``, which keeps
             the guarantee; see :mod:`botorch_bandits.beta`).
         v: Practical alternative: a constant scale :math:`v` (then omit ``B``,
             ``R``); ``v=1`` is plain posterior sampling.
-        candidates: ``N x d`` finite decision set :math:`D_t` for the exact sampler.
+        candidates: ``N x d`` finite decision set :math:`D_t` for the exact sampler
+            (or ``batch_shape x N x d``: one set per model batch, e.g. per seed).
         sampler: ``"exact"``, ``"pathwise"``, or ``"auto"`` (exact iff candidates).
         num_features: Random features per path for ``"pathwise"`` (default 4096).
         seed: Seed of this decision's draw; ``None`` uses torch's global generator.
@@ -166,8 +168,8 @@ class GPThompsonSampling(RoundScheduleMixin, AcquisitionFunction):
     def __init__(
         self,
         model: Model,
-        B: float | None = None,
-        R: float | None = None,
+        B: float | Tensor | None = None,
+        R: float | Tensor | None = None,
         delta: float = 0.1,
         gamma: Any = "observed",
         v: float | None = None,
@@ -194,10 +196,10 @@ class GPThompsonSampling(RoundScheduleMixin, AcquisitionFunction):
                 raise ValueError(
                     "sampler='exact' needs `candidates` (an N x d tensor)."
                 )
-            if candidates.ndim != 2 or candidates.shape[0] < 1:
+            if candidates.ndim < 2 or candidates.shape[-2] < 1:
                 raise ValueError(
-                    "`candidates` must be an N x d tensor with N >= 1, got shape "
-                    f"{tuple(candidates.shape)}."
+                    "`candidates` must be an N x d tensor (or batch_shape x N x d, one "
+                    f"set per model batch) with N >= 1, got shape {tuple(candidates.shape)}."
                 )
         elif candidates is not None:
             raise ValueError("`candidates` is only used by sampler='exact'.")
@@ -303,24 +305,13 @@ class GPThompsonSampling(RoundScheduleMixin, AcquisitionFunction):
 
     def _match_candidates(self, X: Tensor) -> Tensor:
         """Indices into ``candidates`` of the ``batch x d`` points ``X``."""
-        cand = self.candidates.to(X)
-        dist = torch.cdist(
-            X.reshape(-1, X.shape[-1]),
-            cand,
-            compute_mode="donot_use_mm_for_euclid_dist",
-        )  # (prod batch) x N
-        min_dist, idx = dist.min(dim=-1)
-        tol = 1e-6 if X.dtype == torch.double else 1e-4
-        scale = 1.0 + cand.abs().max()
-        if torch.any(min_dist > tol * scale):
-            worst = int(min_dist.argmax())
-            raise ValueError(
-                "The exact GP-TS sampler draws f_t on `candidates` only; point "
-                f"{X.reshape(-1, X.shape[-1])[worst].tolist()} is not a candidate. "
-                "Optimize with optimize_acqf_discrete(choices=candidates), or use "
-                "sampler='pathwise' on a continuous domain."
-            )
-        return idx.reshape(X.shape[:-1])
+        return match_points(
+            X,
+            self.candidates,
+            "The exact GP-TS sampler draws f_t on `candidates` only; point {point} is "
+            "not a candidate. Optimize with optimize_acqf_discrete(choices=candidates), "
+            "or use sampler='pathwise' on a continuous domain.",
+        )
 
     @t_batch_mode_transform(expected_q=1)
     def forward(self, X: Tensor) -> Tensor:

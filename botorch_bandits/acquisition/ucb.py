@@ -113,7 +113,8 @@ class GPUCB(_ScheduledUCB):
         delta: Confidence :math:`\delta \in (0, 1)`.
         num_arms: :math:`|D|` for ``"finite"``.
         dim, a, b, r: Theorem 2 constants for ``"compact"``.
-        B: Bound on the squared RKHS norm for ``"rkhs"``.
+        B: Bound on the squared RKHS norm for ``"rkhs"`` (float or ``batch_shape``
+            tensor).
         gamma: Source of :math:`\gamma_t` for ``"rkhs"``.
         beta: The constant for ``"constant"`` (``>= 0``).
         beta_scale: Multiplier of :math:`\beta_t`, ``> 0`` (default 1).
@@ -139,7 +140,7 @@ class GPUCB(_ScheduledUCB):
         a: float | None = None,
         b: float | None = None,
         r: float | None = None,
-        B: float | None = None,
+        B: float | Tensor | None = None,
         gamma: Any = None,
         beta: float | None = None,
         beta_scale: float = 1.0,
@@ -200,7 +201,7 @@ class GPUCB(_ScheduledUCB):
         elif schedule == "compact":
             schedules.gp_ucb_beta_compact(1, dim, a, b, r, self.delta)
         elif schedule == "rkhs":
-            schedules._check_nonnegative("B", B)
+            schedules._check_nonnegative_values("B", B)
 
     def _beta(self, t: int) -> float:
         if self.schedule == "finite":
@@ -230,8 +231,9 @@ class IGPUCB(_ScheduledUCB):
     Args:
         model: A single-output BoTorch model (or multi-output with
             ``posterior_transform``).
-        B: Bound on the RKHS norm :math:`\|f\|_k \le B` (not squared).
-        R: Sub-Gaussian noise constant.
+        B: Bound on the RKHS norm :math:`\|f\|_k \le B` (not squared); a
+            ``batch_shape`` tensor gives every model batch (seed) its own.
+        R: Sub-Gaussian noise constant (float or ``batch_shape`` tensor).
         delta: Confidence :math:`\delta \in (0, 1)`.
         gamma: Source of :math:`\gamma_{t-1}`: ``"observed"`` (default: the
             information gain of the training points, which keeps the guarantee), a
@@ -252,8 +254,8 @@ class IGPUCB(_ScheduledUCB):
     def __init__(
         self,
         model: Model,
-        B: float | None = None,
-        R: float | None = None,
+        B: float | Tensor | None = None,
+        R: float | Tensor | None = None,
         delta: float = 0.1,
         gamma: Any = "observed",
         beta: float | None = None,
@@ -277,8 +279,8 @@ class IGPUCB(_ScheduledUCB):
 
 
 def _scale_arguments(
-    B: float | None,
-    R: float | None,
+    B: float | Tensor | None,
+    R: float | Tensor | None,
     delta: float,
     gamma: Any,
     constant: float | None,
@@ -305,8 +307,8 @@ def _scale_arguments(
             f"`R` (got B={B!r}, R={R!r}); or pass a constant `{constant_name}`."
         )
     return (
-        schedules._check_nonnegative("B", B),
-        schedules._check_nonnegative("R", R),
+        schedules._check_nonnegative_values("B", B),
+        schedules._check_nonnegative_values("R", R),
         float(delta),
         None,
         schedules.resolve_gamma(gamma),

@@ -50,6 +50,7 @@ def step_times(
     plain_repeats: int = 3,
     engine_steps: int = 200,
     seed: int = 0,
+    batch_seeds: int = 25,
 ) -> list[dict[str, float]]:
     """Per-step time at round ``t`` of (a) the plain BoTorch loop -- rebuild a
     fixed-hyperparameter ``SingleTaskGP`` from the ``t - 1`` observations, score the
@@ -57,10 +58,12 @@ def step_times(
     ``plain_repeats`` steps) -- and (b) the engine: one rank-one update, ``IGPUCB``
     (observed information gain) on the 100 arms, argmax, averaged over
     ``engine_steps`` consecutive steps centred on ``t`` (so the periodic exact
-    rebuilds are included at their amortized cost). Both measured in the same run."""
+    rebuilds are included at their amortized cost), for one seed and for a batch of
+    ``batch_seeds`` seeds stepped together (time per step of one seed). All measured in
+    the same run."""
     problem = rkhs_function(seed=seed)
     arms, lam = problem.arms, problem.noise_sd**2
-    X = arms.unsqueeze(-2)  # N x 1 x d
+    X = arms.unsqueeze(-2)  # N x 1 x d (the plain loop)
     gen = torch.Generator().manual_seed(seed)
     rows = []
     for t in checkpoints:
@@ -78,15 +81,30 @@ def step_times(
                 int(UpperConfidenceBound(model, beta=0.2)(X).argmax())
             plain.append(time.perf_counter() - start)
         first = max(t - engine_steps // 2, 1)
-        engine = FiniteArmGP(arms, problem.kernel, lam)
-        for i in range(first - 1):
-            engine.observe(pulls[i], ys[i])
-        start = time.perf_counter()
-        for i in range(first - 1, first - 1 + engine_steps):
-            with torch.no_grad():
-                int(IGPUCB(engine, B=1.0, R=0.1)(X).argmax())
-            engine.observe(pulls[i], ys[i])
-        fast = (time.perf_counter() - start) / engine_steps
+        fast = {}
+        for seeds in (None, batch_seeds):
+            S = seeds or 1
+            engine = FiniteArmGP(arms, problem.kernel, lam, num_seeds=seeds)
+            for i in range(first - 1):
+                engine.observe(pulls[i].expand(S), ys[i].expand(S))
+            Xs = engine.score_points  # every arm, for every seed
+            start = time.perf_counter()
+            for i in range(first - 1, first - 1 + engine_steps):
+                with torch.no_grad():
+                    IGPUCB(engine, B=1.0, R=0.1)(Xs).argmax(0)
+                engine.observe(pulls[i].expand(S), ys[i].expand(S))
+            # per step of one seed
+            fast[seeds] = (time.perf_counter() - start) / engine_steps / S
         p = statistics.median(plain)
-        rows.append({"t": t, "plain_s": p, "engine_s": fast, "ratio": p / fast})
+        rows.append(
+            {
+                "t": t,
+                "plain_s": p,
+                "engine_s": fast[None],
+                "ratio": p / fast[None],
+                "batched_s": fast[batch_seeds],
+                "batched_ratio": p / fast[batch_seeds],
+                "batch_seeds": batch_seeds,
+            }
+        )
     return rows
