@@ -58,11 +58,88 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument(
         "--seeds", type=_positive_int, default=25, help="seed batch (25)"
     )
+    rep = sub.add_parser(
+        "reproduce",
+        help="Run a paper's experiment on the finite-arm engine; writes "
+        "OUT/<experiment>.csv (long form) and OUT/<experiment>.png.",
+    )
+    rep.add_argument("experiment", nargs="?", help="experiment name (see --list)")
+    rep.add_argument(
+        "--list", action="store_true", help="print the experiment names, one per line"
+    )
+    rep.add_argument("--seeds", type=_positive_int, help="seeds (the paper's count)")
+    rep.add_argument("--horizon", type=_positive_int, help="steps T (the paper's T)")
+    rep.add_argument(
+        "--smoke", action="store_true", help="tiny run (T=30, 2 seeds unless given)"
+    )
+    rep.add_argument(
+        "--out", default="runs/reproduce", help="output folder (runs/reproduce)"
+    )
+    rep.add_argument(
+        "--dask",
+        metavar="ADDRESS",
+        help="run the jobs on a Dask cluster: a scheduler address, or 'local' for a "
+        "LocalCluster on 127.0.0.1",
+    )
+    rep.add_argument(
+        "--workers", type=_positive_int, help="local worker processes (CPU count)"
+    )
+    rep.add_argument(
+        "--algorithms", help="comma-separated algorithms instead of the paper's"
+    )
+    rep.add_argument("--seed", type=int, default=0, help="base seed (0)")
+    rep.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     return parser
 
 
+def _reproduce(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from botorch_bandits.benchmarks.reproduce import EXPERIMENTS, reproduce
+
+    if args.list:
+        for name in EXPERIMENTS:
+            print(name)
+        return 0
+    if args.experiment is None:
+        parser.error("reproduce needs an experiment name (see --list)")
+    if args.experiment not in EXPERIMENTS:
+        parser.error(
+            f"unknown experiment {args.experiment!r}; choose one of: "
+            + ", ".join(EXPERIMENTS)
+        )
+    result = reproduce(
+        args.experiment,
+        seeds=args.seeds,
+        horizon=args.horizon,
+        smoke=args.smoke,
+        out=args.out,
+        dask=args.dask,
+        workers=args.workers,
+        algorithms=args.algorithms.split(",") if args.algorithms else None,
+        seed=args.seed,
+        show_progress=not args.no_progress,
+    )
+    print(
+        f"{args.experiment}: T={result.horizon}, {result.seeds} seeds, "
+        f"{len(result.jobs)} jobs in {result.seconds:.1f} s"
+    )
+    print(
+        f"  {'problem':15s} {'algorithm':14s} {'R_T mean':>12s}   {'s.e.':>9s}  "
+        f"{'R_t/t at T/2':>12s} {'R_T/T':>10s}"
+    )
+    for problem, algorithm, mean, se, half, last in result.summary():
+        print(
+            f"  {problem:15s} {algorithm:14s} {mean:12.3f} ± {se:9.3f}  "
+            f"{half:12.5f} {last:10.5f}"
+        )
+    print(f"wrote {result.csv_path} and {result.png_path}")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command == "reproduce":
+        return _reproduce(args, parser)
     if args.command == "demo":
         from botorch_bandits.benchmarks.demo import run_demo
 

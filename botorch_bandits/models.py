@@ -11,7 +11,7 @@ from botorch.posteriors import GPyTorchPosterior, Posterior
 from gpytorch.distributions import MultivariateNormal
 from gpytorch.kernels import Kernel
 from gpytorch.means import ZeroMean
-from linear_operator.operators import DiagLinearOperator
+from linear_operator.operators import DenseLinearOperator, DiagLinearOperator
 from torch import Tensor
 
 from botorch_bandits._matching import match_points
@@ -47,6 +47,13 @@ def fixed_gp(
         outcome_transform=None,
     )
     return model.eval()
+
+
+def _psd_root(A: Tensor) -> Tensor:
+    """A square root ``R`` with ``A = R R^T`` of symmetric PSD matrices (``... x N x
+    N``), from the eigendecomposition (round-off negative eigenvalues set to 0)."""
+    evals, evecs = torch.linalg.eigh(A)
+    return evecs * evals.clamp_min(0.0).sqrt().unsqueeze(-2)
 
 
 class FiniteArmGP(Model):
@@ -89,6 +96,13 @@ class FiniteArmGP(Model):
         num_seeds: Size of the leading seed batch (``None``: no batch dimension,
             unless ``arms`` is ``S x N x d``, which sets it to ``S``).
         refactor_every: Exact rebuild period in observations per seed (``None``: never).
+        keep_root: Also keep a square root :math:`L_t` with
+            :math:`\Sigma_t = L_t L_t^\top` (``covariance_root_``), updated by Potter's
+            square-root rule :math:`L \leftarrow L - b\,(Lw)w^\top`, :math:`w = L_{i,:}`,
+            :math:`b = 1/((w^\top w + \lambda)(1 + \sqrt{\lambda/(w^\top w + \lambda)}))`
+            -- :math:`O(N^2)`, no factorization of the (near-singular) posterior
+            covariance. Exact joint draws on the arms (GP-TS) then cost one
+            matrix-vector product.
     """
 
     def __init__(
@@ -98,6 +112,7 @@ class FiniteArmGP(Model):
         noise: float | Tensor,
         num_seeds: int | None = None,
         refactor_every: int | None = 1000,
+        keep_root: bool = False,
     ) -> None:
         super().__init__()
         if arms.ndim not in (2, 3) or arms.shape[-2] < 1:
@@ -143,10 +158,16 @@ class FiniteArmGP(Model):
         self.register_buffer("_noise", noise_t.reshape(-1).expand(S).clone())  # S
         self.num_seeds = num_seeds
         self.refactor_every = refactor_every
+        self.keep_root = bool(keep_root)
         self._batch = torch.Size([]) if num_seeds is None else torch.Size([num_seeds])
         self.register_buffer("_K3", K.reshape(-1, N, N))  # 1 x N x N or S x N x N
         self.register_buffer("cov_", self._K3.expand(S, N, N).clone())  # S x N x N
         self.register_buffer("b_", K.new_zeros(S, N))  # S x N
+        if self.keep_root:
+            self.register_buffer("_K3_root", _psd_root(self._K3))
+            self.register_buffer(
+                "covariance_root_", self._K3_root.expand(S, N, N).clone()
+            )
         self.register_buffer(
             "counts_", torch.zeros(S, N, dtype=torch.long, device=K.device)
         )
@@ -157,7 +178,9 @@ class FiniteArmGP(Model):
         if num_seeds is None:
             score = arms.unsqueeze(-2)  # N x 1 x d
         elif arms.ndim == 2:
-            score = arms.view(N, 1, 1, -1)  # N x 1 x 1 x d
+            # N x S x 1 x d (an expanded view): every acquisition sees one point per
+            # (arm, seed), as BoTorch's batch-model conventions expect
+            score = arms.view(N, 1, 1, -1).expand(N, S, 1, arms.shape[-1])
         else:
             score = arms.transpose(0, 1).unsqueeze(-2)  # N x S x 1 x d
         self.score_points = score
@@ -257,7 +280,9 @@ class FiniteArmGP(Model):
             cov = cov + torch.diag_embed(
                 observation_noise.squeeze(-1).expand(*out_batch, q)
             )
-        mvn = MultivariateNormal(mean.to(X.dtype), cov.to(X.dtype))
+        # a linear operator: no Cholesky at construction (posterior covariances of
+        # smooth kernels are near-singular; samplers add their own jitter)
+        mvn = MultivariateNormal(mean.to(X.dtype), DenseLinearOperator(cov.to(X.dtype)))
         post = GPyTorchPosterior(mvn)
         return posterior_transform(post) if posterior_transform is not None else post
 
@@ -362,6 +387,16 @@ class FiniteArmGP(Model):
             self._ones if active is None else active.long(),
             accumulate=True,
         )
+        if self.keep_root:  # Potter's square-root downdate, stable form of b
+            L = self.covariance_root_
+            w = L[seeds, safe, :]  # S x N: row i of L
+            ww = (w * w).sum(-1)  # = Sigma_ii up to round-off
+            b = 1.0 / ((ww + noise) * (1.0 + torch.sqrt(noise / (ww + noise))))
+            if active is not None:
+                b = b * active
+            L.baddbmm_(
+                (L @ w.unsqueeze(-1)) * b.view(S, 1, 1), w.unsqueeze(-2), alpha=-1.0
+            )
         self.information_gain_.add_(torch.log1p(var / noise), alpha=0.5)
         self.num_observations_.add_(1 if active is None else active)
         self._arms_hist.append(
@@ -399,6 +434,10 @@ class FiniteArmGP(Model):
             pulled = torch.nonzero(self.counts_[s] > 0).flatten()
             if pulled.numel() == 0:
                 self.cov_[s] = K
+                if self.keep_root:
+                    self.covariance_root_[s] = self._K3_root[
+                        s if self._K3.shape[0] > 1 else 0
+                    ]
                 continue
             KU = K[:, pulled]  # N x u
             A = K[pulled][:, pulled] + torch.diag(
@@ -408,6 +447,8 @@ class FiniteArmGP(Model):
             W = torch.cholesky_solve(KU.T, L)  # u x N
             cov = K - KU @ W
             self.cov_[s] = 0.5 * (cov + cov.T)
+            if self.keep_root:
+                self.covariance_root_[s] = _psd_root(self.cov_[s])
 
     def reset(self, seeds: Tensor | None = None) -> None:
         """Forget every observation of the masked seeds (restarts)."""
@@ -415,6 +456,8 @@ class FiniteArmGP(Model):
         mask = self._seed_mask(seeds)
         S, N = self.cov_.shape[0], self.cov_.shape[-1]
         self.cov_[mask] = self._K3.expand(S, N, N)[mask]
+        if self.keep_root:
+            self.covariance_root_[mask] = self._K3_root.expand(S, N, N)[mask]
         self.b_[mask] = 0.0
         self.counts_[mask] = 0
         self.information_gain_[mask] = 0.0

@@ -8,7 +8,9 @@ Two samplers:
 
 * ``"exact"`` on a finite candidate set: a joint draw
   :math:`f_t = \mu + v_t L z` with :math:`L L^\top = K_{t-1}` on the candidates
-  (Cholesky with jitter escalation). Use with ``optimize_acqf_discrete``.
+  (Cholesky with jitter escalation; or, on a ``FiniteArmGP(keep_root=True)`` whose
+  arms are the candidates, the square root the engine keeps -- same distribution, no
+  factorization). Use with ``optimize_acqf_discrete``.
 * ``"pathwise"`` on a continuous box: a Matheron (pathwise) posterior sample
   :math:`\tilde f` from BoTorch, rescaled exactly as
   :math:`f_t = \mu + v_t(\tilde f - \mu)`; differentiable, so ``optimize_acqf`` works.
@@ -266,12 +268,30 @@ class GPThompsonSampling(RoundScheduleMixin, AcquisitionFunction):
             torch.manual_seed(self.seed)
             return fn()
 
+    def _normal(self, like: Tensor) -> Tensor:
+        """Standard normals shaped like ``like``: from a generator seeded with ``seed``
+        (the global RNG is left alone), or from the global RNG without a seed."""
+        gen = None
+        if self.seed is not None:
+            gen = torch.Generator(device=like.device).manual_seed(self.seed)
+        return torch.randn(
+            like.shape, generator=gen, dtype=like.dtype, device=like.device
+        )
+
     def _exact_draw(self) -> Tensor:
         """``batch_shape x N`` joint draw on the candidates."""
         if self._draw is None:
             cand = self.candidates
 
             def draw() -> Tensor:
+                root = self._model_root(cand)
+                if (
+                    root is not None
+                ):  # Sigma = L L^T kept by the model: no factorization
+                    mean, L = root
+                    z = self._normal(mean)
+                    scale = batch_multiplier(self.sigma_multiplier, mean)  # B x 1
+                    return mean + scale * (L @ z.unsqueeze(-1)).squeeze(-1)
                 with torch.no_grad():
                     post = self.model.posterior(
                         cand, posterior_transform=self.posterior_transform
@@ -289,12 +309,26 @@ class GPThompsonSampling(RoundScheduleMixin, AcquisitionFunction):
                         # raises if no jitter up to its limit makes it p.d.
                         warnings.simplefilter("ignore", NumericalWarning)
                         L = psd_safe_cholesky(cov)  # batch_shape x N x N
-                    z = torch.randn(mean.shape, dtype=mean.dtype, device=mean.device)
+                    z = self._normal(mean)
                     scale = batch_multiplier(self.sigma_multiplier, mean)  # B x 1
                     return mean + scale * (L @ z.unsqueeze(-1)).squeeze(-1)
 
-            self._draw = self._seeded(draw)
+            self._draw = draw()
         return self._draw
+
+    def _model_root(self, cand: Tensor) -> tuple[Tensor, Tensor] | None:
+        """``(mean, L)`` on the candidates when the model keeps a square root of its
+        posterior covariance on exactly this point set (``FiniteArmGP(keep_root=True)``
+        with ``candidates`` = its arms, in order), else ``None``."""
+        L = getattr(self.model, "covariance_root_", None)
+        arms = getattr(self.model, "arms", None)
+        if L is None or self.posterior_transform is not None or arms is None:
+            return None
+        if cand is not arms and not (
+            cand.shape == arms.shape and torch.equal(cand, arms)
+        ):
+            return None
+        return self.model.mean_, L if self.model.num_seeds is not None else L[0]
 
     def _path(self) -> Any:
         if self._draw is None:

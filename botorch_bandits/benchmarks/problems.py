@@ -86,9 +86,9 @@ def rkhs_function(
         K = k(arms).to_dense()
         L = torch.linalg.cholesky(K + 1e-10 * torch.eye(num_arms, dtype=dtype))
         y = L @ torch.randn(num_arms, generator=gen, dtype=dtype)
-        alpha = torch.linalg.solve(
-            K + build_noise * torch.eye(num_arms, dtype=dtype), y
-        )
+        # K + lambda_0 I is SPD: a Cholesky solve
+        L0 = torch.linalg.cholesky(K + build_noise * torch.eye(num_arms, dtype=dtype))
+        alpha = torch.cholesky_solve(y.unsqueeze(-1), L0).squeeze(-1)
         values = K @ alpha
         norm = float(torch.sqrt(alpha @ K @ alpha))
     value_range = float(values.max() - values.min())
@@ -98,4 +98,259 @@ def rkhs_function(
         kernel=k,
         noise_sd=(noise_fraction * value_range) ** 0.5,
         rkhs_norm=norm,
+    )
+
+
+# --------------------------------------------------------------------------------------
+# Batched problems: one instance per seed, for the simulator
+# --------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class BanditProblem:
+    r"""A batch of finite-arm bandit instances, one per seed (trial).
+
+    Attributes:
+        name: Short name (used in result files).
+        arms: ``S x N x d`` decision sets (``N x d`` when all seeds share one).
+        values: ``S x N`` true function values.
+        K: Kernel matrix the algorithms use on the arms (``S x N x N`` or ``N x N``).
+        noise_sd: ``S`` standard deviations of the Gaussian observation noise (``R``).
+        noise: ``S`` regularizers :math:`\lambda` the algorithms use.
+        rkhs_norm: ``S`` values of ``B`` given to the algorithms (see the builder).
+        kernel: ``"rbf"`` or ``"matern52"`` (for the information-gain order).
+    """
+
+    name: str
+    arms: Tensor
+    values: Tensor
+    K: Tensor
+    noise_sd: Tensor
+    noise: Tensor
+    rkhs_norm: Tensor
+    kernel: str
+
+    @property
+    def num_seeds(self) -> int:
+        return self.values.shape[0]
+
+    @property
+    def num_arms(self) -> int:
+        return self.values.shape[-1]
+
+    @property
+    def dim(self) -> int:
+        return self.arms.shape[-1]
+
+    @property
+    def optimum(self) -> Tensor:
+        """``S`` optimal values."""
+        return self.values.max(dim=-1).values
+
+
+def _check_seeds(num_seeds: int) -> None:
+    if isinstance(num_seeds, bool) or not isinstance(num_seeds, int) or num_seeds < 1:
+        raise ValueError(
+            f"`num_seeds` must be an integer >= 1, got num_seeds={num_seeds!r}."
+        )
+
+
+def _regularized_norm(values: Tensor, K: Tensor, build_noise: float) -> Tensor:
+    r""":math:`\|g\|_k` of :math:`g = \sum_i \alpha_i k(x_i, \cdot)`,
+    :math:`\alpha = (K + \lambda_0 I)^{-1} f` -- the RKHS norm of the regularized
+    interpolant of ``values`` (``... x N``) on the arms."""
+    eye = torch.eye(K.shape[-1], dtype=K.dtype, device=K.device)
+    L = torch.linalg.cholesky(K + build_noise * eye)  # SPD: lambda_0 > 0
+    alpha = torch.cholesky_solve(values.unsqueeze(-1), L)
+    return (alpha.transpose(-1, -2) @ K @ alpha).squeeze(-1).squeeze(-1).sqrt()
+
+
+def _noise_from_range(values: Tensor, noise_fraction: float) -> Tensor:
+    """R = sqrt(noise_fraction x range of f on the arms), per seed (000 §6)."""
+    return (noise_fraction * (values.max(-1).values - values.min(-1).values)).sqrt()
+
+
+def rkhs_problem(
+    kernel: str = "rbf",
+    num_seeds: int = 25,
+    num_arms: int = 100,
+    lengthscale: float = 0.2,
+    noise_fraction: float = 0.01,
+    seed: int = 0,
+) -> BanditProblem:
+    r"""Chowdhury & Gopalan 2017, §6 / Fig. 1: per seed ``s``, the RKHS function of
+    :func:`rkhs_function` with ``seed + s`` (new decision set and function per trial),
+    exact RKHS norm ``B``, :math:`R^2` = 1 % of the range, :math:`\lambda = R^2`."""
+    _check_seeds(num_seeds)
+    probs = [
+        rkhs_function(
+            num_arms, kernel, lengthscale, noise_fraction=noise_fraction, seed=seed + s
+        )
+        for s in range(num_seeds)
+    ]
+    arms = torch.stack([p.arms for p in probs])
+    k = probs[0].kernel
+    with torch.no_grad():
+        K = k(arms).to_dense()
+    noise_sd = torch.tensor([p.noise_sd for p in probs], dtype=arms.dtype)
+    return BanditProblem(
+        name=f"rkhs-{_short(kernel)}",
+        arms=arms,
+        values=torch.stack([p.values for p in probs]),
+        K=K,
+        noise_sd=noise_sd,
+        noise=noise_sd**2,
+        rkhs_norm=torch.tensor([p.rkhs_norm for p in probs], dtype=arms.dtype),
+        kernel=kernel,
+    )
+
+
+def _short(kernel: str) -> str:
+    return {"rbf": "se", "matern52": "matern52"}[kernel]
+
+
+def _sample(K: Tensor, gen: torch.Generator) -> Tensor:
+    """A draw from N(0, K + jitter I) (``... x N x N``) through a Cholesky factor,
+    with the smallest jitter in 1e-10, 1e-9, ..., 1e-6 that factorizes every matrix
+    (smooth kernels on dense sets are numerically singular). A Cholesky factor (unlike
+    eigenvectors of near-repeated eigenvalues) is stable, and it is computed on one
+    thread, so the problem is bit-identical wherever it is built (a worker process, a
+    Dask worker, this process)."""
+    eye = torch.eye(K.shape[-1], dtype=K.dtype, device=K.device)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        for jitter in (1e-10, 1e-9, 1e-8, 1e-7, 1e-6):
+            L, info = torch.linalg.cholesky_ex(K + jitter * eye)
+            if not bool(info.any()):
+                break
+        else:  # pragma: no cover - a kernel matrix with k(x, x) = 1 factorizes by 1e-6
+            raise RuntimeError(
+                "The kernel matrix did not factorize with jitter <= 1e-6."
+            )
+        z = torch.randn(*K.shape[:-1], 1, generator=gen, dtype=K.dtype)
+        return (L @ z).squeeze(-1)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def gp_sample_problem(
+    kernel: str = "rbf",
+    num_seeds: int = 25,
+    num_arms: int = 100,
+    lengthscale: float = 0.2,
+    noise_fraction: float = 0.01,
+    build_noise: float = 1e-2,
+    seed: int = 0,
+) -> BanditProblem:
+    r"""Chowdhury & Gopalan 2017, §6 / Fig. 2: per seed, ``num_arms`` uniform points of
+    [0, 1] and :math:`f \sim GP(0, K)` on them (the "agnostic" setting), other
+    parameters as in Fig. 1. A GP sample is not in the RKHS; the paper reuses its
+    Fig. 1 parameters, and we give the algorithms ``B`` = the RKHS norm of the
+    regularized interpolant (:math:`\lambda_0` = ``build_noise`` = 0.01, as in
+    :func:`rkhs_function`) -- our choice, stated."""
+    _check_seeds(num_seeds)
+    gen = torch.Generator().manual_seed(seed)
+    dtype = torch.double
+    arms = torch.rand(num_seeds, num_arms, 1, generator=gen, dtype=dtype)
+    k = make_kernel(kernel, lengthscale, dtype)
+    with torch.no_grad():
+        K = k(arms).to_dense()
+    values = _sample(K, gen)
+    noise_sd = _noise_from_range(values, noise_fraction)
+    return BanditProblem(
+        name=f"gp-{_short(kernel)}",
+        arms=arms,
+        values=values,
+        K=K,
+        noise_sd=noise_sd,
+        noise=noise_sd**2,
+        rkhs_norm=_regularized_norm(values, K, build_noise),
+        kernel=kernel,
+    )
+
+
+def benchmark_function_problem(
+    function: str = "hartmann3",
+    num_seeds: int = 25,
+    points_per_dim: int = 100,
+    lengthscale: float = 0.2,
+    noise_fraction: float = 0.01,
+    build_noise: float = 1e-2,
+    seed: int = 0,
+) -> BanditProblem:
+    r"""Chowdhury & Gopalan 2017, §6 / Fig. 3: Rosenbrock (2-D) or Hartmann3 on
+    ``100 d`` uniform random points of the function's domain (BoTorch's test functions
+    and bounds), SE kernel with :math:`\ell = 0.2`, other parameters as in Fig. 1.
+
+    Our choices (the paper does not state them): inputs are scaled to the unit cube
+    before the kernel is applied; the objective is :math:`-F` (both are minimization
+    problems) min-max normalized to [0, 1] on each decision set, so the noise rule
+    (:math:`R^2` = 1 % of the range) and a unit-variance kernel are on the same
+    scale; ``B`` is the RKHS norm of the regularized interpolant, as for GP samples.
+    """
+    from botorch.test_functions import Hartmann, Rosenbrock
+
+    _check_seeds(num_seeds)
+    if function == "rosenbrock":
+        fn = Rosenbrock(dim=2)
+    elif function == "hartmann3":
+        fn = Hartmann(dim=3)
+    else:
+        raise ValueError(
+            f"`function` must be 'rosenbrock' or 'hartmann3', got {function!r}."
+        )
+    gen = torch.Generator().manual_seed(seed)
+    dtype = torch.double
+    d = fn.dim
+    unit = torch.rand(num_seeds, points_per_dim * d, d, generator=gen, dtype=dtype)
+    lo, hi = fn.bounds.to(dtype)
+    with torch.no_grad():
+        raw = -fn.evaluate_true(lo + (hi - lo) * unit)  # S x N
+        k = make_kernel("rbf", lengthscale, dtype)
+        K = k(unit).to_dense()
+    vmin, vmax = raw.min(-1, keepdim=True).values, raw.max(-1, keepdim=True).values
+    values = (raw - vmin) / (vmax - vmin)
+    noise_sd = _noise_from_range(values, noise_fraction)
+    return BanditProblem(
+        name=function,
+        arms=unit,
+        values=values,
+        K=K,
+        noise_sd=noise_sd,
+        noise=noise_sd**2,
+        rkhs_norm=_regularized_norm(values, K, build_noise),
+        kernel="rbf",
+    )
+
+
+def srinivas_gp_problem(
+    num_seeds: int = 30,
+    num_points: int = 1000,
+    lengthscale: float = 0.2,
+    noise_variance: float = 0.025,
+    build_noise: float = 1e-2,
+    seed: int = 0,
+) -> BanditProblem:
+    r"""Srinivas et al. 2010, §6 / Fig. 5a: :math:`f \sim GP(0, k_{SE})`,
+    :math:`\ell = 0.2`, on a grid of ``num_points`` points of [0, 1] (shared by all
+    seeds, a new sample per seed), noise variance 0.025 (also the algorithms'
+    :math:`\lambda`). ``B`` (unused by the Theorem 1 schedule) is the regularized
+    interpolant's norm."""
+    _check_seeds(num_seeds)
+    gen = torch.Generator().manual_seed(seed)
+    dtype = torch.double
+    grid = torch.linspace(0, 1, num_points, dtype=dtype).unsqueeze(-1)
+    k = make_kernel("rbf", lengthscale, dtype)
+    with torch.no_grad():
+        K = k(grid).to_dense()
+    values = _sample(K.expand(num_seeds, num_points, num_points), gen)
+    noise_sd = torch.full((num_seeds,), noise_variance**0.5, dtype=dtype)
+    return BanditProblem(
+        name="gp-se-grid1000",
+        arms=grid,
+        values=values,
+        K=K,
+        noise_sd=noise_sd,
+        noise=noise_sd**2,
+        rkhs_norm=_regularized_norm(values, K, build_noise),
+        kernel="rbf",
     )

@@ -1,0 +1,406 @@
+r"""The papers' experiments (``botorch-bandits reproduce <experiment>``).
+
+An experiment is a set of problems and algorithms; every (problem, algorithm) pair is
+one independent *job* that runs all seeds as one batch on the finite-arm engine
+(:func:`~botorch_bandits.benchmarks.simulator.simulate`). Jobs run in worker processes
+on this machine, or on a Dask cluster (``dask="local"`` starts a
+``distributed.LocalCluster`` on 127.0.0.1; any other value is a scheduler address).
+
+Output: ``<out>/<experiment>.csv`` in long form with the columns
+``experiment,problem,algorithm,step,metric,mean,se,n_seeds`` (mean and standard error
+over seeds at every step) and ``<out>/<experiment>.png`` (cumulative regret, one panel
+per problem, mean ± standard error bands).
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import os
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from botorch_bandits.benchmarks import problems as P
+from botorch_bandits.benchmarks.simulator import METRICS, POLICIES, simulate
+
+PROBLEMS: dict[str, Callable[..., P.BanditProblem]] = {
+    "rkhs-se": partial(P.rkhs_problem, "rbf"),
+    "rkhs-matern52": partial(P.rkhs_problem, "matern52"),
+    "gp-se": partial(P.gp_sample_problem, "rbf"),
+    "gp-matern52": partial(P.gp_sample_problem, "matern52"),
+    "rosenbrock": partial(P.benchmark_function_problem, "rosenbrock"),
+    "hartmann3": partial(P.benchmark_function_problem, "hartmann3"),
+    "gp-se-grid1000": P.srinivas_gp_problem,
+}
+"""Problem builders by name; each takes ``num_seeds`` and ``seed``."""
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """One figure of a paper."""
+
+    name: str
+    title: str
+    problems: tuple[str, ...]
+    algorithms: tuple[str, ...]
+    horizon: int
+    seeds: int
+    beta_scale: float = 1.0
+    delta: float = 0.1
+    smoke_horizon: int = 30
+    smoke_seeds: int = 2
+    claim: str = ""
+    labels: dict[str, str] = field(default_factory=dict)
+
+
+_CG = ("IGP-UCB", "GP-TS", "GP-UCB", "EI", "PI")
+_CG_CLAIM = (
+    "Chowdhury & Gopalan 2017 §6: IGP-UCB has the lowest cumulative regret; GP-TS "
+    "fares well against GP-UCB and GP-EI/PI."
+)
+EXPERIMENTS: dict[str, Experiment] = {
+    e.name: e
+    for e in (
+        Experiment(
+            "chowdhury2017-fig1",
+            "RKHS functions (Chowdhury & Gopalan 2017, Fig. 1)",
+            ("rkhs-se", "rkhs-matern52"),
+            _CG,
+            horizon=30000,
+            seeds=25,
+            claim=_CG_CLAIM,
+        ),
+        Experiment(
+            "chowdhury2017-fig2",
+            "GP samples (Chowdhury & Gopalan 2017, Fig. 2)",
+            ("gp-se", "gp-matern52"),
+            _CG,
+            horizon=30000,
+            seeds=25,
+            claim="As Fig. 1 (relative performance similar).",
+        ),
+        Experiment(
+            "chowdhury2017-fig3",
+            "Rosenbrock and Hartmann3 (Chowdhury & Gopalan 2017, Fig. 3)",
+            ("rosenbrock", "hartmann3"),
+            _CG,
+            horizon=30000,
+            seeds=25,
+            claim="GP-EI/PI best; IGP-UCB and GP-TS competitive.",
+        ),
+        Experiment(
+            "srinivas2010-fig5a",
+            "GP samples, SE kernel (Srinivas et al. 2010, Fig. 5a)",
+            ("gp-se-grid1000",),
+            ("GP-UCB-finite", "EI", "PI", "mean-only", "variance-only"),
+            horizon=1000,
+            seeds=30,
+            beta_scale=0.2,
+            claim=(
+                "Srinivas et al. 2010 §6: GP-UCB (Thm 1 beta_t / 5) is comparable to EI "
+                "and beats MPI, mean-only and variance-only in mean average regret."
+            ),
+            labels={"GP-UCB-finite": "GP-UCB (Thm 1, beta/5)", "PI": "MPI"},
+        ),
+    )
+}
+
+
+# --------------------------------------------------------------------------------------
+# jobs
+# --------------------------------------------------------------------------------------
+def run_job(
+    problem: str,
+    algorithm: str,
+    horizon: int,
+    seeds: int,
+    seed: int = 0,
+    delta: float = 0.1,
+    beta_scale: float = 1.0,
+    progress: Any = None,
+    threads: int | None = 1,
+) -> dict[str, Any]:
+    """One (problem, algorithm) job: build the problem's ``seeds`` instances, simulate,
+    and reduce to per-step mean and standard error of every metric. Runs anywhere
+    (a worker process, a Dask worker); the result is plain tensors."""
+    if threads is not None:
+        torch.set_num_threads(threads)
+    start = time.perf_counter()
+    instance = PROBLEMS[problem](num_seeds=seeds, seed=seed)
+    result = simulate(
+        instance,
+        algorithm,
+        horizon,
+        seed=seed,
+        delta=delta,
+        beta_scale=beta_scale,
+        progress=progress,
+    )
+    stats = {}
+    for metric in METRICS:
+        values = result.metric(metric)  # T x S
+        mean = values.mean(-1)
+        se = (
+            values.std(-1, unbiased=True) / math.sqrt(seeds)
+            if seeds > 1
+            else torch.zeros_like(mean)
+        )
+        stats[metric] = (mean, se)
+    return {
+        "problem": problem,
+        "algorithm": algorithm,
+        "n_seeds": seeds,
+        "stats": stats,
+        "final_cumulative_regret": result.cumulative_regret[-1],
+        "seconds": time.perf_counter() - start,
+    }
+
+
+def _init_worker() -> None:
+    torch.set_num_threads(1)
+
+
+@dataclass
+class ReproduceResult:
+    experiment: Experiment
+    jobs: list[dict[str, Any]]
+    horizon: int
+    seeds: int
+    seconds: float
+    csv_path: Path | None
+    png_path: Path | None
+
+    def summary(self) -> list[tuple[str, str, float, float, float, float]]:
+        """``(problem, algorithm, final mean cumulative regret R_T, its s.e., mean
+        R_t/t at t = T/2, mean R_T/T)``: the curve flattens when the last is smaller."""
+        rows = []
+        for job in self.jobs:
+            mean, se = job["stats"]["cumulative_regret"]
+            avg = job["stats"]["average_regret"][0]
+            half = avg[max(mean.shape[0] // 2 - 1, 0)]
+            rows.append(
+                (
+                    job["problem"],
+                    job["algorithm"],
+                    float(mean[-1]),
+                    float(se[-1]),
+                    float(half),
+                    float(avg[-1]),
+                )
+            )
+        return rows
+
+
+def reproduce(
+    name: str,
+    seeds: int | None = None,
+    horizon: int | None = None,
+    smoke: bool = False,
+    out: str | Path | None = "runs/reproduce",
+    dask: str | None = None,
+    workers: int | None = None,
+    algorithms: Sequence[str] | None = None,
+    seed: int = 0,
+    show_progress: bool = True,
+) -> ReproduceResult:
+    """Run experiment ``name``; write its CSV and PNG to ``out`` (``None``: write
+    nothing). ``smoke`` uses the experiment's small sizes unless ``seeds`` /
+    ``horizon`` are given. ``workers``: local worker processes (default: the number of
+    CPUs, at most the number of jobs; 1 runs in this process with a per-step bar)."""
+    if name not in EXPERIMENTS:
+        raise ValueError(
+            f"`experiment` must be one of {sorted(EXPERIMENTS)}, got {name!r}."
+        )
+    exp = EXPERIMENTS[name]
+    T = horizon or (exp.smoke_horizon if smoke else exp.horizon)
+    S = seeds or (exp.smoke_seeds if smoke else exp.seeds)
+    for arg, value in (("horizon", T), ("seeds", S)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"`{arg}` must be an integer >= 1, got {arg}={value!r}.")
+    algos = tuple(algorithms) if algorithms else exp.algorithms
+    unknown = [a for a in algos if a not in POLICIES]
+    if unknown:
+        raise ValueError(
+            f"`algorithms` must be among {sorted(POLICIES)}, got unknown {unknown}."
+        )
+    specs = [
+        dict(
+            problem=p,
+            algorithm=a,
+            horizon=T,
+            seeds=S,
+            seed=seed,
+            delta=exp.delta,
+            beta_scale=exp.beta_scale,
+        )
+        for p in exp.problems
+        for a in algos
+    ]
+    start = time.perf_counter()
+    bar = _bar(len(specs) * T, name) if show_progress else None
+    if dask is not None:
+        jobs = _run_dask(specs, dask, bar, T)
+    else:
+        n = workers or min(os.cpu_count() or 1, len(specs))
+        if n <= 1:
+            jobs = [run_job(**spec, progress=bar, threads=None) for spec in specs]
+        else:
+            with ProcessPoolExecutor(max_workers=n, initializer=_init_worker) as pool:
+                jobs = _run_executor(pool, specs, bar, T)
+    if bar is not None:
+        bar.close()
+    order = {(s["problem"], s["algorithm"]): i for i, s in enumerate(specs)}
+    jobs.sort(key=lambda j: order[(j["problem"], j["algorithm"])])
+    result = ReproduceResult(exp, jobs, T, S, time.perf_counter() - start, None, None)
+    if out is not None:
+        out_dir = Path(out)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        result.csv_path = write_csv(result, out_dir / f"{name}.csv")
+        result.png_path = plot(result, out_dir / f"{name}.png")
+    return result
+
+
+def _bar(total: int, name: str) -> Any:
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:  # pragma: no cover - tqdm is in the plot extra
+        return None
+    return tqdm(total=total, desc=name, unit="step")
+
+
+def _run_executor(
+    pool: Executor, specs: list[dict[str, Any]], bar: Any, T: int
+) -> list[dict[str, Any]]:
+    futures = [pool.submit(run_job, **spec) for spec in specs]
+    jobs = []
+    for fut in as_completed(futures):
+        job = fut.result()
+        jobs.append(job)
+        if bar is not None:
+            bar.update(T)
+            bar.set_postfix_str(f"{job['problem']} {job['algorithm']} done")
+    return jobs
+
+
+def _run_dask(
+    specs: list[dict[str, Any]], address: str, bar: Any, T: int
+) -> list[dict[str, Any]]:
+    try:
+        from distributed import Client, LocalCluster
+        from distributed import as_completed as dask_completed
+    except ImportError as err:  # pragma: no cover - distributed is in the dask extra
+        raise ImportError(
+            "--dask needs the `distributed` package: pip install 'botorch-bandits[dask]'"
+        ) from err
+    cluster = None
+    if address == "local":
+        cluster = LocalCluster(
+            host="127.0.0.1",
+            n_workers=min(os.cpu_count() or 1, len(specs)),
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+        )
+        client = Client(cluster)
+    else:
+        client = Client(address)
+    try:
+        futures = [client.submit(run_job, **spec, pure=False) for spec in specs]
+        jobs = []
+        for fut in dask_completed(futures):
+            job = fut.result()
+            jobs.append(job)
+            if bar is not None:
+                bar.update(T)
+                bar.set_postfix_str(f"{job['problem']} {job['algorithm']} done")
+        return jobs
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+# --------------------------------------------------------------------------------------
+# output
+# --------------------------------------------------------------------------------------
+CSV_COLUMNS = (
+    "experiment",
+    "problem",
+    "algorithm",
+    "step",
+    "metric",
+    "mean",
+    "se",
+    "n_seeds",
+)
+
+
+CSV_METRICS = ("cumulative_regret", "simple_regret", "information_gain")
+"""Metrics written to the CSV (the average regret is cumulative_regret / step)."""
+
+
+def write_csv(result: ReproduceResult, path: Path) -> Path:
+    """Long form, one row per (problem, algorithm, step, metric), every step, values
+    with 8 significant digits."""
+    name = result.experiment.name
+    with open(path, "w", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(CSV_COLUMNS)
+        for job in result.jobs:
+            for metric in CSV_METRICS:
+                mean, se = job["stats"][metric]
+                writer.writerows(
+                    (
+                        name,
+                        job["problem"],
+                        job["algorithm"],
+                        step,
+                        metric,
+                        f"{m:.8g}",
+                        f"{s:.8g}",
+                        job["n_seeds"],
+                    )
+                    for step, (m, s) in enumerate(
+                        zip(mean.tolist(), se.tolist(), strict=True), start=1
+                    )
+                )
+    return path
+
+
+def plot(result: ReproduceResult, path: Path) -> Path:
+    """Cumulative regret (mean ± s.e. over seeds), one panel per problem."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    exp = result.experiment
+    problems = list(dict.fromkeys(j["problem"] for j in result.jobs))
+    fig, axes = plt.subplots(
+        1, len(problems), figsize=(5.5 * len(problems), 4), squeeze=False
+    )
+    for ax, problem in zip(axes[0], problems, strict=True):
+        for job in result.jobs:
+            if job["problem"] != problem:
+                continue
+            mean, se = job["stats"]["cumulative_regret"]
+            steps = torch.arange(1, mean.shape[0] + 1)
+            label = exp.labels.get(job["algorithm"], job["algorithm"])
+            ax.plot(steps, mean, label=label)
+            ax.fill_between(steps, mean - se, mean + se, alpha=0.2)
+        ax.set_title(problem)
+        ax.set_xlabel("step t")
+        ax.set_ylabel("cumulative regret R_t")
+        ax.legend(fontsize=8)
+    fig.suptitle(f"{exp.title}: {result.seeds} seeds, mean ± s.e.", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
