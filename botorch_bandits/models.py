@@ -49,6 +49,39 @@ def fixed_gp(
     return model.eval()
 
 
+class _MarginalPosterior(GPyTorchPosterior):
+    """The posterior at one point per batch (``q = 1``): a ``GPyTorchPosterior`` whose
+    ``mean`` and ``variance`` are read directly, and whose ``MultivariateNormal`` (with
+    a diagonal covariance) is only built if something asks for the distribution
+    (sampling, posterior transforms). Analytic acquisition functions read ``mean`` and
+    ``variance`` only, so scoring every arm skips the distribution's construction."""
+
+    def __init__(self, mean: Tensor, variance: Tensor) -> None:  # batch x q, q = 1
+        self._loc, self._var, self._mvn = mean, variance, None
+
+    @property
+    def distribution(self) -> MultivariateNormal:
+        if self._mvn is None:
+            self._mvn = MultivariateNormal(self._loc, DiagLinearOperator(self._var))
+        return self._mvn
+
+    @property
+    def mean(self) -> Tensor:
+        return self._loc.unsqueeze(-1)
+
+    @property
+    def variance(self) -> Tensor:
+        return self._var.unsqueeze(-1)
+
+    @property
+    def device(self) -> torch.device:
+        return self._loc.device
+
+    @property
+    def dtype(self) -> torch.dtype:
+        return self._loc.dtype
+
+
 def _psd_root(A: Tensor) -> Tensor:
     """A square root ``R`` with ``A = R R^T`` of symmetric PSD matrices (``... x N x
     N``), from the eigendecomposition (round-off negative eigenvalues set to 0)."""
@@ -298,8 +331,7 @@ class FiniteArmGP(Model):
             var = var + self._noise_like(var)
         elif isinstance(observation_noise, Tensor):
             var = var + observation_noise.squeeze(-1).expand_as(var)
-        mvn = MultivariateNormal(mean.to(X.dtype), DiagLinearOperator(var.to(X.dtype)))
-        post = GPyTorchPosterior(mvn)
+        post = _MarginalPosterior(mean.to(X.dtype), var.to(X.dtype))
         return posterior_transform(post) if posterior_transform is not None else post
 
     # ------------------------------------------------------------------ data

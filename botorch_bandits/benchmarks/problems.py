@@ -6,7 +6,7 @@ References:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 
 import torch
 from gpytorch.kernels import Kernel, MaternKernel, RBFKernel
@@ -144,6 +144,17 @@ class BanditProblem:
     def optimum(self) -> Tensor:
         """``S`` optimal values."""
         return self.values.max(dim=-1).values
+
+    def to(self, device: str | torch.device) -> BanditProblem:
+        """The same problem with every tensor on ``device`` (e.g. ``"cuda"``)."""
+        return replace(
+            self,
+            **{
+                f.name: getattr(self, f.name).to(device)
+                for f in fields(self)
+                if isinstance(getattr(self, f.name), Tensor)
+            },
+        )
 
 
 def _check_seeds(num_seeds: int) -> None:

@@ -156,7 +156,12 @@ class SimulationResult:
 
     @property
     def average_regret(self) -> Tensor:
-        steps = torch.arange(1, self.values.shape[0] + 1, dtype=self.values.dtype)
+        steps = torch.arange(
+            1,
+            self.values.shape[0] + 1,
+            dtype=self.values.dtype,
+            device=self.values.device,
+        )
         return self.cumulative_regret / steps.unsqueeze(-1)
 
     def metric(self, name: str) -> Tensor:
@@ -179,7 +184,8 @@ def simulate(
     refactor_every: int | None = 1000,
 ) -> SimulationResult:
     """Run ``algorithm`` (a key of :data:`POLICIES`) for ``horizon`` steps on every
-    seed of ``problem`` at once.
+    seed of ``problem`` at once, on the problem's device (``problem.to("cuda")`` runs
+    it on a GPU; the noise stream then comes from that device's generator).
 
     Args:
         problem: The batch of instances (one per seed).
@@ -208,10 +214,10 @@ def simulate(
         keep_root=algorithm == "GP-TS",  # exact joint draws without a factorization
     )
     X = model.score_points
-    gen = torch.Generator().manual_seed(seed)
     values, noise_sd = problem.values, problem.noise_sd
-    dtype = values.dtype
-    best_y = torch.full((S,), -math.inf, dtype=dtype)
+    dtype, device = values.dtype, values.device
+    gen = torch.Generator(device=device).manual_seed(seed)
+    best_y = torch.full((S,), -math.inf, dtype=dtype, device=device)
     arms_t, values_t, obs_t, gain_t = [], [], [], []
     for t in range(1, horizon + 1):
         ctx = StepContext(
@@ -225,7 +231,7 @@ def simulate(
             scores = policy(model, problem, ctx)(X)  # N x S
         idx = scores.argmax(0)  # S
         f = values.gather(-1, idx.unsqueeze(-1)).squeeze(-1)
-        y = f + noise_sd * torch.randn(S, generator=gen, dtype=dtype)
+        y = f + noise_sd * torch.randn(S, generator=gen, dtype=dtype, device=device)
         model.observe(idx, y)
         best_y = torch.maximum(best_y, y)
         arms_t.append(idx)
