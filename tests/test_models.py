@@ -234,3 +234,32 @@ def test_per_seed_arms_kernels_and_noise_match_single_task_gp() -> None:
         FiniteArmGP(arms, kernel, 0.1, num_seeds=2)
     with pytest.raises(ValueError, match="noise"):
         FiniteArmGP(arms, kernel, torch.tensor([0.1, -1.0, 0.1]))
+
+
+def test_square_root_follows_the_covariance() -> None:
+    """keep_root=True: L L^T equals the posterior covariance after many updates (with
+    skipped seeds), after an exact rebuild and after a reset of one seed; GP-TS on the
+    engine draws f = mu + v L z with that root."""
+    gen = torch.Generator().manual_seed(5)
+    arms = torch.rand(30, 1, generator=gen, dtype=torch.double)
+    kernel = make_kernel("matern52", 0.2)
+    engine = FiniteArmGP(arms, kernel, LAM, num_seeds=3, keep_root=True)
+    for step in range(700):
+        idx = torch.randint(0, 30, (3,), generator=gen)
+        if step % 7 == 0:
+            idx[1] = -1  # seed 1 skips this step
+        engine.observe(idx, torch.randn(3, generator=gen, dtype=torch.double))
+    L = engine.covariance_root_
+    assert torch.allclose(L @ L.transpose(-1, -2), engine.covariance_, atol=1e-10)
+    engine.reset(torch.tensor([False, True, False]))
+    L = engine.covariance_root_
+    assert torch.allclose(L[1] @ L[1].T, engine.K, atol=1e-10)
+    engine.refactor()
+    assert torch.allclose(L @ L.transpose(-1, -2), engine.covariance_, atol=1e-10)
+    acqf = GPThompsonSampling(engine, v=2.0, candidates=arms, seed=11, t=701)
+    draw = acqf(engine.score_points)  # N x S
+    z = torch.randn(
+        3, 30, generator=torch.Generator().manual_seed(11), dtype=torch.double
+    )
+    expected = engine.mean_ + 2.0 * (L @ z.unsqueeze(-1)).squeeze(-1)
+    assert torch.allclose(draw.T, expected)

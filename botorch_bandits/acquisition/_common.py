@@ -99,7 +99,7 @@ class RoundScheduleMixin:
                 value = value.detach()
             else:
                 value = float(value)
-            self._memo = (key, value)
+            self.__dict__["_memo"] = (key, value)  # a plain attribute (fast path)
         return self._memo[1]
 
 

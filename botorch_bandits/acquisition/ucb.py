@@ -51,12 +51,31 @@ class _ScheduledUCB(RoundScheduleMixin, AnalyticAcquisitionFunction):
         maximize: bool = True,
     ) -> None:
         super().__init__(model=model, posterior_transform=posterior_transform)
-        self._t = check_round(t)
-        self.maximize = bool(maximize)
-        self._memo: tuple[tuple, float] | None = None
+        # plain (non-module, non-buffer) attributes: set without nn.Module.__setattr__,
+        # which costs microseconds per attribute -- this class is rebuilt every step
+        self.__dict__.update(_t=check_round(t), maximize=bool(maximize), _memo=None)
 
     def _beta(self, t: int) -> float:  # pragma: no cover - abstract
         raise NotImplementedError
+
+    def _mean_and_sigma(
+        self, X: Tensor, compute_sigma: bool = True, min_var: float = 1e-12
+    ) -> tuple[Tensor, Tensor | None]:
+        """BoTorch's ``_mean_and_sigma``, minus its unconditional ``self.to(X)`` when
+        the model already lives on ``X``'s device and dtype (the walk over every
+        buffer of the model is a large share of one step on the finite-arm engine)."""
+        ref = next(self.model.buffers(), None)
+        if ref is None:
+            ref = next(self.model.parameters(), None)
+        if ref is None or ref.device != X.device or ref.dtype != X.dtype:
+            return super()._mean_and_sigma(X, compute_sigma, min_var)
+        posterior = self.model.posterior(
+            X=X, posterior_transform=self.posterior_transform
+        )
+        mean = posterior.mean.squeeze(-2)  # remove the q dim
+        if not compute_sigma:
+            return mean, None
+        return mean, posterior.variance.clamp_min(min_var).sqrt().view(mean.shape)
 
     @property
     def beta_t(self) -> float | Tensor:
@@ -266,8 +285,9 @@ class IGPUCB(_ScheduledUCB):
         super().__init__(
             model=model, t=t, posterior_transform=posterior_transform, maximize=maximize
         )
-        self.B, self.R, self.delta, self.beta, self.gamma = _scale_arguments(
-            B, R, delta, gamma, beta, constant_name="beta"
+        values = _scale_arguments(B, R, delta, gamma, beta, constant_name="beta")
+        self.__dict__.update(
+            zip(("B", "R", "delta", "beta", "gamma"), values, strict=True)
         )
 
     def _beta(self, t: int) -> float:

@@ -67,6 +67,14 @@ def _best_f(ctx: StepContext) -> Tensor:
     return torch.where(torch.isfinite(ctx.best_y), ctx.best_y, 0.0).unsqueeze(-1)
 
 
+def _best_mean(model: FiniteArmGP) -> Tensor:
+    """Plug-in incumbent: the largest posterior mean among the arms pulled so far
+    (0, the prior mean, before the first observation), ``S x 1``."""
+    mean = model.mean_.reshape(model.counts_.shape)
+    best = mean.masked_fill(model.counts_ == 0, -math.inf).max(-1).values
+    return torch.where(torch.isfinite(best), best, 0.0).unsqueeze(-1)
+
+
 def _igp_ucb(model, problem, ctx):
     return IGPUCB(
         model,
@@ -120,6 +128,12 @@ POLICIES: dict[str, Callable[[FiniteArmGP, BanditProblem, StepContext], Any]] = 
     "GP-UCB-finite": _gp_ucb_finite,
     "EI": lambda model, problem, ctx: LogExpectedImprovement(model, _best_f(ctx)),
     "PI": lambda model, problem, ctx: LogProbabilityOfImprovement(model, _best_f(ctx)),
+    "EI-mean": lambda model, problem, ctx: LogExpectedImprovement(
+        model, _best_mean(model)
+    ),
+    "PI-mean": lambda model, problem, ctx: LogProbabilityOfImprovement(
+        model, _best_mean(model)
+    ),
     "UCB-0.2": lambda model, problem, ctx: UpperConfidenceBound(model, beta=0.2),
     "mean-only": lambda model, problem, ctx: PosteriorMean(model),
     "variance-only": lambda model, problem, ctx: PosteriorStandardDeviation(model),
@@ -128,7 +142,10 @@ r"""Algorithms by name. ``GP-UCB``: Srinivas et al. Thm 3 (RKHS) in the form quo
 Chowdhury & Gopalan; ``GP-UCB-finite``: Thm 1 (finite D). Both honour ``beta_scale``
 (Srinivas et al. §6 scale Thm 1 down by 5). ``EI`` / ``PI``: BoTorch's analytic
 ``LogExpectedImprovement`` / ``LogProbabilityOfImprovement`` (same argmax as EI / PI,
-without their underflow), incumbent = best observation so far. ``UCB-0.2``: BoTorch's
+without their underflow), incumbent = best observation so far; ``EI-mean`` /
+``PI-mean``: the same with the plug-in incumbent (largest posterior mean among the
+pulled arms), a common remedy for noisy observations -- a practical variant, not a
+paper's baseline. ``UCB-0.2``: BoTorch's
 ``UpperConfidenceBound`` with its default-style constant :math:`\beta = 0.2`
 (:math:`\mu + \sqrt{0.2}\sigma`). ``mean-only`` / ``variance-only``: pure exploitation /
 pure exploration (Srinivas et al. §6)."""
