@@ -3,6 +3,8 @@ finite-arm engine with O(N^2) exact updates."""
 
 from __future__ import annotations
 
+import math
+
 import torch
 from botorch.acquisition.objective import PosteriorTransform
 from botorch.models import SingleTaskGP
@@ -196,6 +198,7 @@ class FiniteArmGP(Model):
         self.register_buffer("_K3", K.reshape(-1, N, N))  # 1 x N x N or S x N x N
         self.register_buffer("cov_", self._K3.expand(S, N, N).clone())  # S x N x N
         self.register_buffer("b_", K.new_zeros(S, N))  # S x N
+        self.register_buffer("mean_buf_", K.new_zeros(S, N))  # S x N, = cov_ @ b_
         if self.keep_root:
             self.register_buffer("_K3_root", _psd_root(self._K3))
             self.register_buffer(
@@ -238,11 +241,15 @@ class FiniteArmGP(Model):
     @property
     def mean_(self) -> Tensor:
         """``batch_shape x N`` posterior mean on the arms."""
-        state = self._state
-        if state.get("mean_version") != state["version"]:
-            state["mean"] = (self.cov_ @ self.b_.unsqueeze(-1)).squeeze(-1)
-            state["mean_version"] = state["version"]
-        return self._seeds(state["mean"])
+        return self._seeds(self.mean_buf_)
+
+    def _recompute_mean(self, mask: Tensor | None = None) -> None:
+        """mu = Sigma b exactly (after rebuilds and resets)."""
+        mean = (self.cov_ @ self.b_.unsqueeze(-1)).squeeze(-1)
+        if mask is None:
+            self.mean_buf_.copy_(mean)
+        else:
+            self.mean_buf_[mask] = mean[mask]
 
     @property
     def covariance_(self) -> Tensor:
@@ -378,36 +385,46 @@ class FiniteArmGP(Model):
         """
         cov, noise = self.cov_, self._noise
         S, N = cov.shape[0], cov.shape[-1]
-        arm_idx = torch.as_tensor(arm_idx, device=cov.device).reshape(S).long()
-        y = torch.as_tensor(y, dtype=cov.dtype, device=cov.device).reshape(S)
-        lo, hi = (int(v) for v in torch.aminmax(arm_idx))
+        if not (
+            isinstance(arm_idx, Tensor)
+            and arm_idx.dtype == torch.long
+            and arm_idx.shape == (S,)
+            and arm_idx.device == cov.device
+        ):
+            arm_idx = torch.as_tensor(arm_idx, device=cov.device).reshape(S).long()
+        if not (isinstance(y, Tensor) and y.dtype == cov.dtype and y.shape == (S,)):
+            y = torch.as_tensor(y, dtype=cov.dtype, device=cov.device).reshape(S)
+        # validate on the host: one transfer each, no per-check device syncs
+        arm_list, y_list = arm_idx.tolist(), y.to(cov.device).tolist()
+        lo, hi = min(arm_list), max(arm_list)
         if lo < -1 or hi >= N:
             raise ValueError(
-                f"`arm_idx` must lie in [0, {N}) (or -1 to skip), got "
-                f"{arm_idx.tolist()}."
+                f"`arm_idx` must lie in [0, {N}) (or -1 to skip), got {arm_list}."
             )
-        seeds = self._seed_range
+        if not all(
+            math.isfinite(v) for a, v in zip(arm_list, y_list, strict=True) if a >= 0
+        ):
+            raise ValueError(f"`y` must be finite for observed seeds, got {y_list}.")
+        seeds, mean = self._seed_range, self.mean_buf_
         if lo >= 0:  # every seed observes (the common case): no masking
-            if not bool(torch.isfinite(y).all()):
-                raise ValueError(f"`y` must be finite, got {y.tolist()}.")
             safe, active = arm_idx, None
-            col = cov[seeds, :, safe]  # S x N
+            col = cov[seeds, :, safe]  # S x N (a copy: the column before the update)
             var = col[seeds, safe].clamp_min(0.0)  # S
             scale = 1.0 / (var + noise)
             y_kept = y.clone()
-            b_add = y / noise
+            y_used = y
         else:
             active = arm_idx >= 0
-            if not bool((torch.isfinite(y) | ~active).all()):
-                raise ValueError(
-                    f"`y` must be finite for observed seeds, got {y.tolist()}."
-                )
             safe = arm_idx.clamp_min(0)
             col = cov[seeds, :, safe]  # S x N
             var = col[seeds, safe].clamp_min(0.0) * active  # 0 for skipped seeds
             scale = active / (var + noise)
             y_kept = torch.where(active, y, torch.nan)
-            b_add = y_kept.nan_to_num(0.0) / noise
+            y_used = y_kept.nan_to_num(0.0)
+        b_add = y_used / noise
+        # mean: the Kalman form of mu = Sigma b, mu += col (y - mu_i) / (var + lambda)
+        innovation = (y_used - mean[seeds, safe]) * scale  # 0 for skipped seeds
+        mean.addcmul_(col, innovation.unsqueeze(-1))
         self._changed()
         # rank-one downdate in place: cov -= (scale * col) col^T
         cov.baddbmm_(
@@ -481,6 +498,7 @@ class FiniteArmGP(Model):
             self.cov_[s] = 0.5 * (cov + cov.T)
             if self.keep_root:
                 self.covariance_root_[s] = _psd_root(self.cov_[s])
+        self._recompute_mean(mask)
 
     def reset(self, seeds: Tensor | None = None) -> None:
         """Forget every observation of the masked seeds (restarts)."""
@@ -491,6 +509,7 @@ class FiniteArmGP(Model):
         if self.keep_root:
             self.covariance_root_[mask] = self._K3_root.expand(S, N, N)[mask]
         self.b_[mask] = 0.0
+        self.mean_buf_[mask] = 0.0
         self.counts_[mask] = 0
         self.information_gain_[mask] = 0.0
         self.num_observations_[mask] = 0
@@ -514,5 +533,10 @@ class FiniteArmGP(Model):
         y = torch.as_tensor(y, dtype=self.K.dtype, device=self.K.device).reshape(S)
         old = self._y_hist[step]
         delta = torch.where(mask, (y - old) / self._noise, 0.0)
-        self.b_.scatter_add_(-1, arm.clamp_min(0).view(S, 1), delta.view(S, 1))
+        safe = arm.clamp_min(0)
+        self.b_.scatter_add_(-1, safe.view(S, 1), delta.view(S, 1))
+        # mu = Sigma b is linear in b: add Sigma[:, i] * delta_i
+        self.mean_buf_.addcmul_(
+            self.cov_[self._seed_range, :, safe], delta.unsqueeze(-1)
+        )
         self._y_hist[step] = torch.where(mask, y, old)
