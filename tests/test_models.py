@@ -175,12 +175,14 @@ class TestFixedGP(BotorchTestCase):
             fixed_gp(X, X.squeeze(-1), make_kernel("rbf", 0.2), 0.1)
 
 
-def test_exact_after_3000_random_updates() -> None:
-    """Issue 3 acceptance 1: engine = exact SingleTaskGP to 1e-8 after 3000 updates."""
+@pytest.mark.parametrize("refactor_every", [None, 1000], ids=["no-rebuild", "rebuild"])
+def test_exact_after_3000_random_updates(refactor_every: int | None) -> None:
+    """Issue 3 acceptance 1: engine = exact SingleTaskGP to 1e-8 after 3000 updates,
+    with the incremental updates alone (no rebuild) and with the default rebuilds."""
     gen = torch.Generator().manual_seed(5)
     arms = torch.rand(60, 1, generator=gen, dtype=torch.double)
     kernel = make_kernel("rbf", 0.2)
-    engine = FiniteArmGP(arms, kernel, LAM, num_seeds=2)  # default rebuild period 1000
+    engine = FiniteArmGP(arms, kernel, LAM, num_seeds=2, refactor_every=refactor_every)
     pulls = torch.randint(0, 60, (3000, 2), generator=gen)
     ys = torch.randn(3000, 2, generator=gen, dtype=torch.double)
     for t in range(3000):
