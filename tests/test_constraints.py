@@ -1,0 +1,131 @@
+"""Long-term constraints (Shi & Eryilmaz 2022): penalty functions, multiplier updates,
+epoch replay and composite targets, pinned against hand values."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from botorch_bandits.constraints import (
+    CallablePenalty,
+    ExponentialPenalty,
+    MultiplierCapWarning,
+    PolynomialPenalty,
+    additive_update,
+    check_penalty,
+    composite_targets,
+    epoch_schedule,
+    multiplicative_update,
+    replay_multipliers,
+)
+
+D = torch.double
+
+
+def test_penalties_by_hand() -> None:
+    exp = ExponentialPenalty(c=2.0)
+    assert exp(torch.tensor([-1.0, 0.0, 0.5], dtype=D)).tolist() == pytest.approx(
+        [1.0, 1.0, math.e**1.0]
+    )
+    poly = PolynomialPenalty(c=2.0, n=3)
+    assert poly(torch.tensor([-3.0, 0.5, 1.0], dtype=D)).tolist() == pytest.approx(
+        [1.0, 8.0, 27.0]
+    )
+    # both satisfy Assumption 2 on a grid (eqs. 9, 10)
+    check_penalty(exp)
+    check_penalty(poly)
+
+
+def test_user_penalty_checked_for_assumption_2() -> None:
+    ok = CallablePenalty(lambda x: torch.where(x > 0, torch.exp(3 * x), 1.0))
+    assert float(ok(torch.tensor(1.0, dtype=D))) == pytest.approx(math.exp(3))
+    with pytest.raises(ValueError, match=r"2\(1\).*1 for x <= 0"):
+        CallablePenalty(lambda x: torch.exp(x))  # psi(-1) != 1
+    with pytest.raises(ValueError, match=r"2\(1\).*convex"):
+        CallablePenalty(lambda x: 1 + x.clamp_min(0).sqrt())
+    with pytest.raises(ValueError, match=r"2\(1\).*increasing"):
+        CallablePenalty(lambda x: torch.ones_like(x))
+    # 1 + x^2 is convex, 1 at 0, increasing on x >= 0, but
+    # (1 + x^2)(1 + y^2) < 1 + (x + y)^2 for small positive x, y
+    with pytest.raises(ValueError, match=r"2\(2\)"):
+        CallablePenalty(lambda x: 1 + x.clamp_min(0) ** 2)
+
+
+def test_bad_parameters_name_the_argument() -> None:
+    with pytest.raises(ValueError, match="`c`"):
+        ExponentialPenalty(c=0.0)
+    with pytest.raises(ValueError, match="`n`"):
+        PolynomialPenalty(c=1.0, n=0.5)
+    with pytest.raises(ValueError, match="`step`"):
+        additive_update(torch.zeros(1, dtype=D), torch.ones(1, dtype=D), step=0.0)
+    with pytest.raises(ValueError, match="`epoch_length`"):
+        replay_multipliers(torch.zeros(4, 1, dtype=D), 0, penalty=ExponentialPenalty())
+    with pytest.raises(ValueError, match="`rule`"):
+        replay_multipliers(torch.zeros(4, 1, dtype=D), 2, rule="dual")
+    with pytest.raises(ValueError, match="`g_values` must be finite"):
+        replay_multipliers(
+            torch.tensor([[math.nan]], dtype=D), 1, penalty=ExponentialPenalty()
+        )
+    with pytest.raises(ValueError, match="`kappa`"):
+        composite_targets(
+            torch.zeros(2, dtype=D),
+            torch.zeros(2, 1, dtype=D),
+            torch.ones(2, dtype=D),
+            penalty=ExponentialPenalty(),
+        )
+    with pytest.raises(ValueError, match="`delta`"):
+        epoch_schedule("additive", 1.5, 2, 0.1, torch.zeros(1, dtype=D))
+
+
+def test_update_rules_by_hand() -> None:
+    psi = ExponentialPenalty(c=1.0)
+    log_k = multiplicative_update(
+        torch.zeros(2, dtype=D), torch.tensor([0.5, -1.0], dtype=D), psi
+    )
+    assert torch.exp(log_k).tolist() == pytest.approx([math.exp(0.5), 1.0])
+    k = additive_update(torch.zeros(1, dtype=D), torch.tensor([0.4], dtype=D), 0.5)
+    assert k.tolist() == pytest.approx([0.2])
+    k = additive_update(k, torch.tensor([-1.0], dtype=D), 0.5)
+    assert k.tolist() == [0.0]  # projected onto kappa >= 0
+
+
+def test_overflow_guard_warns_and_caps() -> None:
+    psi = ExponentialPenalty(c=1.0)
+    with pytest.warns(MultiplierCapWarning, match="capped"):
+        log_k = multiplicative_update(
+            torch.zeros(1, dtype=D), torch.tensor([1000.0], dtype=D), psi, 50.0
+        )
+    assert float(log_k) == 50.0 and math.isfinite(float(torch.exp(log_k)))
+
+
+def test_replay_is_a_function_of_the_constraint_history() -> None:
+    psi = ExponentialPenalty(c=1.0)
+    g = torch.tensor([[1.0], [0.0], [-1.0], [-2.0], [5.0]], dtype=D)  # S = 2
+    kappa = replay_multipliers(g, 2, penalty=psi)
+    # epoch means 0.5 and -1.5; the partial third epoch does not update
+    assert kappa[:, 0].tolist() == pytest.approx([1.0, math.exp(0.5), math.exp(0.5)])
+    kappa_add = replay_multipliers(g, 2, rule="additive", step=0.5)
+    assert kappa_add[:, 0].tolist() == pytest.approx([0.0, 0.25, 0.0])
+    # the same history gives the same multipliers (resume from data)
+    assert torch.equal(kappa, replay_multipliers(g.clone(), 2, penalty=psi))
+
+
+def test_composite_targets_by_hand() -> None:
+    f = torch.tensor([1.0, 2.0], dtype=D)
+    g = torch.tensor([[0.5, -1.0], [-1.0, 1.0]], dtype=D)
+    kappa = torch.tensor([2.0, 3.0], dtype=D)
+    psi = ExponentialPenalty(c=1.0)
+    F = composite_targets(f, g, kappa, penalty=psi)
+    assert F.tolist() == pytest.approx(
+        [1.0 - 2.0 * (math.exp(0.5) - 1.0), 2.0 - 3.0 * (math.e - 1.0)]
+    )
+    G = composite_targets(f, g, kappa, rule="additive")
+    assert G.tolist() == pytest.approx([1.0 - 1.0 + 3.0, 2.0 + 2.0 - 3.0])
+    assert epoch_schedule("multiplicative", 0.1, 5, 0.1, kappa) == pytest.approx(
+        (0.02, 0.1)
+    )
+    assert epoch_schedule("additive", 0.1, 5, 0.1, kappa) == pytest.approx(
+        (0.01, 0.1 * math.sqrt(14.0))
+    )
