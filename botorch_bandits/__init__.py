@@ -35,6 +35,7 @@ from botorch_bandits.beta import (
     sigma_multiplier,
     to_botorch_beta,
 )
+from botorch_bandits.models import FiniteArmGP, fixed_gp
 
 __version__ = "0.1.0"
 
@@ -48,6 +49,7 @@ __all__ = [
     "IGPUCB",
     "CallableGamma",
     "ConstantGamma",
+    "FiniteArmGP",
     "GPThompsonSampling",
     "GammaOrder",
     "GammaSource",
@@ -56,6 +58,7 @@ __all__ = [
     "ObservedInformationGain",
     "__version__",
     "draw_posterior_paths",
+    "fixed_gp",
     "gamma_growth_order",
     "gp_ts_scale",
     "gp_ucb_beta_compact",

@@ -174,6 +174,29 @@ def _regularized_norm(values: Tensor, K: Tensor, build_noise: float) -> Tensor:
     return (alpha.transpose(-1, -2) @ K @ alpha).squeeze(-1).squeeze(-1).sqrt()
 
 
+def _sampled_problem(
+    name: str,
+    arms: Tensor,
+    values: Tensor,
+    K: Tensor,
+    noise_sd: Tensor,
+    build_noise: float,
+    kernel: str = "rbf",
+) -> BanditProblem:
+    """A problem whose function is not built in the RKHS: lambda = R^2 and ``B`` = the
+    RKHS norm of the regularized interpolant."""
+    return BanditProblem(
+        name=name,
+        arms=arms,
+        values=values,
+        K=K,
+        noise_sd=noise_sd,
+        noise=noise_sd**2,
+        rkhs_norm=_regularized_norm(values, K, build_noise),
+        kernel=kernel,
+    )
+
+
 def _noise_from_range(values: Tensor, noise_fraction: float) -> Tensor:
     """R = sqrt(noise_fraction x range of f on the arms), per seed (000 §6)."""
     return (noise_fraction * (values.max(-1).values - values.min(-1).values)).sqrt()
@@ -267,15 +290,8 @@ def gp_sample_problem(
         K = k(arms).to_dense()
     values = _sample(K, gen)
     noise_sd = _noise_from_range(values, noise_fraction)
-    return BanditProblem(
-        name=f"gp-{_short(kernel)}",
-        arms=arms,
-        values=values,
-        K=K,
-        noise_sd=noise_sd,
-        noise=noise_sd**2,
-        rkhs_norm=_regularized_norm(values, K, build_noise),
-        kernel=kernel,
+    return _sampled_problem(
+        f"gp-{_short(kernel)}", arms, values, K, noise_sd, build_noise, kernel
     )
 
 
@@ -321,16 +337,7 @@ def benchmark_function_problem(
     vmin, vmax = raw.min(-1, keepdim=True).values, raw.max(-1, keepdim=True).values
     values = (raw - vmin) / (vmax - vmin)
     noise_sd = _noise_from_range(values, noise_fraction)
-    return BanditProblem(
-        name=function,
-        arms=unit,
-        values=values,
-        K=K,
-        noise_sd=noise_sd,
-        noise=noise_sd**2,
-        rkhs_norm=_regularized_norm(values, K, build_noise),
-        kernel="rbf",
-    )
+    return _sampled_problem(function, unit, values, K, noise_sd, build_noise)
 
 
 def srinivas_gp_problem(
@@ -355,13 +362,4 @@ def srinivas_gp_problem(
         K = k(grid).to_dense()
     values = _sample(K.expand(num_seeds, num_points, num_points), gen)
     noise_sd = torch.full((num_seeds,), noise_variance**0.5, dtype=dtype)
-    return BanditProblem(
-        name="gp-se-grid1000",
-        arms=grid,
-        values=values,
-        K=K,
-        noise_sd=noise_sd,
-        noise=noise_sd**2,
-        rkhs_norm=_regularized_norm(values, K, build_noise),
-        kernel="rbf",
-    )
+    return _sampled_problem("gp-se-grid1000", grid, values, K, noise_sd, build_noise)

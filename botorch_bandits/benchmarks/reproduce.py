@@ -279,8 +279,13 @@ def _run_executor(
     pool: Executor, specs: list[dict[str, Any]], bar: Any, T: int
 ) -> list[dict[str, Any]]:
     futures = [pool.submit(run_job, **spec) for spec in specs]
+    return _collect(as_completed(futures), bar, T)
+
+
+def _collect(completed: Any, bar: Any, T: int) -> list[dict[str, Any]]:
+    """Results of futures in completion order, advancing the bar by a job's steps."""
     jobs = []
-    for fut in as_completed(futures):
+    for fut in completed:
         job = fut.result()
         jobs.append(job)
         if bar is not None:
@@ -313,14 +318,7 @@ def _run_dask(
         client = Client(address)
     try:
         futures = [client.submit(run_job, **spec, pure=False) for spec in specs]
-        jobs = []
-        for fut in dask_completed(futures):
-            job = fut.result()
-            jobs.append(job)
-            if bar is not None:
-                bar.update(T)
-                bar.set_postfix_str(f"{job['problem']} {job['algorithm']} done")
-        return jobs
+        return _collect(dask_completed(futures), bar, T)
     finally:
         client.close()
         if cluster is not None:
