@@ -517,6 +517,33 @@ class FiniteArmGP(Model):
             h[mask] = -1
         self._reset_countdown()
 
+    def set_targets(self, y: Tensor) -> None:
+        r"""Replace the targets of every stored observation at once (``steps x
+        batch_shape``, in the order observed; entries of skipped or reset observations
+        are ignored). :math:`b` is rebuilt in :math:`O(\text{steps})` and
+        :math:`\mu = \Sigma b` recomputed exactly; the covariance is unchanged. Used
+        when the composite targets of every past observation change (constraint
+        multipliers of a new epoch)."""
+        steps = len(self._y_hist)
+        S = self.cov_.shape[0]
+        y = torch.as_tensor(y, dtype=self.K.dtype, device=self.K.device).reshape(
+            steps, S
+        )
+        if steps == 0:
+            return
+        arms = torch.stack(self._arms_hist)  # steps x S
+        kept = arms >= 0
+        if not bool(torch.isfinite(y[kept]).all()):
+            raise ValueError("`y` must be finite for every stored observation.")
+        self._changed()
+        y = torch.where(kept, y, torch.nan)
+        self.b_.zero_()
+        self.b_.scatter_add_(
+            -1, arms.clamp_min(0).T, (y.nan_to_num(0.0) / self._noise).T
+        )
+        self._y_hist = list(y.unbind(0))
+        self._recompute_mean()
+
     def replace_target(self, step: int, y: Tensor, seeds: Tensor | None = None) -> None:
         r"""Replace the observation made at ``step`` (0-based) by ``y`` for the masked
         seeds: an :math:`O(N)` change of :math:`b` (the covariance does not depend on

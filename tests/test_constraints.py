@@ -129,3 +129,64 @@ def test_composite_targets_by_hand() -> None:
     assert epoch_schedule("additive", 0.1, 5, 0.1, kappa) == pytest.approx(
         (0.01, 0.1 * math.sqrt(14.0))
     )
+
+
+def test_set_targets_rebuilds_the_mean_exactly() -> None:
+    from botorch_bandits.benchmarks.problems import make_kernel
+    from botorch_bandits.models import FiniteArmGP, fixed_gp
+
+    gen = torch.Generator().manual_seed(0)
+    arms = torch.rand(15, 1, generator=gen, dtype=D)
+    kernel = make_kernel("rbf", 0.3)
+    engine = FiniteArmGP(arms, kernel, 0.05, num_seeds=2)
+    pulls = torch.randint(0, 15, (30, 2), generator=gen)
+    pulls[3, 1] = -1  # a skipped observation stays skipped
+    for i in range(30):
+        engine.observe(pulls[i], torch.randn(2, generator=gen, dtype=D))
+    new = torch.randn(30, 2, generator=gen, dtype=D)
+    engine.set_targets(new)
+    for s in range(2):
+        kept = pulls[:, s] >= 0
+        ref = fixed_gp(arms[pulls[kept, s]], new[kept, s].unsqueeze(-1), kernel, 0.05)
+        expected = ref.posterior(arms).mean.squeeze(-1)
+        assert torch.allclose(engine.mean_[s], expected, atol=1e-10)
+
+
+def test_constrained_simulation_replays_its_multipliers() -> None:
+    from botorch_bandits.benchmarks.constrained import (
+        shi2022_e1_problem,
+        simulate_constrained,
+    )
+
+    problem = shi2022_e1_problem(noisy_g=True, points_per_dim=13)
+    psi = ExponentialPenalty(1.0)
+    for algorithm, rule in (("Alg2", "multiplicative"), ("Alg3", "additive")):
+        res = simulate_constrained(
+            problem, algorithm, horizon=23, epoch_length=5, num_seeds=3, seed=1
+        )
+        assert res.kappa.shape == (5, 3, 1)  # ceil(23 / 5) epochs
+        for s in range(3):
+            replay = replay_multipliers(
+                res.g_obs[:, s],
+                5,
+                rule,
+                penalty=psi if rule == "multiplicative" else None,
+                step=0.5 if rule == "additive" else None,
+            )
+            assert torch.allclose(res.kappa[:, s], replay[:5])
+        # CV from the true g values, regret against the constrained optimum
+        g_sum = problem.g[res.arms].cumsum(0).clamp_min(0).norm(dim=-1)
+        assert torch.allclose(res.constraint_violation, g_sum)
+        assert torch.allclose(
+            res.cumulative_regret, (problem.optimum - problem.f[res.arms]).cumsum(0)
+        )
+    again = simulate_constrained(
+        problem, "Alg3", horizon=23, epoch_length=5, num_seeds=3, seed=1
+    )
+    assert torch.equal(again.arms, res.arms)
+    unconstrained = simulate_constrained(problem, "IGP-UCB", horizon=12, num_seeds=2)
+    assert float(unconstrained.kappa.abs().max()) == 0.0
+    with pytest.raises(ValueError, match="algorithm"):
+        simulate_constrained(problem, "ADMMBO")
+    with pytest.raises(ValueError, match="epoch_length"):
+        simulate_constrained(problem, "Alg2", epoch_length=0)

@@ -1,0 +1,251 @@
+r"""Long-term-constrained bandits on the finite-arm engine: Shi & Eryilmaz (AISTATS 2022)
+Algorithms 2 and 3 with IGP-UCB as the inner algorithm, run over a batch of seeds.
+
+Each epoch :math:`l` (``S`` steps): the multipliers :math:`\kappa^l` are replayed from the
+constraint values observed in the completed epochs
+(:func:`~botorch_bandits.constraints.replay_multipliers`); the engine's targets for *every*
+past observation are rebuilt as the composite :math:`F_l` (Alg. 2) or :math:`G_l`
+(Alg. 3) from the stored observations of :math:`f` and :math:`g`
+(``FiniteArmGP.set_targets``); IGP-UCB runs on them with :math:`\delta/L` (Alg. 2) or
+:math:`\delta/(2L)` and :math:`R\sqrt{1 + \sum_j\kappa_j^2}` (Alg. 3). Every observation of
+:math:`f` and :math:`g` is recorded.
+
+Our choices where the paper is silent are arguments with stated defaults: the candidate
+set (a grid), the kernel lengthscale, :math:`\lambda`, :math:`B`, and the first point of
+every run (uniformly random, "100 runs starting from different initial points").
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+from gpytorch.kernels import MaternKernel
+from torch import Tensor
+
+from botorch_bandits.acquisition import IGPUCB
+from botorch_bandits.constraints import (
+    ExponentialPenalty,
+    Penalty,
+    composite_targets,
+    epoch_schedule,
+    replay_multipliers,
+)
+from botorch_bandits.models import FiniteArmGP
+
+
+@dataclass(frozen=True)
+class ConstrainedProblem:
+    r"""A finite-arm problem with long-term constraints :math:`\frac1T\sum_t g(x_t)\le 0`.
+
+    Attributes:
+        name: Short name.
+        arms: ``N x d`` candidate set.
+        f: ``N`` objective values; ``g``: ``N x m`` constraint values.
+        K: ``N x N`` kernel matrix the algorithm uses.
+        noise_sd_f, noise_sd_g: Observation noise standard deviations (0: exact g).
+        noise: The algorithm's regularizer :math:`\lambda`.
+        B: RKHS-norm bound given to IGP-UCB.
+    """
+
+    name: str
+    arms: Tensor
+    f: Tensor
+    g: Tensor
+    K: Tensor
+    noise_sd_f: float
+    noise_sd_g: float
+    noise: float
+    B: float
+
+    @property
+    def optimum(self) -> float:
+        """max f over the candidates with every g_j <= 0 (the constrained optimum)."""
+        feasible = (self.g <= 0).all(-1)
+        if not bool(feasible.any()):
+            raise ValueError(f"{self.name}: no candidate satisfies g <= 0.")
+        return float(self.f[feasible].max())
+
+
+def shi2022_e1_problem(
+    noisy_g: bool = False,
+    points_per_dim: int = 25,
+    lengthscale: float = 1.0,
+    B: float = 1.0,
+) -> ConstrainedProblem:
+    r"""Shi & Eryilmaz 2022, App. E.1: :math:`X = [0, 6]^2`,
+    :math:`f = -\sin x_1 - x_2`, :math:`g = \sin x_1\sin x_2 + 0.95` (a small feasible
+    region), :math:`f` noise :math:`N(0, 0.01)`, :math:`g` exact (E.1.1) or with
+    :math:`N(0, 0.01)` noise (E.1.2); Matérn-5/2 kernel. Ours: a
+    ``points_per_dim``-square grid as candidates, lengthscale 1 (on the raw scale),
+    :math:`\lambda` = 0.01 (the f noise variance), ``B`` = 1."""
+    lin = torch.linspace(0.0, 6.0, points_per_dim, dtype=torch.double)
+    arms = torch.cartesian_prod(lin, lin)
+    f = -torch.sin(arms[:, 0]) - arms[:, 1]
+    g = (torch.sin(arms[:, 0]) * torch.sin(arms[:, 1]) + 0.95).unsqueeze(-1)
+    kernel = MaternKernel(nu=2.5).to(torch.double)
+    kernel.lengthscale = lengthscale
+    with torch.no_grad():
+        K = kernel(arms).to_dense()
+    return ConstrainedProblem(
+        name="e1-noisy-g" if noisy_g else "e1",
+        arms=arms,
+        f=f,
+        g=g,
+        K=K,
+        noise_sd_f=0.1,
+        noise_sd_g=0.1 if noisy_g else 0.0,
+        noise=0.01,
+        B=B,
+    )
+
+
+@dataclass
+class ConstrainedResult:
+    """Per-step records (``T x S``; ``g`` values ``T x S x m``)."""
+
+    algorithm: str
+    arms: Tensor
+    f: Tensor
+    g: Tensor
+    f_obs: Tensor
+    g_obs: Tensor
+    kappa: Tensor  # L x S x m: the multipliers each epoch used
+    optimum: float
+
+    @property
+    def cumulative_regret(self) -> Tensor:
+        return (self.optimum - self.f).cumsum(0)
+
+    @property
+    def constraint_violation(self) -> Tensor:
+        r""":math:`V_t = \|[\sum_{s\le t} g(x_s)]^+\|_2` (true g values)."""
+        return self.g.cumsum(0).clamp_min(0.0).norm(dim=-1)
+
+    def time_averaged(self, name: str) -> Tensor:
+        steps = torch.arange(1, self.f.shape[0] + 1, dtype=self.f.dtype)
+        return getattr(self, name) / steps.unsqueeze(-1)
+
+
+ALGORITHMS = ("Alg2", "Alg3", "IGP-UCB")
+"""``Alg2``: multiplicative updates with ψ (noiseless g); ``Alg3``: additive updates
+(noisy g); ``IGP-UCB``: unconstrained IGP-UCB on f (the multipliers stay 0)."""
+
+
+def simulate_constrained(
+    problem: ConstrainedProblem,
+    algorithm: str,
+    horizon: int = 350,
+    epoch_length: int = 20,
+    num_seeds: int = 100,
+    penalty: Penalty | None = None,
+    step: float = 0.5,
+    delta: float = 0.1,
+    seed: int = 0,
+) -> ConstrainedResult:
+    """Run ``algorithm`` (see :data:`ALGORITHMS`) for ``horizon`` steps on
+    ``num_seeds`` independent runs at once. ``L = ceil(horizon / epoch_length)``
+    epochs; a last partial epoch runs with its multipliers like any other."""
+    if algorithm not in ALGORITHMS:
+        raise ValueError(f"`algorithm` must be one of {ALGORITHMS}, got {algorithm!r}.")
+    for name, value in (
+        ("horizon", horizon),
+        ("epoch_length", epoch_length),
+        ("num_seeds", num_seeds),
+    ):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"`{name}` must be an integer >= 1, got {name}={value!r}.")
+    rule = "additive" if algorithm == "Alg3" else "multiplicative"
+    psi = (penalty or ExponentialPenalty(1.0)) if rule == "multiplicative" else None
+    S, L = num_seeds, math.ceil(horizon / epoch_length)
+    m = problem.g.shape[-1]
+    model = FiniteArmGP(problem.arms, problem.K, problem.noise, num_seeds=S)
+    X = model.score_points
+    gen = torch.Generator().manual_seed(seed)
+    dt = problem.f.dtype
+    arms_t, f_t, g_t, fo_t, go_t, kappas = [], [], [], [], [], []
+    kappa = torch.zeros(S, m, dtype=dt)
+    for t in range(1, horizon + 1):
+        if (t - 1) % epoch_length == 0:  # a new epoch: replay kappa, rebuild targets
+            if algorithm == "IGP-UCB":
+                kappa = torch.zeros(S, m, dtype=dt)
+            elif t == 1:
+                kappa = torch.full(
+                    (S, m), 1.0 if rule == "multiplicative" else 0.0, dtype=dt
+                )
+            else:
+                g_hist = torch.stack(go_t)  # t-1 x S x m (what the algorithm observed)
+                kappa = torch.stack(
+                    [
+                        replay_multipliers(
+                            g_hist[:, s],
+                            epoch_length,
+                            rule,
+                            penalty=psi,
+                            step=step if rule == "additive" else None,
+                        )[-1]
+                        for s in range(S)
+                    ]
+                )
+                model.set_targets(_targets(fo_t, go_t, kappa, rule, psi))
+            kappas.append(kappa)
+        if t == 1:  # different initial points: a uniformly random first arm per run
+            idx = torch.randint(0, problem.arms.shape[0], (S,), generator=gen)
+        else:
+            d_l = []
+            R_l = []
+            for s in range(S):
+                d, r = epoch_schedule(rule, delta, L, problem.noise_sd_f, kappa[s])
+                d_l.append(d)
+                R_l.append(r)
+            acqf = IGPUCB(
+                model,
+                B=problem.B,
+                R=torch.tensor(R_l, dtype=dt),
+                delta=d_l[0],
+                gamma="observed",
+            )
+            with torch.no_grad():
+                idx = acqf(X).argmax(0)
+        f = problem.f[idx]
+        g = problem.g[idx]  # S x m
+        f_obs = f + problem.noise_sd_f * torch.randn(S, generator=gen, dtype=dt)
+        g_obs = g + problem.noise_sd_g * torch.randn(S, m, generator=gen, dtype=dt)
+        target = _targets([f_obs], [g_obs], kappa, rule, psi)[0]
+        model.observe(idx, target)
+        arms_t.append(idx)
+        f_t.append(f)
+        g_t.append(g)
+        fo_t.append(f_obs)
+        go_t.append(g_obs)
+    return ConstrainedResult(
+        algorithm=algorithm,
+        arms=torch.stack(arms_t),
+        f=torch.stack(f_t),
+        g=torch.stack(g_t),
+        f_obs=torch.stack(fo_t),
+        g_obs=torch.stack(go_t),
+        kappa=torch.stack(kappas),
+        optimum=problem.optimum,
+    )
+
+
+def _targets(
+    f_obs: list[Tensor],
+    g_obs: list[Tensor],
+    kappa: Tensor,
+    rule: str,
+    psi: Penalty | None,
+) -> Tensor:
+    """Composite targets (``steps x S``) of stored observations with multipliers
+    ``kappa`` (``S x m``)."""
+    f = torch.stack(f_obs)  # steps x S
+    g = torch.stack(g_obs)  # steps x S x m
+    return torch.stack(
+        [
+            composite_targets(f[:, s], g[:, s], kappa[s], rule, psi)
+            for s in range(f.shape[1])
+        ],
+        dim=-1,
+    )
