@@ -186,6 +186,10 @@ def test_constrained_simulation_replays_its_multipliers() -> None:
     assert torch.equal(again.arms, res.arms)
     unconstrained = simulate_constrained(problem, "IGP-UCB", horizon=12, num_seeds=2)
     assert float(unconstrained.kappa.abs().max()) == 0.0
+    cei = simulate_constrained(problem, "LogCEI", horizon=8, num_seeds=2, seed=3)
+    assert cei.arms.shape == (8, 2) and torch.isfinite(cei.constraint_violation).all()
+    # LogCEI's own choice (after the random first point) moves off a constant arm
+    assert len(set(cei.arms[:, 0].tolist())) > 1
     with pytest.raises(ValueError, match="algorithm"):
         simulate_constrained(problem, "ADMMBO")
     with pytest.raises(ValueError, match="epoch_length"):
