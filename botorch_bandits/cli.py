@@ -131,6 +131,25 @@ def _reproduce(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
             f"  {problem:15s} {algorithm:14s} {mean:12.3f} ± {se:9.3f}  "
             f"{half:12.5f} {last:10.5f}"
         )
+    constrained = [
+        j for j in result.jobs if "average_constraint_violation" in j["stats"]
+    ]
+    if constrained:
+        checkpoints = sorted(
+            {t for t in (40, 100, 200, 350) if t <= result.horizon} | {result.horizon}
+        )
+        print("time-averaged regret R_t/t and CV V_t/t (mean ± s.e.):")
+        for job in constrained:
+            (r, r_se), (v, v_se) = (
+                job["stats"]["average_regret"],
+                job["stats"]["average_constraint_violation"],
+            )
+            cells = "  ".join(
+                f"t={t}: {float(r[t - 1]):+.3f}±{float(r_se[t - 1]):.3f} / "
+                f"{float(v[t - 1]):.3f}±{float(v_se[t - 1]):.3f}"
+                for t in checkpoints
+            )
+            print(f"  {job['problem']:12s} {job['algorithm']:8s} {cells}")
     print(f"wrote {result.csv_path} and {result.png_path}")
     return 0
 

@@ -194,3 +194,38 @@ def test_constrained_simulation_replays_its_multipliers() -> None:
         simulate_constrained(problem, "ADMMBO")
     with pytest.raises(ValueError, match="epoch_length"):
         simulate_constrained(problem, "Alg2", epoch_length=0)
+
+
+def test_constrained_reproduction_writes_its_metrics(tmp_path, capsys) -> None:
+    import csv
+
+    from botorch_bandits.cli import main
+
+    assert (
+        main(
+            [
+                "reproduce",
+                "shi2022-fig4",
+                "--smoke",
+                "--out",
+                str(tmp_path),
+                "--workers",
+                "1",
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
+    out = capsys.readouterr().out
+    assert "V_t/t" in out and "Alg3" in out and "LogCEI" in out
+    with open(tmp_path / "shi2022-fig4.csv") as fh:
+        rows = list(csv.DictReader(fh))
+    metrics = {r["metric"] for r in rows}
+    assert metrics == {
+        "cumulative_regret",
+        "constraint_violation",
+        "average_regret",
+        "average_constraint_violation",
+    }
+    assert len(rows) == 3 * 30 * 4  # algorithms x T x metrics
+    assert (tmp_path / "shi2022-fig4.png").exists()

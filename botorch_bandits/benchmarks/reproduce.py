@@ -27,6 +27,7 @@ from typing import Any
 
 import torch
 
+from botorch_bandits.benchmarks import constrained as C
 from botorch_bandits.benchmarks import problems as P
 from botorch_bandits.benchmarks.simulator import METRICS, POLICIES, simulate
 
@@ -40,6 +41,20 @@ PROBLEMS: dict[str, Callable[..., P.BanditProblem]] = {
     "gp-se-grid1000": P.srinivas_gp_problem,
 }
 """Problem builders by name; each takes ``num_seeds`` and ``seed``."""
+
+CONSTRAINED_PROBLEMS: dict[str, Callable[[], C.ConstrainedProblem]] = {
+    "e1": partial(C.shi2022_e1_problem, noisy_g=False),
+    "e1-noisy-g": partial(C.shi2022_e1_problem, noisy_g=True),
+}
+"""Long-term-constrained problems (Shi & Eryilmaz 2022, App. E); runs differ by their
+random first point and noise."""
+
+CONSTRAINED_METRICS = (
+    "cumulative_regret",
+    "constraint_violation",
+    "average_regret",
+    "average_constraint_violation",
+)
 
 
 @dataclass(frozen=True)
@@ -58,6 +73,7 @@ class Experiment:
     smoke_seeds: int = 2
     claim: str = ""
     labels: dict[str, str] = field(default_factory=dict)
+    epoch_length: int = 20  # constrained experiments: S
 
 
 _CG = ("IGP-UCB", "GP-TS", "GP-UCB", "EI", "PI")
@@ -109,6 +125,30 @@ EXPERIMENTS: dict[str, Experiment] = {
             ),
             labels={"GP-UCB-finite": "GP-UCB (Thm 1, beta/5)", "PI": "MPI"},
         ),
+        Experiment(
+            "shi2022-fig2",
+            "E.1, noiseless g: Alg. 2 (Shi & Eryilmaz 2022, Figs. 2-3)",
+            ("e1",),
+            ("Alg2", "IGP-UCB", "LogCEI"),
+            horizon=350,
+            seeds=100,
+            claim=(
+                "Shi & Eryilmaz 2022 App. E.1.1: Alg. 2's time-averaged regret and CV "
+                "both tend to 0."
+            ),
+        ),
+        Experiment(
+            "shi2022-fig4",
+            "E.1, noisy g: Alg. 3, mu = 0.5 (Shi & Eryilmaz 2022, Figs. 4-5)",
+            ("e1-noisy-g",),
+            ("Alg3", "IGP-UCB", "LogCEI"),
+            horizon=350,
+            seeds=100,
+            claim=(
+                "Shi & Eryilmaz 2022 App. E.1.2: Alg. 3's time-averaged regret and CV "
+                "tend to 0, CV more slowly than Alg. 2's."
+            ),
+        ),
     )
 }
 
@@ -126,6 +166,7 @@ def run_job(
     beta_scale: float = 1.0,
     progress: Any = None,
     threads: int | None = 1,
+    epoch_length: int = 20,
 ) -> dict[str, Any]:
     """One (problem, algorithm) job: build the problem's ``seeds`` instances, simulate,
     and reduce to per-step mean and standard error of every metric. Runs anywhere
@@ -133,19 +174,39 @@ def run_job(
     if threads is not None:
         torch.set_num_threads(threads)
     start = time.perf_counter()
-    instance = PROBLEMS[problem](num_seeds=seeds, seed=seed)
-    result = simulate(
-        instance,
-        algorithm,
-        horizon,
-        seed=seed,
-        delta=delta,
-        beta_scale=beta_scale,
-        progress=progress,
-    )
+    if problem in CONSTRAINED_PROBLEMS:
+        result = C.simulate_constrained(
+            CONSTRAINED_PROBLEMS[problem](),
+            algorithm,
+            horizon,
+            epoch_length=epoch_length,
+            num_seeds=seeds,
+            delta=delta,
+            seed=seed,
+        )
+        per_step = {
+            "cumulative_regret": result.cumulative_regret,
+            "constraint_violation": result.constraint_violation,
+            "average_regret": result.time_averaged("cumulative_regret"),
+            "average_constraint_violation": result.time_averaged(
+                "constraint_violation"
+            ),
+        }
+        csv_metrics = CONSTRAINED_METRICS
+    else:
+        result = simulate(
+            PROBLEMS[problem](num_seeds=seeds, seed=seed),
+            algorithm,
+            horizon,
+            seed=seed,
+            delta=delta,
+            beta_scale=beta_scale,
+            progress=progress,
+        )
+        per_step = {metric: result.metric(metric) for metric in METRICS}
+        csv_metrics = CSV_METRICS
     stats = {}
-    for metric in METRICS:
-        values = result.metric(metric)  # T x S
+    for metric, values in per_step.items():  # T x S
         mean = values.mean(-1)
         se = (
             values.std(-1, unbiased=True) / math.sqrt(seeds)
@@ -158,6 +219,7 @@ def run_job(
         "algorithm": algorithm,
         "n_seeds": seeds,
         "stats": stats,
+        "csv_metrics": csv_metrics,
         "final_cumulative_regret": result.cumulative_regret[-1],
         "seconds": time.perf_counter() - start,
     }
@@ -225,10 +287,12 @@ def reproduce(
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"`{arg}` must be an integer >= 1, got {arg}={value!r}.")
     algos = tuple(algorithms) if algorithms else exp.algorithms
-    unknown = [a for a in algos if a not in POLICIES]
+    constrained = exp.problems[0] in CONSTRAINED_PROBLEMS
+    known = C.ALGORITHMS if constrained else tuple(POLICIES)
+    unknown = [a for a in algos if a not in known]
     if unknown:
         raise ValueError(
-            f"`algorithms` must be among {sorted(POLICIES)}, got unknown {unknown}."
+            f"`algorithms` must be among {sorted(known)}, got unknown {unknown}."
         )
     specs = [
         dict(
@@ -239,6 +303,7 @@ def reproduce(
             seed=seed,
             delta=exp.delta,
             beta_scale=exp.beta_scale,
+            **({"epoch_length": exp.epoch_length} if constrained else {}),
         )
         for p in exp.problems
         for a in algos
@@ -352,7 +417,7 @@ def write_csv(result: ReproduceResult, path: Path) -> Path:
         writer = csv.writer(fh)
         writer.writerow(CSV_COLUMNS)
         for job in result.jobs:
-            for metric in CSV_METRICS:
+            for metric in job["csv_metrics"]:
                 mean, se = job["stats"][metric]
                 writer.writerows(
                     (
@@ -373,7 +438,9 @@ def write_csv(result: ReproduceResult, path: Path) -> Path:
 
 
 def plot(result: ReproduceResult, path: Path) -> Path:
-    """Cumulative regret (mean ± s.e. over seeds), one panel per problem."""
+    """Mean ± s.e. over seeds, one panel per (problem, metric): cumulative regret for
+    bandit experiments; time-averaged regret and constraint violation for constrained
+    ones."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -381,21 +448,29 @@ def plot(result: ReproduceResult, path: Path) -> Path:
 
     exp = result.experiment
     problems = list(dict.fromkeys(j["problem"] for j in result.jobs))
+    if problems[0] in CONSTRAINED_PROBLEMS:
+        metrics = {
+            "average_regret": "time-averaged regret R_t / t",
+            "average_constraint_violation": "time-averaged CV V_t / t",
+        }
+    else:
+        metrics = {"cumulative_regret": "cumulative regret R_t"}
+    panels = [(p, m) for p in problems for m in metrics]
     fig, axes = plt.subplots(
-        1, len(problems), figsize=(5.5 * len(problems), 4), squeeze=False
+        1, len(panels), figsize=(5.5 * len(panels), 4), squeeze=False
     )
-    for ax, problem in zip(axes[0], problems, strict=True):
+    for ax, (problem, metric) in zip(axes[0], panels, strict=True):
         for job in result.jobs:
             if job["problem"] != problem:
                 continue
-            mean, se = job["stats"]["cumulative_regret"]
+            mean, se = job["stats"][metric]
             steps = torch.arange(1, mean.shape[0] + 1)
             label = exp.labels.get(job["algorithm"], job["algorithm"])
             ax.plot(steps, mean, label=label)
             ax.fill_between(steps, mean - se, mean + se, alpha=0.2)
         ax.set_title(problem)
         ax.set_xlabel("step t")
-        ax.set_ylabel("cumulative regret R_t")
+        ax.set_ylabel(metrics[metric])
         ax.legend(fontsize=8)
     fig.suptitle(f"{exp.title}: {result.seeds} seeds, mean ± s.e.", fontsize=10)
     fig.tight_layout()
