@@ -226,6 +226,7 @@ def test_constrained_reproduction_writes_its_metrics(tmp_path, capsys) -> None:
         "constraint_violation",
         "average_regret",
         "average_constraint_violation",
+        "average_utility",
     }
-    assert len(rows) == 3 * 30 * 4  # algorithms x T x metrics
+    assert len(rows) == 3 * 30 * 5  # algorithms x T x metrics
     assert (tmp_path / "shi2022-fig4.png").exists()

@@ -46,9 +46,12 @@ class ConstrainedProblem:
         arms: ``N x d`` candidate set.
         f: ``N`` objective values; ``g``: ``N x m`` constraint values.
         K: ``N x N`` kernel matrix the algorithm uses.
-        noise_sd_f, noise_sd_g: Observation noise standard deviations (0: exact g).
+        noise_sd_f, noise_sd_g: Observation noise standard deviations (0: exact g);
+            with ``g_noise="uniform"``, ``noise_sd_g`` is the half-width ``a`` of
+            Unif[-a, a] (an ``a``-sub-Gaussian noise).
         noise: The algorithm's regularizer :math:`\lambda`.
         B: RKHS-norm bound given to IGP-UCB.
+        g_noise: ``"normal"`` or ``"uniform"``.
     """
 
     name: str
@@ -60,6 +63,7 @@ class ConstrainedProblem:
     noise_sd_g: float
     noise: float
     B: float
+    g_noise: str = "normal"
 
     @property
     def optimum(self) -> float:
@@ -100,6 +104,61 @@ def shi2022_e1_problem(
         noise_sd_g=0.1 if noisy_g else 0.0,
         noise=0.01,
         B=B,
+    )
+
+
+def _sigmoid_utility(x: Tensor, a: float, b: float) -> Tensor:
+    lo = torch.sigmoid(torch.tensor(-a * b, dtype=x.dtype))
+    hi = torch.sigmoid(torch.tensor(a * (2.0 - b), dtype=x.dtype))
+    return (torch.sigmoid(a * (x - b)) - lo) / (hi - lo)
+
+
+def _log_utility(x: Tensor, a: float) -> Tensor:
+    return torch.log1p(a * x) / math.log1p(2.0 * a)
+
+
+def shi2022_e2_problem(
+    noisy_g: bool = False,
+    num_points: int = 600,
+    lengthscale: float = 1.0,
+    B: float = 1.0,
+    seed: int = 0,
+) -> ConstrainedProblem:
+    r"""Shi & Eryilmaz 2022, App. E.2, data-rate allocation: :math:`x \in [0, 2]^4`,
+    :math:`f = \sum_i U_i(x_i)` (sigmoid utilities for servers 1 and 3, eq. 35;
+    logarithmic for 2 and 4, eq. 36), f noise :math:`N(0, 0.01)`;
+    :math:`g = 0.2x_1 + 0.4x_2 + 0.8x_3 + 1.2x_4 - 2` exact (E.2.1) or with
+    Unif[-0.2, 0.2] noise (E.2.2). The paper takes the utility constants from Lee et
+    al. (2005), which it does not list; **ours**: sigmoid :math:`a = 5, b = 1`
+    (server 1) and :math:`a = 3, b = 1` (server 3), log :math:`a = 10` (server 2) and
+    :math:`a = 3` (server 4), each scaled and shifted so that :math:`U_i(0) = 0`,
+    :math:`U_i(2) = 1`. Candidates: ``num_points`` uniform points of the box (seeded);
+    Matérn-5/2, lengthscale 1, :math:`\lambda` = 0.01, ``B`` = 1."""
+    gen = torch.Generator().manual_seed(seed)
+    arms = 2.0 * torch.rand(num_points, 4, generator=gen, dtype=torch.double)
+    f = (
+        _sigmoid_utility(arms[:, 0], 5.0, 1.0)
+        + _log_utility(arms[:, 1], 10.0)
+        + _sigmoid_utility(arms[:, 2], 3.0, 1.0)
+        + _log_utility(arms[:, 3], 3.0)
+    )
+    price = torch.tensor([0.2, 0.4, 0.8, 1.2], dtype=torch.double)
+    g = (arms @ price - 2.0).unsqueeze(-1)
+    kernel = MaternKernel(nu=2.5).to(torch.double)
+    kernel.lengthscale = lengthscale
+    with torch.no_grad():
+        K = kernel(arms).to_dense()
+    return ConstrainedProblem(
+        name="e2-noisy-g" if noisy_g else "e2",
+        arms=arms,
+        f=f,
+        g=g,
+        K=K,
+        noise_sd_f=0.1,
+        noise_sd_g=0.2 if noisy_g else 0.0,
+        noise=0.01,
+        B=B,
+        g_noise="uniform",
     )
 
 
@@ -236,7 +295,11 @@ def simulate_constrained(
         f = problem.f[idx]
         g = problem.g[idx]  # S x m
         f_obs = f + problem.noise_sd_f * torch.randn(S, generator=gen, dtype=dt)
-        g_obs = g + problem.noise_sd_g * torch.randn(S, m, generator=gen, dtype=dt)
+        if problem.g_noise == "uniform":
+            unit = 2.0 * torch.rand(S, m, generator=gen, dtype=dt) - 1.0
+        else:
+            unit = torch.randn(S, m, generator=gen, dtype=dt)
+        g_obs = g + problem.noise_sd_g * unit
         if algorithm == "LogCEI":  # the objective model sees f itself
             model.observe(idx, f_obs)
             for j, g_model in enumerate(g_models):
