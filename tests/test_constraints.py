@@ -190,8 +190,14 @@ def test_constrained_simulation_replays_its_multipliers() -> None:
     assert cei.arms.shape == (8, 2) and torch.isfinite(cei.constraint_violation).all()
     # LogCEI's own choice (after the random first point) moves off a constant arm
     assert len(set(cei.arms[:, 0].tolist())) > 1
+    ts = simulate_constrained(
+        problem, "Alg2", horizon=12, epoch_length=4, num_seeds=2, inner="GP-TS"
+    )
+    assert ts.kappa.shape == (3, 2, 1)
     with pytest.raises(ValueError, match="algorithm"):
         simulate_constrained(problem, "ADMMBO")
+    with pytest.raises(ValueError, match="inner"):
+        simulate_constrained(problem, "Alg2", inner="EI")
     with pytest.raises(ValueError, match="epoch_length"):
         simulate_constrained(problem, "Alg2", epoch_length=0)
 

@@ -26,7 +26,7 @@ from botorch.models.model import ModelList
 from gpytorch.kernels import MaternKernel
 from torch import Tensor
 
-from botorch_bandits.acquisition import IGPUCB
+from botorch_bandits.acquisition import IGPUCB, GPThompsonSampling
 from botorch_bandits.constraints import (
     ExponentialPenalty,
     Penalty,
@@ -208,12 +208,17 @@ def simulate_constrained(
     step: float = 0.5,
     delta: float = 0.1,
     seed: int = 0,
+    inner: str = "IGP-UCB",
 ) -> ConstrainedResult:
     """Run ``algorithm`` (see :data:`ALGORITHMS`) for ``horizon`` steps on
     ``num_seeds`` independent runs at once. ``L = ceil(horizon / epoch_length)``
-    epochs; a last partial epoch runs with its multipliers like any other."""
+    epochs; a last partial epoch runs with its multipliers like any other.
+    ``inner``: ``"IGP-UCB"`` (the paper's Algorithms) or ``"GP-TS"`` (their Remark 1,
+    with :math:`v_t` from the same B, R and epoch confidence)."""
     if algorithm not in ALGORITHMS:
         raise ValueError(f"`algorithm` must be one of {ALGORITHMS}, got {algorithm!r}.")
+    if inner not in ("IGP-UCB", "GP-TS"):
+        raise ValueError(f"`inner` must be 'IGP-UCB' or 'GP-TS', got inner={inner!r}.")
     for name, value in (
         ("horizon", horizon),
         ("epoch_length", epoch_length),
@@ -225,7 +230,9 @@ def simulate_constrained(
     psi = (penalty or ExponentialPenalty(1.0)) if rule == "multiplicative" else None
     S, L = num_seeds, math.ceil(horizon / epoch_length)
     m = problem.g.shape[-1]
-    model = FiniteArmGP(problem.arms, problem.K, problem.noise, num_seeds=S)
+    model = FiniteArmGP(
+        problem.arms, problem.K, problem.noise, num_seeds=S, keep_root=inner == "GP-TS"
+    )
     X = model.score_points
     g_models = [
         FiniteArmGP(
@@ -283,13 +290,24 @@ def simulate_constrained(
                 d, r = epoch_schedule(rule, delta, L, problem.noise_sd_f, kappa[s])
                 d_l.append(d)
                 R_l.append(r)
-            acqf = IGPUCB(
-                model,
-                B=problem.B,
-                R=torch.tensor(R_l, dtype=dt),
-                delta=d_l[0],
-                gamma="observed",
-            )
+            if inner == "IGP-UCB":
+                acqf = IGPUCB(
+                    model,
+                    B=problem.B,
+                    R=torch.tensor(R_l, dtype=dt),
+                    delta=d_l[0],
+                    gamma="observed",
+                )
+            else:  # Remark 1: GP-TS as the inner algorithm
+                acqf = GPThompsonSampling(
+                    model,
+                    B=problem.B,
+                    R=torch.tensor(R_l, dtype=dt),
+                    delta=d_l[0],
+                    gamma="observed",
+                    candidates=problem.arms,
+                    seed=(seed * 1_000_003 + t) % (2**62),
+                )
             with torch.no_grad():
                 idx = acqf(X).argmax(0)
         f = problem.f[idx]
