@@ -18,6 +18,7 @@ every run (uniformly random, "100 runs starting from different initial points").
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -51,6 +52,8 @@ class ConstrainedProblem:
             Unif[-a, a] (an ``a``-sub-Gaussian noise).
         noise: The algorithm's regularizer :math:`\lambda`.
         B: RKHS-norm bound given to IGP-UCB.
+        optimum: The true constrained optimum :math:`f(x^*)` over the whole domain
+            (computed on a dense grid by the builder); regret is measured against it.
         g_noise: ``"normal"`` or ``"uniform"``.
     """
 
@@ -63,15 +66,31 @@ class ConstrainedProblem:
     noise_sd_g: float
     noise: float
     B: float
+    optimum: float
     g_noise: str = "normal"
 
     @property
-    def optimum(self) -> float:
-        """max f over the candidates with every g_j <= 0 (the constrained optimum)."""
+    def candidate_optimum(self) -> float:
+        """max f over the candidates with every g_j <= 0 (<= ``optimum``)."""
         feasible = (self.g <= 0).all(-1)
         if not bool(feasible.any()):
             raise ValueError(f"{self.name}: no candidate satisfies g <= 0.")
         return float(self.f[feasible].max())
+
+
+def _dense_optimum(
+    f: Callable[[Tensor], Tensor],
+    g: Callable[[Tensor], Tensor],
+    lo: float,
+    hi: float,
+    dim: int,
+    per_dim: int,
+) -> float:
+    """max f subject to g <= 0 on a ``per_dim``-point-per-axis grid of [lo, hi]^dim."""
+    lin = torch.linspace(lo, hi, per_dim, dtype=torch.double)
+    X = torch.cartesian_prod(*([lin] * dim))
+    feasible = (g(X) <= 0).all(-1)
+    return float(f(X)[feasible].max())
 
 
 def shi2022_e1_problem(
@@ -86,10 +105,16 @@ def shi2022_e1_problem(
     :math:`N(0, 0.01)` noise (E.1.2); Matérn-5/2 kernel. Ours: a
     ``points_per_dim``-square grid as candidates, lengthscale 1 (on the raw scale),
     :math:`\lambda` = 0.01 (the f noise variance), ``B`` = 1."""
+
+    def f_of(X: Tensor) -> Tensor:
+        return -torch.sin(X[:, 0]) - X[:, 1]
+
+    def g_of(X: Tensor) -> Tensor:
+        return (torch.sin(X[:, 0]) * torch.sin(X[:, 1]) + 0.95).unsqueeze(-1)
+
     lin = torch.linspace(0.0, 6.0, points_per_dim, dtype=torch.double)
     arms = torch.cartesian_prod(lin, lin)
-    f = -torch.sin(arms[:, 0]) - arms[:, 1]
-    g = (torch.sin(arms[:, 0]) * torch.sin(arms[:, 1]) + 0.95).unsqueeze(-1)
+    f, g = f_of(arms), g_of(arms)
     kernel = MaternKernel(nu=2.5).to(torch.double)
     kernel.lengthscale = lengthscale
     with torch.no_grad():
@@ -104,6 +129,7 @@ def shi2022_e1_problem(
         noise_sd_g=0.1 if noisy_g else 0.0,
         noise=0.01,
         B=B,
+        optimum=_dense_optimum(f_of, g_of, 0.0, 6.0, 2, 1201),  # step 0.005
     )
 
 
@@ -134,16 +160,22 @@ def shi2022_e2_problem(
     :math:`a = 3` (server 4), each scaled and shifted so that :math:`U_i(0) = 0`,
     :math:`U_i(2) = 1`. Candidates: ``num_points`` uniform points of the box (seeded);
     Matérn-5/2, lengthscale 1, :math:`\lambda` = 0.01, ``B`` = 1."""
+    price = torch.tensor([0.2, 0.4, 0.8, 1.2], dtype=torch.double)
+
+    def f_of(X: Tensor) -> Tensor:
+        return (
+            _sigmoid_utility(X[:, 0], 5.0, 1.0)
+            + _log_utility(X[:, 1], 10.0)
+            + _sigmoid_utility(X[:, 2], 3.0, 1.0)
+            + _log_utility(X[:, 3], 3.0)
+        )
+
+    def g_of(X: Tensor) -> Tensor:
+        return (X @ price - 2.0).unsqueeze(-1)
+
     gen = torch.Generator().manual_seed(seed)
     arms = 2.0 * torch.rand(num_points, 4, generator=gen, dtype=torch.double)
-    f = (
-        _sigmoid_utility(arms[:, 0], 5.0, 1.0)
-        + _log_utility(arms[:, 1], 10.0)
-        + _sigmoid_utility(arms[:, 2], 3.0, 1.0)
-        + _log_utility(arms[:, 3], 3.0)
-    )
-    price = torch.tensor([0.2, 0.4, 0.8, 1.2], dtype=torch.double)
-    g = (arms @ price - 2.0).unsqueeze(-1)
+    f, g = f_of(arms), g_of(arms)
     kernel = MaternKernel(nu=2.5).to(torch.double)
     kernel.lengthscale = lengthscale
     with torch.no_grad():
@@ -158,6 +190,7 @@ def shi2022_e2_problem(
         noise_sd_g=0.2 if noisy_g else 0.0,
         noise=0.01,
         B=B,
+        optimum=_dense_optimum(f_of, g_of, 0.0, 2.0, 4, 41),  # step 0.05
         g_noise="uniform",
     )
 
