@@ -24,10 +24,10 @@ from dataclasses import dataclass
 import torch
 from botorch.acquisition.analytic import LogConstrainedExpectedImprovement
 from botorch.models.model import ModelList
-from gpytorch.kernels import MaternKernel
 from torch import Tensor
 
 from botorch_bandits.acquisition import IGPUCB, GPThompsonSampling
+from botorch_bandits.benchmarks.problems import make_kernel
 from botorch_bandits.constraints import (
     ExponentialPenalty,
     Penalty,
@@ -78,6 +78,12 @@ class ConstrainedProblem:
         return float(self.f[feasible].max())
 
 
+def _matern_matrix(arms: Tensor, lengthscale: float) -> Tensor:
+    """The Matérn-5/2 kernel matrix (unit variance) on the candidates."""
+    with torch.no_grad():
+        return make_kernel("matern52", lengthscale)(arms).to_dense()
+
+
 def _dense_optimum(
     f: Callable[[Tensor], Tensor],
     g: Callable[[Tensor], Tensor],
@@ -115,10 +121,7 @@ def shi2022_e1_problem(
     lin = torch.linspace(0.0, 6.0, points_per_dim, dtype=torch.double)
     arms = torch.cartesian_prod(lin, lin)
     f, g = f_of(arms), g_of(arms)
-    kernel = MaternKernel(nu=2.5).to(torch.double)
-    kernel.lengthscale = lengthscale
-    with torch.no_grad():
-        K = kernel(arms).to_dense()
+    K = _matern_matrix(arms, lengthscale)
     return ConstrainedProblem(
         name="e1-noisy-g" if noisy_g else "e1",
         arms=arms,
@@ -176,10 +179,7 @@ def shi2022_e2_problem(
     gen = torch.Generator().manual_seed(seed)
     arms = 2.0 * torch.rand(num_points, 4, generator=gen, dtype=torch.double)
     f, g = f_of(arms), g_of(arms)
-    kernel = MaternKernel(nu=2.5).to(torch.double)
-    kernel.lengthscale = lengthscale
-    with torch.no_grad():
-        K = kernel(arms).to_dense()
+    K = _matern_matrix(arms, lengthscale)
     return ConstrainedProblem(
         name="e2-noisy-g" if noisy_g else "e2",
         arms=arms,
