@@ -1,0 +1,238 @@
+r"""Delayed, censored feedback (Verma, Dai & Low, ICML 2022): the bookkeeping of queries
+and their late feedback, the censored targets, and the GP-UCB-SDF exploration terms.
+
+A query :math:`x_s` is issued at step :math:`s` (iteration clock) or at time
+:math:`\tau_s` (time clock, their App. A.4); its feedback :math:`y_s` arrives after a
+delay :math:`d_s`. With censoring window :math:`m`, at decision :math:`t` (or time
+:math:`\bar\tau_t`) the model sees every issued query with the target
+
+.. math:: \tilde y_{s,t} = y_s\,\mathbb 1\{d_s \le \min(m, t - s)\}
+          \quad(\text{else } y_{\min}),
+
+so pending queries within the window and expired ones are censored to the known lower
+bound :math:`y_{\min}` and stay in the GP. Feedback that arrives after its window is
+recorded and reported (:meth:`FeedbackLedger.late`), never lost, but not used -- as the
+algorithm says. Two baseline views: *ignore* (completed queries only; GP-UCB / asy-TS)
+and *hallucinate* (pending queries get the posterior mean of the completed-only model;
+GP-BUCB / GP-BTS).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import torch
+from torch import Tensor
+
+Clock = Literal["iteration", "time"]
+
+
+@dataclass
+class Query:
+    """One issued query: its point, when it was issued, and its feedback if any."""
+
+    id: int
+    x: Any
+    issued_at: float
+    y: float | None = None
+    arrived_at: float | None = None
+
+    @property
+    def delay(self) -> float | None:
+        return None if self.arrived_at is None else self.arrived_at - self.issued_at
+
+
+class FeedbackLedger:
+    r"""Every query with its issue step or time, its feedback when it arrives, and the
+    censoring window.
+
+    Args:
+        window: :math:`m \ge 0`, in iterations (``clock="iteration"``) or in time units
+            (``clock="time"``); ``None`` for no censoring window (:math:`m = \infty`).
+        y_min: The known minimum of :math:`f` (or a lower bound): the censored target.
+        clock: ``"iteration"`` (query :math:`s` is issued at step :math:`s`, counted
+            from 1) or ``"time"`` (the caller gives times).
+    """
+
+    def __init__(
+        self, window: float | None, y_min: float = 0.0, clock: Clock = "iteration"
+    ) -> None:
+        if clock not in ("iteration", "time"):
+            raise ValueError(
+                f"`clock` must be 'iteration' or 'time', got clock={clock!r}."
+            )
+        if window is not None and not (float(window) >= 0 and math.isfinite(window)):
+            raise ValueError(
+                f"`window` (m) must be >= 0 or None, got window={window!r}."
+            )
+        if not math.isfinite(float(y_min)):
+            raise ValueError(f"`y_min` must be finite, got y_min={y_min!r}.")
+        if clock == "iteration" and window is not None and float(window) != int(window):
+            raise ValueError(
+                f"`window` must be a whole number of iterations, got window={window!r}."
+            )
+        self.window = None if window is None else float(window)
+        self.y_min = float(y_min)
+        self.clock = clock
+        self.queries: list[Query] = []
+
+    # ------------------------------------------------------------------ recording
+    def issue(self, x: Any, at: float | None = None) -> int:
+        """Record a new query; returns its id. With the iteration clock, ``at`` is the
+        step (default: the next one, 1, 2, ...); with the time clock it is required and
+        must not decrease."""
+        if self.clock == "iteration":
+            step = len(self.queries) + 1
+            if at is not None and at != step:
+                raise ValueError(
+                    f"With the iteration clock query {len(self.queries)} is issued at step "
+                    f"{step}, got at={at!r}."
+                )
+            at = step
+        else:
+            if at is None or not math.isfinite(float(at)):
+                raise ValueError(
+                    f"The time clock needs a finite issue time `at`, got {at!r}."
+                )
+            if self.queries and at < self.queries[-1].issued_at:
+                raise ValueError(
+                    f"Issue times must not decrease: got at={at!r} after "
+                    f"{self.queries[-1].issued_at!r}."
+                )
+        self.queries.append(Query(id=len(self.queries), x=x, issued_at=float(at)))
+        return len(self.queries) - 1
+
+    def receive(self, query_id: int, y: float, at: float) -> None:
+        """Record the feedback ``y`` of query ``query_id`` arriving at step/time ``at``.
+        Late feedback (after the window) is kept and reported, but never used."""
+        if isinstance(query_id, bool) or not isinstance(query_id, int):
+            raise ValueError(f"`query_id` must be an integer, got {query_id!r}.")
+        if not 0 <= query_id < len(self.queries):
+            raise ValueError(
+                f"Feedback for unknown query {query_id}: {len(self.queries)} queries issued."
+            )
+        q = self.queries[query_id]
+        if q.y is not None:
+            raise ValueError(
+                f"Duplicate feedback for query {query_id}: it already has y={q.y!r} "
+                f"(arrived at {q.arrived_at!r})."
+            )
+        if not math.isfinite(float(y)):
+            raise ValueError(f"`y` must be finite, got y={y!r} for query {query_id}.")
+        if not float(at) >= q.issued_at:
+            raise ValueError(
+                f"Negative delay: query {query_id} was issued at {q.issued_at!r}, its "
+                f"feedback cannot arrive at {at!r}."
+            )
+        q.y, q.arrived_at = float(y), float(at)
+
+    # ------------------------------------------------------------------ views
+    def _elapsed(self, q: Query, now: float) -> float:
+        return now - q.issued_at
+
+    def usable(self, q: Query, now: float) -> bool:
+        r""":math:`d_s \le \min(m, \text{now} - s)`: the feedback has arrived by ``now``
+        and within the window."""
+        if q.delay is None or q.delay > self._elapsed(q, now):
+            return False
+        return self.window is None or q.delay <= self.window
+
+    def issued_before(self, now: float) -> list[Query]:
+        """Queries issued strictly before ``now`` (the model at decision ``now``)."""
+        return [q for q in self.queries if q.issued_at < now]
+
+    def censored_targets(self, now: float) -> Tensor:
+        r""":math:`\tilde y_{s,\text{now}}` for every query issued before ``now``:
+        ``y`` where usable, else ``y_min``."""
+        return torch.tensor(
+            [
+                q.y if self.usable(q, now) else self.y_min
+                for q in self.issued_before(now)
+            ],
+            dtype=torch.double,
+        )
+
+    def pending(self, now: float) -> list[Query]:
+        """Queries without usable feedback that can still become usable: not arrived
+        by ``now`` and ``now - s < m`` (feedback arriving later has a delay above
+        ``now - s``, so it is usable only if that is still below ``m``)."""
+        return [
+            q
+            for q in self.issued_before(now)
+            if not self.usable(q, now)
+            and (self.window is None or self._elapsed(q, now) < self.window)
+            and (q.arrived_at is None or q.arrived_at > now)
+        ]
+
+    def expired(self, now: float) -> list[Query]:
+        """Queries whose window closed without usable feedback (censored for good):
+        ``now - s >= m`` and nothing usable by ``now``."""
+        return [
+            q
+            for q in self.issued_before(now)
+            if self.window is not None
+            and self._elapsed(q, now) >= self.window
+            and not self.usable(q, now)
+        ]
+
+    def late(self) -> list[Query]:
+        """Queries whose feedback arrived after their window: recorded, never used."""
+        return [
+            q
+            for q in self.queries
+            if q.delay is not None and self.window is not None and q.delay > self.window
+        ]
+
+    def completed(self, now: float) -> list[Query]:
+        """The *ignore* view: queries with usable feedback only."""
+        return [q for q in self.issued_before(now) if self.usable(q, now)]
+
+    def hallucinated_targets(
+        self, now: float, completed_mean: Callable[[Sequence[Any]], Tensor]
+    ) -> Tensor:
+        """The *hallucinate* view (GP-BUCB / GP-BTS): every query issued before
+        ``now`` with its feedback if usable, else the posterior mean of the
+        completed-only model at its point (``completed_mean(points)``)."""
+        qs = self.issued_before(now)
+        missing = [q for q in qs if not self.usable(q, now)]
+        means = completed_mean([q.x for q in missing]) if missing else torch.empty(0)
+        fill = dict(zip((q.id for q in missing), means.tolist(), strict=True))
+        return torch.tensor(
+            [q.y if self.usable(q, now) else fill[q.id] for q in qs], dtype=torch.double
+        )
+
+
+# --------------------------------------------------------------------------------------
+# GP-UCB-SDF exploration terms
+# --------------------------------------------------------------------------------------
+def sdf_beta(
+    gamma_prev: float, B_f: float, R: float, B_y: float, delta: float
+) -> float:
+    r""":math:`\beta_t = B_f + (R + B_y)\sqrt{2(\gamma_{t-1} + 1 + \log(2/\delta))}`
+    (Verma et al. 2022, GP-UCB-SDF; linear unit: multiplies :math:`\sigma`)."""
+    for name, value in (
+        ("gamma_prev", gamma_prev),
+        ("B_f", B_f),
+        ("R", R),
+        ("B_y", B_y),
+    ):
+        if not float(value) >= 0:
+            raise ValueError(f"`{name}` must be >= 0, got {name}={value!r}.")
+    if not 0 < delta < 1:
+        raise ValueError(f"`delta` must lie in (0, 1), got delta={delta!r}.")
+    return B_f + (R + B_y) * math.sqrt(2.0 * (gamma_prev + 1.0 + math.log(2.0 / delta)))
+
+
+def sdf_inflation(recent_sigmas: Tensor, B_y: float) -> Tensor:
+    r""":math:`B_y\sum_{s=t-m}^{t-1}\sigma_{t-1}(x_s)`: the extra exploration of
+    GP-UCB-SDF for the (up to) ``m`` most recent queries, whose feedback may still be
+    censored. ``recent_sigmas``: ``... x m`` posterior standard deviations at those
+    queries under the current model; returns ``...``."""
+    if not float(B_y) >= 0:
+        raise ValueError(f"`B_y` must be >= 0, got B_y={B_y!r}.")
+    if bool((recent_sigmas < 0).any()):
+        raise ValueError("`recent_sigmas` are standard deviations and must be >= 0.")
+    return B_y * recent_sigmas.sum(-1)
