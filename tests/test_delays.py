@@ -95,3 +95,39 @@ def test_sdf_terms_by_hand() -> None:
         sdf_inflation(sig, B_y=-1.0)
     with pytest.raises(ValueError, match="`delta`"):
         sdf_beta(1.0, 1.0, 0.1, 1.0, delta=2.0)
+
+
+def test_gp_ucb_sdf_value_by_hand() -> None:
+    from botorch_bandits.acquisition.sdf import GPUCBSDF, GPThompsonSamplingSDF
+    from botorch_bandits.benchmarks.problems import make_kernel
+    from botorch_bandits.beta import information_gain
+    from botorch_bandits.models import fixed_gp
+
+    kernel = make_kernel("rbf", 0.2)
+    X = torch.tensor([[0.1], [0.5], [0.52], [0.9]], dtype=torch.double)
+    Y = torch.tensor([[0.3], [0.0], [0.0], [0.8]], dtype=torch.double)  # two censored
+    model = fixed_gp(X, Y, kernel, 0.01)
+    recent = X[1:3]  # the last m = 2 queries
+    post = model.posterior(recent)
+    sig_recent = post.variance.squeeze(-1).sqrt()
+    with torch.no_grad():
+        K = kernel(X).to_dense()
+    gamma = float(information_gain(K, 0.01))  # observed, t - 1 = 4 points
+    beta = 1.0 + (0.1 + 1.0) * math.sqrt(2.0 * (gamma + 1.0 + math.log(2.0 / 0.1)))
+    nu = 1.0 * float(sig_recent.sum()) + beta
+    acqf = GPUCBSDF(model, recent, B_f=1.0, R=0.1, B_y=1.0, delta=0.1)
+    assert float(acqf.nu_t) == pytest.approx(nu)
+    x = torch.tensor([[[0.3]]], dtype=torch.double)
+    p = model.posterior(x)
+    expected = float(p.mean) + nu * float(p.variance.sqrt())
+    assert float(acqf(x)) == pytest.approx(expected)
+    constant = GPUCBSDF(model, recent, B_y=2.0, beta=1.0)
+    assert float(constant.nu_t) == pytest.approx(2.0 * float(sig_recent.sum()) + 1.0)
+    ts = GPThompsonSamplingSDF(
+        model, recent, B_f=1.0, R=0.1, B_y=1.0, delta=0.1, candidates=X, seed=0
+    )
+    assert float(ts.v_t) == pytest.approx(nu)
+    with pytest.raises(ValueError, match="`recent`"):
+        GPUCBSDF(model, torch.zeros(3, dtype=torch.double), beta=1.0)
+    with pytest.raises(ValueError, match="either a constant `beta`"):
+        GPUCBSDF(model, recent, B_f=1.0, R=0.1, beta=1.0)

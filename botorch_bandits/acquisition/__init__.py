@@ -1,6 +1,7 @@
 """BoTorch acquisition functions with the papers' confidence schedules."""
 
 from botorch_bandits.acquisition._common import num_observations
+from botorch_bandits.acquisition.sdf import GPUCBSDF, GPThompsonSamplingSDF
 from botorch_bandits.acquisition.thompson import (
     GPThompsonSampling,
     draw_posterior_paths,
@@ -9,8 +10,10 @@ from botorch_bandits.acquisition.ucb import GPUCB, IGPUCB
 
 __all__ = [
     "GPUCB",
+    "GPUCBSDF",
     "IGPUCB",
     "GPThompsonSampling",
+    "GPThompsonSamplingSDF",
     "draw_posterior_paths",
     "num_observations",
 ]
