@@ -470,8 +470,9 @@ class FiniteArmGP(Model):
             return torch.ones(S, dtype=torch.bool, device=self.cov_.device)
         return seeds.reshape(S).bool()
 
-    def _K_of(self, s: int) -> Tensor:
-        return self._K3[s if self._K3.shape[0] > 1 else 0]
+    def _prior_index(self, s: int) -> int:
+        """Index of seed ``s``'s prior (kernel matrix, its root): shared or per seed."""
+        return s if self._K3.shape[0] > 1 else 0
 
     def refactor(self, seeds: Tensor | None = None) -> None:
         r"""Rebuild :math:`\Sigma` exactly from the pull counts (``seeds``: a bool mask
@@ -479,14 +480,12 @@ class FiniteArmGP(Model):
         self._changed()
         mask = self._seed_mask(seeds)
         for s in torch.nonzero(mask).flatten().tolist():
-            K = self._K_of(s)
+            K = self._K3[self._prior_index(s)]
             pulled = torch.nonzero(self.counts_[s] > 0).flatten()
             if pulled.numel() == 0:
                 self.cov_[s] = K
                 if self.keep_root:
-                    self.covariance_root_[s] = self._K3_root[
-                        s if self._K3.shape[0] > 1 else 0
-                    ]
+                    self.covariance_root_[s] = self._K3_root[self._prior_index(s)]
                 continue
             KU = K[:, pulled]  # N x u
             A = K[pulled][:, pulled] + torch.diag(

@@ -198,9 +198,7 @@ for _fig, _runs in (
     ("shi2022-fig9", "shi2022-fig8"),
 ):
     EXPERIMENTS[_fig] = replace(EXPERIMENTS[_runs], name=_fig)
-EXPERIMENTS = dict(
-    sorted(EXPERIMENTS.items(), key=lambda kv: (kv[0][:-1], len(kv[0]), kv[0]))
-)
+EXPERIMENTS = dict(sorted(EXPERIMENTS.items()))  # `--list` prints them in this order
 
 
 # --------------------------------------------------------------------------------------
