@@ -236,3 +236,186 @@ def sdf_inflation(recent_sigmas: Tensor, B_y: float) -> Tensor:
     if bool((recent_sigmas < 0).any()):
         raise ValueError("`recent_sigmas` are standard deviations and must be >= 0.")
     return B_y * recent_sigmas.sum(-1)
+
+
+# --------------------------------------------------------------------------------------
+# Delay distributions (Verma et al. 2022, §6: Poisson and fixed delays; geometric,
+# exponential, input-dependent and synchronous-batch delays as further named options)
+# --------------------------------------------------------------------------------------
+class DelayDistribution:
+    r"""A distribution of feedback delays :math:`d_s \ge 0`.
+
+    ``sample(points, step, generator)`` returns one delay per row of ``points``
+    (``S x d``: the query of each seed at query index ``step``, counted from 1), in the
+    clock's unit (iterations or time). Subclasses implement ``_draw``; every draw is
+    checked to be finite and non-negative, so a user-supplied rule cannot produce a
+    negative delay silently.
+    """
+
+    mean: float | None = None
+
+    def sample(self, points: Tensor, step: int, generator: torch.Generator) -> Tensor:
+        d = self._draw(points, step, generator)
+        d = torch.as_tensor(d, dtype=points.dtype, device=points.device).expand(
+            points.shape[:-1]
+        )
+        if not bool(torch.isfinite(d).all()) or bool((d < 0).any()):
+            raise ValueError(
+                f"{type(self).__name__} produced invalid delays {d.tolist()} at query "
+                f"{step}: delays must be finite and >= 0."
+            )
+        return d
+
+    def _draw(
+        self, points: Tensor, step: int, generator: torch.Generator
+    ) -> Tensor:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    @staticmethod
+    def _uniform(points: Tensor, generator: torch.Generator) -> Tensor:
+        return torch.rand(
+            points.shape[:-1], generator=generator, dtype=points.dtype
+        ).to(points.device)
+
+
+def _check_positive(name: str, value: Any, allow_zero: bool = False) -> float:
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+    ok = ok and math.isfinite(value) and (value >= 0 if allow_zero else value > 0)
+    if not ok:
+        bound = ">= 0" if allow_zero else "> 0"
+        raise ValueError(
+            f"`{name}` must be a finite number {bound}, got {name}={value!r}."
+        )
+    return float(value)
+
+
+class PoissonDelay(DelayDistribution):
+    """Delays ~ Poisson(``mean``) iterations (the paper's experiments, §6)."""
+
+    def __init__(self, mean: float) -> None:
+        self.mean = _check_positive("mean", mean)
+
+    def _draw(self, points, step, generator):
+        rate = torch.full(points.shape[:-1], self.mean, dtype=points.dtype)
+        return torch.poisson(rate, generator=generator).to(points.device)
+
+    def __repr__(self) -> str:
+        return f"PoissonDelay(mean={self.mean:g})"
+
+
+class FixedDelay(DelayDistribution):
+    """Every delay equals ``delay`` (the paper's deterministic setting, §6)."""
+
+    def __init__(self, delay: float) -> None:
+        self.mean = self.delay = _check_positive("delay", delay, allow_zero=True)
+
+    def _draw(self, points, step, generator):
+        return torch.full(points.shape[:-1], self.delay, dtype=points.dtype)
+
+    def __repr__(self) -> str:
+        return f"FixedDelay({self.delay:g})"
+
+
+class GeometricDelay(DelayDistribution):
+    r"""Delays ~ Geometric(``p``) on :math:`\{0, 1, 2, ...\}` (failures before the
+    first success): :math:`P(d = k) = (1-p)^k p`, mean :math:`(1-p)/p`."""
+
+    def __init__(self, p: float) -> None:
+        p = _check_positive("p", p)
+        if p > 1:
+            raise ValueError(f"`p` must lie in (0, 1], got p={p!r}.")
+        self.p, self.mean = p, (1 - p) / p
+
+    def _draw(self, points, step, generator):
+        if self.p == 1:
+            return torch.zeros(points.shape[:-1], dtype=points.dtype)
+        u = self._uniform(points, generator).clamp_min(torch.finfo(points.dtype).tiny)
+        return torch.floor(torch.log(u) / math.log1p(-self.p))
+
+    def __repr__(self) -> str:
+        return f"GeometricDelay(p={self.p:g})"
+
+
+class ExponentialDelay(DelayDistribution):
+    """Continuous delays ~ Exponential with mean ``mean`` (for the time clock, App. A.4)."""
+
+    def __init__(self, mean: float) -> None:
+        self.mean = _check_positive("mean", mean)
+
+    def _draw(self, points, step, generator):
+        u = self._uniform(points, generator).clamp_min(torch.finfo(points.dtype).tiny)
+        return -self.mean * torch.log(u)
+
+    def __repr__(self) -> str:
+        return f"ExponentialDelay(mean={self.mean:g})"
+
+
+class InputDependentDelay(DelayDistribution):
+    r"""Delays whose mean depends on the query: :math:`d \sim \text{Poisson}(g(x))` or
+    Exponential with mean :math:`g(x)` -- e.g. a training run that takes longer for a
+    larger model. ``mean_fn`` maps ``S x d`` points to ``S`` non-negative means."""
+
+    def __init__(
+        self,
+        mean_fn: Callable[[Tensor], Tensor],
+        family: Literal["poisson", "exponential"] = "poisson",
+    ) -> None:
+        if not callable(mean_fn):
+            raise ValueError(f"`mean_fn` must be callable, got {mean_fn!r}.")
+        if family not in ("poisson", "exponential"):
+            raise ValueError(
+                f"`family` must be 'poisson' or 'exponential', got family={family!r}."
+            )
+        self.mean_fn, self.family = mean_fn, family
+
+    def _draw(self, points, step, generator):
+        mean = torch.as_tensor(self.mean_fn(points), dtype=points.dtype)
+        mean = mean.expand(points.shape[:-1]).cpu()
+        if not bool(torch.isfinite(mean).all()) or bool((mean < 0).any()):
+            raise ValueError(
+                f"`mean_fn` must return finite means >= 0, got {mean.tolist()}."
+            )
+        if self.family == "poisson":
+            return torch.poisson(mean, generator=generator).to(points.device)
+        u = (
+            self._uniform(points, generator)
+            .cpu()
+            .clamp_min(torch.finfo(points.dtype).tiny)
+        )
+        return (-mean * torch.log(u)).to(points.device)
+
+    def __repr__(self) -> str:
+        return f"InputDependentDelay({self.family})"
+
+
+class BatchDelay(DelayDistribution):
+    r"""Synchronous batch BO as delayed feedback (Verma et al. 2022, §4): queries are
+    made in batches of ``batch_size`` :math:`B_x`, and the feedback of a whole batch
+    is usable at the first decision of the next batch. With the indicator
+    :math:`\mathbb 1\{d_s \le t - s\}` the :math:`j`-th query of a batch
+    (:math:`j = 0, ..., B_x - 1`) has delay :math:`d_s = B_x - j \in [1, B_x]`; a
+    window :math:`m \ge B_x` never censors (:math:`\rho_m = 1`). (The paper writes
+    :math:`d_s \le B_x - 1` and :math:`m = B_x - 1`, counting delays from 0: under
+    this indicator a delay of 0 and of 1 are the same -- usable at the next decision.)
+    """
+
+    def __init__(self, batch_size: int) -> None:
+        if (
+            isinstance(batch_size, bool)
+            or not isinstance(batch_size, int)
+            or batch_size < 1
+        ):
+            raise ValueError(
+                f"`batch_size` must be an integer >= 1, got batch_size={batch_size!r}."
+            )
+        self.batch_size = batch_size
+        self.mean = (batch_size + 1) / 2
+
+    def _draw(self, points, step, generator):
+        j = (step - 1) % self.batch_size
+        return torch.full(
+            points.shape[:-1], float(self.batch_size - j), dtype=points.dtype
+        )
+
+    def __repr__(self) -> str:
+        return f"BatchDelay({self.batch_size})"

@@ -17,6 +17,7 @@ multiplier is
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import torch
@@ -61,9 +62,12 @@ class _SDFMixin:
                 raise ValueError(
                     "The beta_t schedule needs `B_f` and `R` (or pass a constant `beta`)."
                 )
+            for name, value in (("B_f", B_f), ("R", R)):
+                if not bool(torch.all(torch.as_tensor(value) >= 0)):
+                    raise ValueError(f"`{name}` must be >= 0, got {name}={value!r}.")
             self.__dict__.update(
-                B_f=float(B_f),
-                R=float(R),
+                B_f=B_f if isinstance(B_f, Tensor) and B_f.numel() > 1 else float(B_f),
+                R=R if isinstance(R, Tensor) and R.numel() > 1 else float(R),
                 gamma=schedules.resolve_gamma(gamma),
                 beta=None,
             )
@@ -73,15 +77,14 @@ class _SDFMixin:
         if self.beta is not None:
             return self.beta
         gamma = self.gamma(t - 1, self.model)
-        if isinstance(gamma, Tensor) and gamma.ndim > 0:
-            return torch.stack(
-                [
-                    torch.as_tensor(
-                        sdf_beta(float(g), self.B_f, self.R, self.B_y, self.delta)
-                    )
-                    for g in gamma.reshape(-1)
-                ]
-            ).reshape(gamma.shape)
+        if any(isinstance(v, Tensor) and v.ndim > 0 for v in (gamma, self.B_f, self.R)):
+            # per-batch values (one per seed): the same formula, elementwise
+            gamma, B_f, R = (torch.as_tensor(v) for v in (gamma, self.B_f, self.R))
+            if bool((gamma < 0).any()):
+                raise ValueError(f"`gamma_prev` must be >= 0, got {gamma.tolist()}.")
+            return B_f + (R + self.B_y) * torch.sqrt(
+                2.0 * (gamma + 1.0 + math.log(2.0 / self.delta))
+            )
         return sdf_beta(float(gamma), self.B_f, self.R, self.B_y, self.delta)
 
     def _nu(self, t: int) -> float | Tensor:

@@ -330,6 +330,14 @@ class GPThompsonSampling(RoundScheduleMixin, AcquisitionFunction):
             return None
         return self.model.mean_, L if self.model.num_seeds is not None else L[0]
 
+    def _scores_every_candidate(self, X: Tensor) -> bool:
+        """``X`` is ``FiniteArmGP.score_points`` and the candidates are its arms."""
+        if X is not getattr(self.model, "score_points", None):
+            return False
+        arms = self.model.arms
+        cand = self.candidates
+        return cand is arms or (cand.shape == arms.shape and torch.equal(cand, arms))
+
     def _path(self) -> Any:
         if self._draw is None:
             self._draw = self._seeded(
@@ -357,7 +365,12 @@ class GPThompsonSampling(RoundScheduleMixin, AcquisitionFunction):
         Returns:
             ``(b1 x ... x bk)`` values of :math:`f_t` (negated if ``maximize=False``).
         """
-        if self.sampler == "exact":
+        if self.sampler == "exact" and self._scores_every_candidate(X):
+            # X is the model's own arm layout (N x batch x 1 x d) and the candidates
+            # are its arms in order: the draw needs no point matching
+            draw = self._exact_draw().to(X)  # model_batch x N
+            values = draw.transpose(-1, 0) if draw.ndim > 1 else draw
+        elif self.sampler == "exact":
             idx = self._match_candidates(X.squeeze(-2))  # (b1 x ... x bk)
             draw = self._exact_draw().to(X)  # model_batch x N
             out_shape = torch.broadcast_shapes(idx.shape, draw.shape[:-1])

@@ -363,3 +363,35 @@ def srinivas_gp_problem(
     values = _sample(K.expand(num_seeds, num_points, num_points), gen)
     noise_sd = torch.full((num_seeds,), noise_variance**0.5, dtype=dtype)
     return _sampled_problem("gp-se-grid1000", grid, values, K, noise_sd, build_noise)
+
+
+def verma_gp_problem(
+    num_seeds: int = 25,
+    num_points: int = 1000,
+    lengthscale: float = 0.02,
+    noise_fraction: float = 0.01,
+    build_noise: float = 1e-2,
+    seed: int = 0,
+) -> BanditProblem:
+    r"""Verma, Dai & Low 2022, §6.1 / App. C.1: :math:`f \sim GP(0, k_{SE})` with
+    :math:`\ell = 0.02` on ``num_points`` equally spaced points of [0, 1] (shared by
+    all seeds, a new sample per seed), normalized into [0, 1] -- so :math:`f^* = 1`,
+    :math:`\min f = 0` (the censored target ``y_min``) and :math:`|f| \le 1`
+    (:math:`B_y = 1`). The paper does not state the noise; ours is the house rule
+    :math:`R^2` = 1 % of the range (:math:`R = 0.1`), :math:`\lambda = R^2`. The
+    algorithms use the generating kernel (unit variance, :math:`\ell = 0.02`) with fixed
+    hyperparameters; ``B`` is the regularized interpolant's norm."""
+    _check_seeds(num_seeds)
+    gen = torch.Generator().manual_seed(seed)
+    dtype = torch.double
+    grid = torch.linspace(0, 1, num_points, dtype=dtype).unsqueeze(-1)
+    k = make_kernel("rbf", lengthscale, dtype)
+    with torch.no_grad():
+        K = k(grid).to_dense()
+    raw = _sample(K.expand(num_seeds, num_points, num_points), gen)
+    lo, hi = raw.min(-1, keepdim=True).values, raw.max(-1, keepdim=True).values
+    values = (raw - lo) / (hi - lo)
+    noise_sd = _noise_from_range(values, noise_fraction)
+    return _sampled_problem(
+        "gp-se0.02-grid1000", grid, values, K, noise_sd, build_noise
+    )

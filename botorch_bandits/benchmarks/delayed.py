@@ -1,0 +1,465 @@
+r"""The delayed-feedback simulator (Verma, Dai & Low, ICML 2022): a policy chooses one
+query per step for every seed at once; each query's feedback comes back after a random
+delay, and the policy's model sees it through one of three views of the same record.
+
+* ``censor`` (GP-UCB-SDF, GP-TS-SDF): every issued query stays in the GP; its target is
+  :math:`\tilde y_{s,t} = y_s\,\mathbb 1\{d_s \le \min(m, t - s)\}`, else ``y_min``
+  (their Eq. 1; App. A.4 for the time clock). When feedback becomes usable, the target
+  of that query is replaced in place (:meth:`FiniteArmGP.replace_target`); feedback that
+  arrives after the window stays censored for good (it is still recorded, and counted
+  as *converted* for the simple regret).
+* ``ignore`` (GP-UCB, asy-TS): the GP holds the queries whose feedback has arrived, in
+  the order it arrived; pending queries are left out (GP-UCB may repeat a query).
+* ``hallucinate`` (GP-BUCB, GP-BTS): every issued query is in the GP; a pending one gets
+  the posterior mean of the completed-only model at its point, so the mean is that of
+  the completed-only model and the variance shrinks at the pending points.
+
+Clocks: with ``clock="iteration"`` query ``s`` is issued at step ``s`` and a delay
+counts the queries started before its feedback is usable; with ``clock="time"`` query
+``s`` is issued at time :math:`\tau_s = (s-1)\cdot` ``issue_interval``, the decision
+for query ``t`` is made at :math:`\bar\tau_t = \tau_t`, and delays and the window ``m``
+are times.
+
+Metrics (their App. C): the simple regret at step ``t`` uses only converted
+evaluations -- queries ``s <= t`` whose feedback has arrived by the next decision --
+:math:`r_t = f^* - \max f(x_s)` (``f* - min f`` while nothing has converted); the
+cumulative regret :math:`R_t = \sum_{s\le t} f^* - f(x_s)` counts every query. With
+``contexts``, the optimum is that of the step's context.
+
+Everything is recorded per step and seed (arms, values, observations, delays, arrival
+times) and nothing is dropped; the run is deterministic given ``seed``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import torch
+from botorch.acquisition.analytic import UpperConfidenceBound
+from torch import Tensor
+
+from botorch_bandits.acquisition import (
+    GPUCBSDF,
+    IGPUCB,
+    GPThompsonSampling,
+    GPThompsonSamplingSDF,
+)
+from botorch_bandits.benchmarks.problems import BanditProblem
+from botorch_bandits.beta import ObservedInformationGain, observed_information_gain
+from botorch_bandits.delays import DelayDistribution
+from botorch_bandits.models import FiniteArmGP
+
+View = Literal["censor", "ignore", "hallucinate"]
+
+DELAYED_POLICIES: dict[str, tuple[View, str]] = {
+    "GP-UCB-SDF": ("censor", "ucb"),
+    "GP-TS-SDF": ("censor", "ts"),
+    "GP-UCB": ("ignore", "ucb"),
+    "asy-TS": ("ignore", "ts"),
+    "GP-BUCB": ("hallucinate", "ucb"),
+    "GP-BTS": ("hallucinate", "ts"),
+}
+r"""Algorithm name -> (view of the delayed feedback, acquisition family). With
+``beta`` a number (the experiments' choice, :math:`\beta_t = 1`): UCB is
+:math:`\mu + \beta\sigma` (plus the SDF inflation for GP-UCB-SDF), TS draws from
+:math:`GP(\mu, \beta^2 k)` (:math:`\nu_t^2 k` for GP-TS-SDF). With ``beta="theory"``:
+the SDF methods use :math:`\beta_t = B_f + (R + B_y)\sqrt{2(\gamma_{t-1} + 1 +
+\log(2/\delta))}`, the baselines IGP-UCB's / GP-TS's schedules (Chowdhury & Gopalan),
+all with the observed information gain of the model's points."""
+
+
+@dataclass
+class DelayedResult:
+    """Per-step records of one policy on a batch of seeds (``T x S`` unless noted)."""
+
+    problem: str
+    algorithm: str
+    arms: Tensor
+    values: Tensor
+    observations: Tensor
+    delays: Tensor
+    issue_times: Tensor  # T
+    arrival_times: Tensor
+    optimum: Tensor  # T x S: the optimum of each step's context (f* without contexts)
+    worst: Tensor  # S: min f (the simple regret before anything has converted)
+    window: float | None
+    late: Tensor  # T x S bool: feedback that arrived after the window (SDF: unused)
+
+    def converted(self, step: int) -> Tensor:
+        """``step x S`` bool: which of queries ``1..step`` have their feedback by the
+        decision after ``step``."""
+        T = self.values.shape[0]
+        now = (
+            self.issue_times[step]
+            if step < T
+            else self.issue_times[-1] + self._interval()
+        )
+        return self.arrival_times[:step] <= now
+
+    def _interval(self) -> Tensor:
+        if self.issue_times.numel() > 1:
+            return self.issue_times[-1] - self.issue_times[-2]
+        return torch.ones((), dtype=self.issue_times.dtype)
+
+    @property
+    def simple_regret(self) -> Tensor:
+        """``T x S``: :math:`f^* - ` the best converted evaluation after each step."""
+        T = self.values.shape[0]
+        rows = []
+        for t in range(1, T + 1):
+            conv = self.converted(t)
+            best = torch.where(conv, self.values[:t], -math.inf).max(0).values
+            best = torch.where(torch.isfinite(best), best, self.worst)
+            rows.append(self.optimum[t - 1] - best)
+        return torch.stack(rows)
+
+    @property
+    def cumulative_regret(self) -> Tensor:
+        return (self.optimum - self.values).cumsum(0)
+
+    @property
+    def average_regret(self) -> Tensor:
+        steps = torch.arange(1, self.values.shape[0] + 1, dtype=self.values.dtype)
+        return self.cumulative_regret / steps.unsqueeze(-1)
+
+    def metric(self, name: str) -> Tensor:
+        if name not in DELAYED_METRICS:
+            raise ValueError(
+                f"`metric` must be one of {DELAYED_METRICS}, got {name!r}."
+            )
+        return getattr(self, name)
+
+
+DELAYED_METRICS = ("simple_regret", "cumulative_regret", "average_regret")
+
+
+def _check_int(name: str, value: Any, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise ValueError(
+            f"`{name}` must be an integer >= {minimum}, got {name}={value!r}."
+        )
+    return value
+
+
+def _gather_arms(arms: Tensor, idx: Tensor) -> Tensor:
+    """Points of arm indices ``idx`` (``k x S``) -> ``k x S x d``."""
+    if arms.ndim == 2:
+        return arms[idx]
+    seeds = torch.arange(arms.shape[0], device=arms.device)
+    return arms[seeds, idx]
+
+
+def simulate_delayed(
+    problem: BanditProblem,
+    algorithm: str,
+    horizon: int,
+    delays: DelayDistribution,
+    window: float | None = None,
+    *,
+    clock: Literal["iteration", "time"] = "iteration",
+    issue_interval: float = 1.0,
+    beta: float | Literal["theory"] = 1.0,
+    B_y: float = 1.0,
+    y_min: float = 0.0,
+    delta: float = 0.1,
+    num_init: int = 0,
+    contexts: Tensor | None = None,
+    arm_contexts: Tensor | None = None,
+    seed: int = 0,
+    progress: Any = None,
+) -> DelayedResult:
+    r"""Run ``algorithm`` (a key of :data:`DELAYED_POLICIES`) for ``horizon`` queries
+    on every seed of ``problem`` with delayed feedback.
+
+    Args:
+        problem: The batch of instances; its kernel matrix and :math:`\lambda` are
+            the algorithms' (fixed hyperparameters).
+        algorithm: Policy name.
+        horizon: Number of queries ``T >= 1`` per seed.
+        delays: The delay distribution (``PoissonDelay(10)``, ``FixedDelay(10)``, ...).
+        window: The censoring window ``m >= 0`` (iterations or time), used by the SDF
+            methods; ``None``: no window (:math:`m = \infty`).
+        clock: ``"iteration"`` or ``"time"`` (App. A.4).
+        issue_interval: Time between query starts (time clock).
+        beta: The constant :math:`\beta_t` (default 1, as in the paper's experiments)
+            or ``"theory"`` (the schedules).
+        B_y: Bound on :math:`|y|` (SDF inflation).
+        y_min: The censored target (the known minimum of ``f``).
+        delta: Confidence of the theory schedules.
+        num_init: The first ``num_init`` queries are uniformly random arms (their
+            feedback is delayed like any other).
+        contexts: Contextual variant (§5): ``T`` context ids given by the environment;
+            query ``t`` must be an arm with ``arm_contexts == contexts[t]``.
+        arm_contexts: ``N`` context id of each arm (with ``contexts``).
+        seed: Seed of the noise, the delays, the initial arms and the TS draws.
+        progress: A tqdm-like object advanced once per step.
+    """
+    if algorithm not in DELAYED_POLICIES:
+        raise ValueError(
+            f"`algorithm` must be one of {sorted(DELAYED_POLICIES)}, got {algorithm!r}."
+        )
+    T = _check_int("horizon", horizon, 1)
+    num_init = _check_int("num_init", num_init, 0)
+    if not isinstance(delays, DelayDistribution):
+        raise ValueError(
+            f"`delays` must be a DelayDistribution (PoissonDelay, FixedDelay, ...), "
+            f"got {delays!r}."
+        )
+    if window is not None and not (
+        isinstance(window, (int, float)) and math.isfinite(window) and window >= 0
+    ):
+        raise ValueError(f"`window` (m) must be >= 0 or None, got window={window!r}.")
+    if clock not in ("iteration", "time"):
+        raise ValueError(f"`clock` must be 'iteration' or 'time', got clock={clock!r}.")
+    if not (isinstance(issue_interval, (int, float)) and issue_interval > 0):
+        raise ValueError(
+            f"`issue_interval` must be > 0, got issue_interval={issue_interval!r}."
+        )
+    if beta != "theory" and not (
+        isinstance(beta, (int, float)) and not isinstance(beta, bool) and beta >= 0
+    ):
+        raise ValueError(
+            f"`beta` must be a number >= 0 or 'theory', got beta={beta!r}."
+        )
+    view, family = DELAYED_POLICIES[algorithm]
+    S, N = problem.num_seeds, problem.num_arms
+    values = problem.values
+    dtype, device = values.dtype, values.device
+    allowed = None
+    if contexts is not None:
+        if arm_contexts is None:
+            raise ValueError(
+                "`contexts` needs `arm_contexts` (the context id of each arm)."
+            )
+        contexts = torch.as_tensor(contexts, device=device).long()
+        arm_contexts = torch.as_tensor(arm_contexts, device=device).long()
+        if contexts.shape != (T,) or arm_contexts.shape != (N,):
+            raise ValueError(
+                f"`contexts` must have shape ({T},) and `arm_contexts` ({N},), got "
+                f"{tuple(contexts.shape)} and {tuple(arm_contexts.shape)}."
+            )
+        missing = set(contexts.tolist()) - set(arm_contexts.tolist())
+        if missing:
+            raise ValueError(f"`contexts` has ids without arms: {sorted(missing)}.")
+        allowed = arm_contexts.unsqueeze(0) == contexts.unsqueeze(1)  # T x N
+        optimum = torch.stack(
+            [
+                values.masked_fill(~allowed[t], -math.inf).max(-1).values
+                for t in range(T)
+            ]
+        )  # T x S
+    else:
+        optimum = problem.optimum.unsqueeze(0).expand(T, S)
+    m = None if window is None else float(window)
+
+    ts = family == "ts"
+    main = FiniteArmGP(
+        problem.arms,
+        problem.K,
+        problem.noise,
+        num_seeds=S,
+        keep_root=ts and view != "ignore",
+    )
+    completed = None
+    if view in ("ignore", "hallucinate"):
+        completed = FiniteArmGP(
+            problem.arms,
+            problem.K,
+            problem.noise,
+            num_seeds=S,
+            keep_root=ts and view == "ignore",
+        )
+    model = completed if view == "ignore" else main
+    X = model.score_points
+
+    gen = torch.Generator().manual_seed(seed)
+    noise_sd = problem.noise_sd.to(device)
+    issue = torch.arange(T, dtype=dtype) * (issue_interval if clock == "time" else 1.0)
+    if clock == "iteration":
+        issue = issue + 1.0
+    issue = issue.to(device)
+    arms_t = torch.empty(T, S, dtype=torch.long, device=device)
+    f_t = torch.empty(T, S, dtype=dtype, device=device)
+    y_t = torch.empty(T, S, dtype=dtype, device=device)
+    d_t = torch.empty(T, S, dtype=dtype, device=device)
+    arrived = torch.zeros(T, S, dtype=torch.bool, device=device)
+    seeds = torch.arange(S, device=device)
+
+    for t in range(1, T + 1):
+        now = issue[t - 1]
+        if t > 1:  # feedback that has arrived by this decision
+            k = t - 1
+            arr_now = (issue[:k].unsqueeze(-1) + d_t[:k]) <= now
+            new = arr_now & ~arrived[:k]
+            arrived[:k] = arr_now
+            if bool(new.any()):
+                if view == "censor":
+                    usable = new if m is None else new & (d_t[:k] <= m)
+                    for s in torch.nonzero(usable.any(-1)).flatten().tolist():
+                        main.replace_target(s, y_t[s], usable[s])
+                else:
+                    _observe_arrivals(completed, new, arms_t[:k], y_t[:k])
+            if view == "hallucinate":
+                # pending -> completed-only posterior mean at its arm (GP-BUCB / GP-BTS)
+                mu_c = completed.mean_buf_.gather(-1, arms_t[:k].T).T  # k x S
+                main.set_targets(torch.where(arrived[:k], y_t[:k], mu_c))
+        if t <= num_init:
+            if allowed is None:
+                idx = torch.randint(N, (S,), generator=gen).to(device)
+            else:
+                choices = torch.nonzero(allowed[t - 1]).flatten()
+                pick = torch.randint(choices.numel(), (S,), generator=gen).to(device)
+                idx = choices[pick]
+        else:
+            acqf = _acquisition(
+                algorithm,
+                family,
+                view,
+                model,
+                problem,
+                t,
+                beta,
+                B_y,
+                delta,
+                m,
+                issue,
+                arms_t,
+                seed,
+                clock,
+            )
+            with torch.no_grad():
+                scores = acqf(X)  # N x S
+            if allowed is not None:
+                scores = scores.masked_fill(~allowed[t - 1].unsqueeze(-1), -math.inf)
+            idx = scores.argmax(0)
+        f = values.gather(-1, idx.unsqueeze(-1)).squeeze(-1)
+        y = f + noise_sd * torch.randn(S, generator=gen, dtype=dtype).to(device)
+        point = _gather_arms(problem.arms, idx.unsqueeze(0))[0]  # S x d
+        d = delays.sample(point, t, gen).to(device=device, dtype=dtype)
+        arms_t[t - 1], f_t[t - 1], y_t[t - 1], d_t[t - 1] = idx, f, y, d
+        if (
+            view != "ignore"
+        ):  # every issued query enters the GP, censored / hallucinated
+            if view == "censor":
+                target = torch.full((S,), y_min, dtype=dtype, device=device)
+            else:
+                target = completed.mean_buf_[seeds, idx]
+            main.observe(idx, target)
+        if progress is not None:
+            progress.update(1)
+    arrival = issue.unsqueeze(-1) + d_t
+    late = torch.zeros_like(arrived) if m is None else d_t > m
+    return DelayedResult(
+        problem=problem.name,
+        algorithm=algorithm,
+        arms=arms_t,
+        values=f_t,
+        observations=y_t,
+        delays=d_t,
+        issue_times=issue,
+        arrival_times=arrival,
+        optimum=optimum,
+        worst=values.min(-1).values,
+        window=m,
+        late=late,
+    )
+
+
+def _observe_arrivals(model: FiniteArmGP, new: Tensor, arms: Tensor, y: Tensor) -> None:
+    """Add the newly arrived feedback (``new``: ``k x S`` bool) to the completed-only
+    model, oldest query first; seeds with fewer arrivals skip a round (arm -1)."""
+    S = new.shape[1]
+    lists = [torch.nonzero(new[:, s]).flatten() for s in range(S)]
+    rounds = max(len(x) for x in lists)
+    for r in range(rounds):
+        idx = torch.full((S,), -1, dtype=torch.long, device=arms.device)
+        val = torch.zeros(S, dtype=y.dtype, device=y.device)
+        for s, steps in enumerate(lists):
+            if r < len(steps):
+                idx[s] = arms[steps[r], s]
+                val[s] = y[steps[r], s]
+        model.observe(idx, val)
+
+
+def _recent(
+    issue: Tensor, arms_t: Tensor, t: int, m: float | None, clock: str, arms: Tensor
+) -> Tensor:
+    r"""The queries whose feedback may still be censored at decision ``t``:
+    :math:`x_{t-m}, ..., x_{t-1}` (iteration clock) or those issued within the last
+    ``m`` time units (time clock); ``k x S x d``."""
+    k = t - 1
+    if m is None:
+        lo = 0
+    elif clock == "iteration":
+        lo = max(0, k - int(m))
+    else:
+        lo = int(torch.searchsorted(issue[:k], issue[k] - m).item()) if k else 0
+    return _gather_arms(arms, arms_t[lo:k])
+
+
+class _TrackedGain(ObservedInformationGain):
+    """The information gain the engine tracks for each seed's own points (seeds of
+    the completed-only model may hold different numbers of points)."""
+
+    def __call__(self, n: int, model: Any = None) -> Tensor:
+        return observed_information_gain(model)
+
+
+def _acquisition(
+    algorithm,
+    family,
+    view,
+    model,
+    problem,
+    t,
+    beta,
+    B_y,
+    delta,
+    m,
+    issue,
+    arms_t,
+    seed,
+    clock,
+):
+    step_seed = (seed * 1_000_003 + t) % (2**62)
+    theory = beta == "theory"
+    if view == "censor":
+        recent = _recent(issue, arms_t, t, m, clock, problem.arms)
+        sched = (
+            dict(B_f=problem.rkhs_norm, R=problem.noise_sd, gamma="observed")
+            if theory
+            else dict(beta=float(beta))
+        )
+        if family == "ucb":
+            return GPUCBSDF(model, recent, B_y=B_y, delta=delta, t=t, **sched)
+        return GPThompsonSamplingSDF(
+            model,
+            recent,
+            B_y=B_y,
+            delta=delta,
+            t=t,
+            candidates=problem.arms,
+            seed=step_seed,
+            **sched,
+        )
+    if family == "ucb":
+        if theory:
+            return IGPUCB(
+                model,
+                B=problem.rkhs_norm,
+                R=problem.noise_sd,
+                delta=delta,
+                gamma=_TrackedGain(),
+                t=t,
+            )
+        return UpperConfidenceBound(model, beta=float(beta) ** 2)
+    sched = (
+        dict(B=problem.rkhs_norm, R=problem.noise_sd, gamma=_TrackedGain(), t=t)
+        if theory
+        else dict(v=float(beta), t=t)
+    )
+    return GPThompsonSampling(
+        model, delta=delta, candidates=problem.arms, seed=step_seed, **sched
+    )

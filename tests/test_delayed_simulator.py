@@ -1,0 +1,252 @@
+"""The delayed-feedback simulator against an independent recomputation: every decision
+must be the argmax of the acquisition computed from scratch with a ``SingleTaskGP`` on
+the ledger's view of the recorded trace (censor / ignore / hallucinate)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+from botorch.acquisition.analytic import UpperConfidenceBound
+
+from botorch_bandits.benchmarks.delayed import simulate_delayed
+from botorch_bandits.benchmarks.problems import (
+    BanditProblem,
+    make_kernel,
+    verma_gp_problem,
+)
+from botorch_bandits.delays import (
+    BatchDelay,
+    DelayDistribution,
+    ExponentialDelay,
+    FeedbackLedger,
+    FixedDelay,
+    GeometricDelay,
+    InputDependentDelay,
+    PoissonDelay,
+)
+from botorch_bandits.models import fixed_gp
+
+NOISE = 0.05
+
+
+def _problem(num_seeds: int = 3, num_arms: int = 30) -> BanditProblem:
+    gen = torch.Generator().manual_seed(7)
+    arms = torch.rand(num_arms, 1, generator=gen, dtype=torch.double)
+    K = make_kernel("rbf", 0.15)(arms).to_dense().detach()
+    L = torch.linalg.cholesky(K + 1e-8 * torch.eye(num_arms, dtype=torch.double))
+    values = (L @ torch.randn(num_arms, num_seeds, generator=gen, dtype=torch.double)).T
+    values = (values - values.min(-1, keepdim=True).values) / (
+        values.max(-1, keepdim=True).values - values.min(-1, keepdim=True).values
+    )
+    sd = torch.full((num_seeds,), NOISE**0.5, dtype=torch.double)
+    return BanditProblem(
+        name="toy",
+        arms=arms,
+        values=values,
+        K=K,
+        noise_sd=sd,
+        noise=sd**2,
+        rkhs_norm=torch.ones(num_seeds, dtype=torch.double),
+        kernel="rbf",
+    )
+
+
+def _ledger(result, seed: int, window, clock: str) -> FeedbackLedger:
+    ledger = FeedbackLedger(window=window, y_min=0.0, clock=clock)
+    for s in range(result.values.shape[0]):
+        at = float(result.issue_times[s])
+        qid = ledger.issue(int(result.arms[s, seed]), at=at)
+        ledger.receive(
+            qid,
+            float(result.observations[s, seed]),
+            at=float(result.arrival_times[s, seed]),
+        )
+    return ledger
+
+
+def _gp(problem, arm_ids, targets):
+    kernel = make_kernel("rbf", 0.15)
+    X = problem.arms[torch.as_tensor(arm_ids, dtype=torch.long)].reshape(-1, 1)
+    return fixed_gp(X, targets.reshape(-1, 1), kernel, NOISE)
+
+
+def _expected_arm(problem, result, seed, step, algorithm, window, clock) -> int:
+    """The decision at ``step`` (1-based), recomputed from the ledger. The baselines
+    use every arrived feedback (no window); only the SDF methods censor."""
+    sdf = algorithm.endswith("SDF")
+    ledger = _ledger(result, seed, window if sdf else None, clock)
+    now = float(result.issue_times[step - 1])
+    qs = ledger.issued_before(now)
+    arms = problem.arms
+    if algorithm == "GP-UCB":
+        done = ledger.completed(now)
+        if not done:
+            return 0  # flat prior: ties go to the lowest index
+        model = _gp(
+            problem,
+            [q.x for q in done],
+            torch.tensor([q.y for q in done], dtype=torch.double),
+        )
+        scores = UpperConfidenceBound(model, beta=1.0)(arms.unsqueeze(-2))
+    elif algorithm == "GP-BUCB":
+        done = ledger.completed(now)
+
+        def completed_mean(points):
+            if not done:
+                return torch.zeros(len(points), dtype=torch.double)
+            m = _gp(
+                problem,
+                [q.x for q in done],
+                torch.tensor([q.y for q in done], dtype=torch.double),
+            )
+            idx = torch.as_tensor(points, dtype=torch.long)
+            return m.posterior(arms[idx].unsqueeze(-2)).mean.reshape(-1).detach()
+
+        targets = ledger.hallucinated_targets(now, completed_mean)
+        model = _gp(problem, [q.x for q in qs], targets)
+        scores = UpperConfidenceBound(model, beta=1.0)(arms.unsqueeze(-2))
+    else:  # GP-UCB-SDF, beta = 1, B_y = 1
+        model = _gp(problem, [q.x for q in qs], ledger.censored_targets(now))
+        if clock == "iteration":
+            recent = [q.x for q in qs[-int(window) :]] if window else []
+        else:
+            recent = [q.x for q in qs if q.issued_at >= now - window]
+        post = model.posterior(
+            arms[torch.as_tensor(recent, dtype=torch.long)].unsqueeze(-2)
+        )
+        nu = post.variance.clamp_min(0).sqrt().sum() + 1.0
+        p = model.posterior(arms.unsqueeze(-2))
+        scores = p.mean.reshape(-1) + nu * p.variance.clamp_min(0).sqrt().reshape(-1)
+    return int(scores.detach().reshape(-1).argmax())
+
+
+@pytest.mark.parametrize("algorithm", ["GP-UCB-SDF", "GP-UCB", "GP-BUCB"])
+@pytest.mark.parametrize("clock", ["iteration", "time"])
+def test_every_decision_matches_a_recomputation_from_the_ledger(
+    algorithm, clock
+) -> None:
+    problem = _problem()
+    if clock == "iteration":
+        delays, window = PoissonDelay(4.0), 5
+    else:
+        delays, window = ExponentialDelay(2.0), 3.0
+    result = simulate_delayed(
+        problem,
+        algorithm,
+        25,
+        delays,
+        window=window,
+        clock=clock,
+        issue_interval=0.7,
+        num_init=2,
+        seed=3,
+    )
+    assert bool((result.late).any()), "the trace should contain late feedback"
+    for seed in range(problem.num_seeds):
+        for step in range(3, 26):
+            assert int(result.arms[step - 1, seed]) == _expected_arm(
+                problem, result, seed, step, algorithm, window, clock
+            ), (algorithm, clock, seed, step)
+
+
+def test_simple_regret_counts_converted_evaluations_only() -> None:
+    problem = _problem(num_seeds=2)
+    r = simulate_delayed(problem, "GP-UCB-SDF", 15, PoissonDelay(3.0), window=6, seed=1)
+    sr = r.simple_regret
+    for seed in range(2):
+        for t in range(1, 16):
+            now = t + 1  # the next decision (iteration clock: query s at step s)
+            got = [
+                float(r.values[s, seed])
+                for s in range(t)
+                if float(r.arrival_times[s, seed]) <= now
+            ]
+            best = max(got) if got else float(problem.values[seed].min())
+            assert math.isclose(
+                float(sr[t - 1, seed]), float(problem.values[seed].max()) - best
+            )
+
+
+def test_batch_delays_release_whole_batches() -> None:
+    problem = _problem(num_seeds=2)
+    B = 4
+    r = simulate_delayed(problem, "GP-BUCB", 12, BatchDelay(B), window=B, seed=0)
+    # query s (1-based) of batch k is usable at the first decision of batch k + 1
+    s = torch.arange(1, 13, dtype=torch.double)
+    first_of_next = (torch.div(s - 1, B, rounding_mode="floor") + 1) * B + 1
+    assert torch.equal(r.arrival_times[:, 0], first_of_next)
+    assert not bool(r.late.any())  # m = B_x never censors (rho_m = 1)
+
+
+def test_contexts_restrict_the_arms_and_the_regret() -> None:
+    problem = _problem(num_seeds=2, num_arms=30)
+    arm_contexts = torch.arange(30) % 3
+    contexts = torch.tensor([0, 1, 2, 2, 1, 0, 0, 1, 2, 1])
+    r = simulate_delayed(
+        problem,
+        "GP-UCB-SDF",
+        10,
+        PoissonDelay(2.0),
+        window=4,
+        contexts=contexts,
+        arm_contexts=arm_contexts,
+        num_init=1,
+    )
+    assert torch.equal(arm_contexts[r.arms], contexts.unsqueeze(-1).expand(10, 2))
+    for t in range(10):
+        in_ctx = problem.values[:, arm_contexts == contexts[t]]
+        assert torch.equal(r.optimum[t], in_ctx.max(-1).values)
+    assert bool((r.cumulative_regret[-1] >= 0).all())
+
+
+@pytest.mark.parametrize("algorithm", ["GP-TS-SDF", "asy-TS", "GP-BTS"])
+def test_thompson_variants_run_and_are_reproducible(algorithm) -> None:
+    problem = _problem(num_seeds=2)
+    a = simulate_delayed(problem, algorithm, 12, GeometricDelay(0.3), window=5, seed=4)
+    b = simulate_delayed(problem, algorithm, 12, GeometricDelay(0.3), window=5, seed=4)
+    assert torch.equal(a.arms, b.arms) and torch.equal(a.delays, b.delays)
+    assert len(set(a.arms[:, 0].tolist())) > 1
+
+
+def test_theory_beta_runs_for_every_view() -> None:
+    problem = _problem(num_seeds=2)
+    for algorithm in ("GP-UCB-SDF", "GP-UCB", "GP-BUCB", "GP-TS-SDF"):
+        r = simulate_delayed(
+            problem, algorithm, 8, PoissonDelay(2.0), window=4, beta="theory"
+        )
+        assert r.arms.shape == (8, 2)
+
+
+def test_bad_input_is_named() -> None:
+    problem = _problem(num_seeds=1)
+    with pytest.raises(ValueError, match="window"):
+        simulate_delayed(problem, "GP-UCB-SDF", 5, PoissonDelay(2.0), window=-1)
+    with pytest.raises(ValueError, match="algorithm"):
+        simulate_delayed(problem, "GP-UCB-XYZ", 5, PoissonDelay(2.0))
+    with pytest.raises(ValueError, match="mean_fn"):
+        simulate_delayed(
+            problem, "GP-UCB", 5, InputDependentDelay(lambda x: -x[..., 0] - 1.0)
+        )
+
+    class Negative(DelayDistribution):
+        def _draw(self, points, step, generator):
+            return torch.full(points.shape[:-1], -1.0)
+
+    with pytest.raises(ValueError, match="delays must be finite and >= 0"):
+        simulate_delayed(problem, "GP-UCB", 5, Negative())
+    with pytest.raises(ValueError, match="mean"):
+        PoissonDelay(-1.0)
+    with pytest.raises(ValueError, match="delay"):
+        FixedDelay(-2)
+    with pytest.raises(ValueError, match="p"):
+        GeometricDelay(1.5)
+    with pytest.raises(ValueError, match="batch_size"):
+        BatchDelay(0)
+
+
+def test_verma_problem_is_normalized() -> None:
+    p = verma_gp_problem(num_seeds=2, num_points=200)
+    assert torch.allclose(p.values.max(-1).values, torch.ones(2, dtype=torch.double))
+    assert torch.allclose(p.values.min(-1).values, torch.zeros(2, dtype=torch.double))
