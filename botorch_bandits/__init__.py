@@ -6,8 +6,10 @@ The top-level package never imports Ax; the Ax integration lives in
 
 from botorch_bandits.acquisition import (
     GPUCB,
+    GPUCBSDF,
     IGPUCB,
     GPThompsonSampling,
+    GPThompsonSamplingSDF,
     draw_posterior_paths,
     num_observations,
 )
@@ -35,27 +37,55 @@ from botorch_bandits.beta import (
     sigma_multiplier,
     to_botorch_beta,
 )
+from botorch_bandits.delays import (
+    BatchDelay,
+    DelayDistribution,
+    ExponentialDelay,
+    FeedbackLedger,
+    FixedDelay,
+    GeometricDelay,
+    InputDependentDelay,
+    PoissonDelay,
+    sdf_beta,
+    sdf_inflation,
+)
 from botorch_bandits.models import FiniteArmGP, fixed_gp
 
 __version__ = "0.1.0"
 
-ACQUISITION_FUNCTIONS = ("GPUCB", "IGPUCB", "GPThompsonSampling")
+ACQUISITION_FUNCTIONS = (
+    "GPUCB",
+    "IGPUCB",
+    "GPThompsonSampling",
+    "GPUCBSDF",
+    "GPThompsonSamplingSDF",
+)
 """Names of the acquisition classes exported here (used by the contract tests)."""
 
 __all__ = [
     "ACQUISITION_FUNCTIONS",
     "GPUCB",
+    "GPUCBSDF",
     "GREEDY_FACTOR",
     "IGPUCB",
+    "BatchDelay",
     "CallableGamma",
     "ConstantGamma",
+    "DelayDistribution",
+    "ExponentialDelay",
+    "FeedbackLedger",
     "FiniteArmGP",
+    "FixedDelay",
     "GPThompsonSampling",
+    "GPThompsonSamplingSDF",
     "GammaOrder",
     "GammaSource",
+    "GeometricDelay",
     "GreedyGamma",
     "GreedyInformationGain",
+    "InputDependentDelay",
     "ObservedInformationGain",
+    "PoissonDelay",
     "__version__",
     "draw_posterior_paths",
     "fixed_gp",
@@ -72,6 +102,8 @@ __all__ = [
     "num_observations",
     "observed_information_gain",
     "resolve_gamma",
+    "sdf_beta",
+    "sdf_inflation",
     "sigma_multiplier",
     "to_botorch_beta",
 ]

@@ -123,14 +123,31 @@ def _reproduce(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
         f"{len(result.jobs)} jobs in {result.seconds:.1f} s"
     )
     print(
-        f"  {'problem':15s} {'algorithm':14s} {'R_T mean':>12s}   {'s.e.':>9s}  "
+        f"  {'problem':26s} {'algorithm':14s} {'R_T mean':>12s}   {'s.e.':>9s}  "
         f"{'R_t/t at T/2':>12s} {'R_T/T':>10s}"
     )
     for problem, algorithm, mean, se, half, last in result.summary():
         print(
-            f"  {problem:15s} {algorithm:14s} {mean:12.3f} ± {se:9.3f}  "
+            f"  {problem:26s} {algorithm:14s} {mean:12.3f} ± {se:9.3f}  "
             f"{half:12.5f} {last:10.5f}"
         )
+    delayed = [j for j in result.jobs if "best_value" in j["stats"]]
+    if delayed:
+        T = result.horizon
+        marks = sorted({max(T // 4, 1), max(T // 2, 1), T})
+        head = "".join(f"{'r_t, t=' + str(t):>22s}" for t in marks)
+        print(f"  {'problem':26s} {'algorithm':11s}{head}{'best value at T':>22s}")
+        for job in delayed:
+            sr_mean, sr_se = job["stats"]["simple_regret"]
+            bv_mean, bv_se = job["stats"]["best_value"]
+            cells = "".join(
+                f"{float(sr_mean[t - 1]):>12.5f} ± {float(sr_se[t - 1]):<7.5f}"
+                for t in marks
+            )
+            print(
+                f"  {job['problem']:26s} {job['algorithm']:11s}{cells}"
+                f"{float(bv_mean[-1]):>12.5f} ± {float(bv_se[-1]):<7.5f}"
+            )
     constrained = [
         j for j in result.jobs if "average_constraint_violation" in j["stats"]
     ]

@@ -22,6 +22,10 @@ RECIPES = [
     ("IGPUCB", "observed"),
     ("GPThompsonSampling", "exact"),
     ("GPThompsonSampling", "pathwise"),
+    ("GPUCBSDF", "schedule"),
+    ("GPUCBSDF", "constant"),
+    ("GPThompsonSamplingSDF", "exact"),
+    ("GPThompsonSamplingSDF", "pathwise"),
 ]
 IDS = [f"{n}-{v}" for n, v in RECIPES]
 
@@ -29,6 +33,19 @@ IDS = [f"{n}-{v}" for n, v in RECIPES]
 def _build(recipe: tuple[str, str], model, candidates):
     name, variant = recipe
     cls = getattr(botorch_bandits, name)
+    if name.endswith("SDF"):
+        # the last 3 queries (m = 3): m x batch x d for a batched model
+        recent = model.train_inputs[0][..., -3:, :].movedim(-2, 0)
+        sched = (
+            dict(B_f=1.0, R=0.1, B_y=1.0)
+            if variant != "constant"
+            else dict(beta=1.0, B_y=1.0)
+        )
+        if name == "GPUCBSDF":
+            return cls(model, recent, **sched)
+        if variant == "exact":
+            return cls(model, recent, candidates=candidates, seed=0, **sched)
+        return cls(model, recent, sampler="pathwise", seed=0, num_features=512, **sched)
     if name == "GPUCB":
         return cls(model, schedule="finite", num_arms=candidates.shape[0])
     if name == "IGPUCB":

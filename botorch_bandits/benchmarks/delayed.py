@@ -116,6 +116,12 @@ class DelayedResult:
         return torch.stack(rows)
 
     @property
+    def best_value(self) -> Tensor:
+        """``T x S``: the best converted true value after each step (e.g. the best
+        validation accuracy found so far); :math:`f^* - r_t` without contexts."""
+        return self.optimum - self.simple_regret
+
+    @property
     def cumulative_regret(self) -> Tensor:
         return (self.optimum - self.values).cumsum(0)
 
@@ -132,7 +138,12 @@ class DelayedResult:
         return getattr(self, name)
 
 
-DELAYED_METRICS = ("simple_regret", "cumulative_regret", "average_regret")
+DELAYED_METRICS = (
+    "simple_regret",
+    "best_value",
+    "cumulative_regret",
+    "average_regret",
+)
 
 
 def _check_int(name: str, value: Any, minimum: int) -> int:
