@@ -115,6 +115,8 @@ class FiniteArmGP(Model):
     Every seed may have its own arm set, kernel matrix and :math:`\lambda` (the
     papers' trials draw a new decision set and function each): pass ``arms`` as
     ``S x N x d``, the kernel matrix as ``S x N x N`` and ``noise`` as an ``S`` tensor.
+    A shared arm set may have per-seed kernel matrices (e.g. hyperparameters refit
+    per seed).
 
     ``posterior(X)`` accepts points of the arm set only (matched exactly, up to
     round-off; the batch dims of ``X`` broadcast against the seed batch, and with
@@ -173,10 +175,11 @@ class FiniteArmGP(Model):
         N = arms.shape[-2]
         if isinstance(kernel, Tensor):
             K = kernel.to(arms)
-            if K.shape not in ((N, N), (*arms.shape[:-2], N, N)):
+            per_seed = (S, N, N) if num_seeds is not None else (N, N)
+            if K.shape not in ((N, N), per_seed):
                 raise ValueError(
                     f"`kernel` as a matrix must be {N} x {N} (or one per seed, "
-                    f"{tuple(arms.shape[:-2])} x {N} x {N}), got {tuple(K.shape)}."
+                    f"{S} x {N} x {N}), got {tuple(K.shape)}."
                 )
         else:
             with torch.no_grad():

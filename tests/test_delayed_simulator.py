@@ -298,3 +298,50 @@ def test_lr_workload_runs_end_to_end_with_delays() -> None:
         assert bool((best <= acc.max()).all()) and bool((best >= acc.min()).all())
     with pytest.raises(ValueError, match="batch_size"):
         validation_accuracy(0, 0.1, 0.1)
+
+
+def test_in_window_regret_ignores_late_feedback_for_sdf_only() -> None:
+    problem = _problem(num_seeds=2)
+    r = simulate_delayed(problem, "GP-UCB-SDF", 15, PoissonDelay(4.0), window=2, seed=2)
+    assert bool(r.late.any())
+    iw, sr = r.simple_regret_in_window, r.simple_regret
+    assert bool((iw >= sr).all()) and bool((iw > sr).any())
+    t = 15
+    usable = r.converted(t) & (r.delays[:t] <= 2)
+    for seed in range(2):
+        vals = r.values[:t, seed][usable[:, seed]]
+        best = float(vals.max()) if vals.numel() else float(problem.values[seed].min())
+        assert math.isclose(float(iw[-1, seed]), float(r.optimum[-1, seed]) - best)
+    base = simulate_delayed(problem, "GP-UCB", 15, PoissonDelay(4.0), window=2, seed=2)
+    assert torch.equal(base.simple_regret_in_window, base.simple_regret)
+
+
+def test_rebuild_keeps_every_observation() -> None:
+    from botorch_bandits.benchmarks.delayed import _rebuild
+    from botorch_bandits.models import FiniteArmGP
+
+    problem = _problem(num_seeds=2)
+    gp = FiniteArmGP(problem.arms, problem.K, problem.noise, num_seeds=2)
+    gen = torch.Generator().manual_seed(0)
+    for _ in range(6):
+        idx = torch.randint(30, (2,), generator=gen)
+        idx[1] = -1 if _ % 2 else idx[1]  # seed 1 skips some rounds
+        gp.observe(idx, torch.rand(2, generator=gen, dtype=torch.double))
+    K = problem.K.expand(2, 30, 30).clone()
+    new = _rebuild(gp, K, gp._noise.clone())
+    assert torch.equal(new.counts_, gp.counts_)
+    assert torch.allclose(new.covariance_, gp.covariance_, atol=1e-12)
+    assert torch.allclose(new.mean_, gp.mean_, atol=1e-12)
+
+
+def test_refits_run_for_every_view() -> None:
+    problem = _problem(num_seeds=2)
+    for algorithm in ("GP-UCB-SDF", "GP-UCB", "GP-BUCB", "GP-TS-SDF"):
+        fixed = simulate_delayed(problem, algorithm, 14, PoissonDelay(2.0), window=4)
+        refit = simulate_delayed(
+            problem, algorithm, 14, PoissonDelay(2.0), window=4, refit_every=4
+        )
+        assert torch.equal(fixed.arms[:4], refit.arms[:4])  # first refit: decision 5
+        assert refit.arms.shape == (14, 2)
+    with pytest.raises(ValueError, match="refit_every"):
+        simulate_delayed(problem, "GP-UCB", 5, PoissonDelay(2.0), refit_every=0)
