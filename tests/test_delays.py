@@ -131,3 +131,27 @@ def test_gp_ucb_sdf_value_by_hand() -> None:
         GPUCBSDF(model, torch.zeros(3, dtype=torch.double), beta=1.0)
     with pytest.raises(ValueError, match="either a constant `beta`"):
         GPUCBSDF(model, recent, B_f=1.0, R=0.1, beta=1.0)
+
+
+def test_contextual_sdf_with_botorch_fixed_features() -> None:
+    """§5: the context z_t is given; BoTorch's FixedFeatureAcquisitionFunction fixes
+    it and GP-UCB-SDF is maximized over the action x only."""
+    from botorch.acquisition.fixed_feature import FixedFeatureAcquisitionFunction
+    from botorch.optim import optimize_acqf_discrete
+
+    from botorch_bandits import GPUCBSDF, fixed_gp
+    from botorch_bandits.benchmarks.problems import make_kernel
+
+    gen = torch.Generator().manual_seed(0)
+    ZX = torch.rand(10, 2, generator=gen, dtype=torch.double)  # (context, action)
+    Y = torch.sin(4 * ZX.sum(-1, keepdim=True)).clamp_min(0)
+    model = fixed_gp(ZX, Y, make_kernel("rbf", 0.3), 0.01)
+    acqf = GPUCBSDF(model, recent=ZX[-3:], beta=1.0)
+    z_t = 0.25
+    fixed = FixedFeatureAcquisitionFunction(acqf, d=2, columns=[0], values=[z_t])
+    actions = torch.linspace(0, 1, 51, dtype=torch.double).unsqueeze(-1)
+    x, val = optimize_acqf_discrete(fixed, q=1, choices=actions)
+    full = torch.cat([torch.full_like(actions, z_t), actions], -1)
+    direct = acqf(full.unsqueeze(-2))
+    assert torch.isclose(val.squeeze(), direct.max())
+    assert torch.equal(x, actions[direct.argmax()].unsqueeze(0))

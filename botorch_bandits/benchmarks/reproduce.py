@@ -17,6 +17,7 @@ from __future__ import annotations
 import csv
 import math
 import os
+import textwrap
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
@@ -679,8 +680,11 @@ def plot(result: ReproduceResult, path: Path) -> Path:
         ax.set_title(problem)
         ax.set_xlabel("step t")
         ax.set_ylabel(metrics[metric])
+        if metric == "simple_regret":  # spans 1 .. 1e-5 and reaches 0: linear near 0
+            ax.set_yscale("symlog", linthresh=1e-4)
         ax.legend(fontsize=8)
-    fig.suptitle(f"{exp.title}: {result.seeds} seeds, mean ± s.e.", fontsize=10)
+    title = f"{exp.title}: {result.seeds} seeds, mean ± s.e."
+    fig.suptitle(textwrap.fill(title, width=60 * len(panels)), fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
