@@ -33,6 +33,7 @@ times) and nothing is dropped; the run is deterministic given ``seed``.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -104,17 +105,22 @@ class DelayedResult:
             return self.issue_times[-1] - self.issue_times[-2]
         return torch.ones((), dtype=self.issue_times.dtype)
 
-    @property
-    def simple_regret(self) -> Tensor:
-        """``T x S``: :math:`f^* - ` the best converted evaluation after each step."""
+    def _simple_regret(self, counted: Callable[[int], Tensor]) -> Tensor:
+        """``T x S``: :math:`f^*` minus the best value among the queries that
+        ``counted(t)`` (``t x S`` bool) marks after step ``t`` (``f* - min f`` while
+        none is)."""
         T = self.values.shape[0]
         rows = []
         for t in range(1, T + 1):
-            conv = self.converted(t)
-            best = torch.where(conv, self.values[:t], -math.inf).max(0).values
+            best = torch.where(counted(t), self.values[:t], -math.inf).max(0).values
             best = torch.where(torch.isfinite(best), best, self.worst)
             rows.append(self.optimum[t - 1] - best)
         return torch.stack(rows)
+
+    @property
+    def simple_regret(self) -> Tensor:
+        """``T x S``: :math:`f^* - ` the best converted evaluation after each step."""
+        return self._simple_regret(self.converted)
 
     @property
     def simple_regret_in_window(self) -> Tensor:
@@ -124,14 +130,7 @@ class DelayedResult:
         not count). Equal to :attr:`simple_regret` for the baselines (no window)."""
         if not self.censoring or self.window is None:
             return self.simple_regret
-        T = self.values.shape[0]
-        rows = []
-        for t in range(1, T + 1):
-            conv = self.converted(t) & ~self.late[:t]
-            best = torch.where(conv, self.values[:t], -math.inf).max(0).values
-            best = torch.where(torch.isfinite(best), best, self.worst)
-            rows.append(self.optimum[t - 1] - best)
-        return torch.stack(rows)
+        return self._simple_regret(lambda t: self.converted(t) & ~self.late[:t])
 
     @property
     def best_value(self) -> Tensor:
@@ -463,14 +462,9 @@ def _refit(
                 fits.append(None)
                 continue
             fits.append(tuple(v.reshape(()) for v in _fit_se(pts, hist_y[s][keep])))
-        ls = torch.stack(
-            [torch.as_tensor(float("nan")) if f is None else f[0] for f in fits]
-        )
-        scale = torch.stack(
-            [torch.as_tensor(float("nan")) if f is None else f[1] for f in fits]
-        )
-        noise = torch.stack(
-            [torch.as_tensor(float("nan")) if f is None else f[2] for f in fits]
+        nan = (torch.tensor(float("nan")),) * 3  # seeds without a fit keep the prior
+        ls, scale, noise = (
+            torch.stack(v) for v in zip(*(f or nan for f in fits), strict=True)
         )
     K, lam = _se_matrices(problem, main, ls, scale, noise)
     main = _rebuild(main, K, lam)
