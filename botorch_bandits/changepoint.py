@@ -289,8 +289,11 @@ def _delta2(K: Tensor, G: Tensor, y: Tensor, noise: float) -> float:
 # GP-UCB-CPD state (Algorithm 2)
 # --------------------------------------------------------------------------------------
 def explore_uniformly(num_uniform: int, num_history: int, xi: float) -> bool:
-    r"""Algorithm 2, line 6: explore uniformly iff :math:`|U| \le \xi\sqrt{|H|}`."""
-    return num_uniform <= xi * math.sqrt(num_history)
+    r"""Algorithm 2, line 6: explore uniformly iff :math:`|U| \le \xi\sqrt{|H|}`.
+    Ties count as in exact arithmetic (a relative tolerance of 1e-12): with
+    :math:`\xi = \sqrt 3`, :math:`|U| = |H| = 3` explores although
+    ``math.sqrt(3) * math.sqrt(3)`` is 2.9999999999999996 in floating point."""
+    return num_uniform <= xi * math.sqrt(num_history) * (1.0 + 1e-12)
 
 
 @dataclass

@@ -29,6 +29,7 @@ from typing import Any
 import torch
 
 from botorch_bandits.benchmarks import constrained as C
+from botorch_bandits.benchmarks import piecewise as PW
 from botorch_bandits.benchmarks import problems as P
 from botorch_bandits.benchmarks.delayed import DELAYED_POLICIES, simulate_delayed
 from botorch_bandits.benchmarks.simulator import METRICS, POLICIES, simulate
@@ -90,6 +91,13 @@ DELAYED_SETTINGS: dict[str, DelayedSetting] = _delayed_settings()
 """Delayed-feedback problems (Verma, Dai & Low 2022): ``<function>/<delays>/m<window>``;
 the first ``num_init`` = 5 queries are random (as in the authors' real-data runs)."""
 
+PIECEWISE_SETTINGS: dict[str, tuple[int, int]] = {
+    **{f"pw-K3-T{T}": (3, T) for T in (900, 1275, 1650, 2025, 2400)},
+    **{f"pw-K{K}-T2700": (K, 2700) for K in range(3, 10)},
+    "pw-K4-T1200": (4, 1200),
+}
+"""Piecewise-stationary problems (Avanesov §4): name -> (pieces K, horizon T)."""
+
 DELAYED_CSV_METRICS = (
     "simple_regret",
     "simple_regret_in_window",
@@ -124,6 +132,7 @@ class Experiment:
     labels: dict[str, str] = field(default_factory=dict)
     epoch_length: int = 20  # constrained experiments: S
     refit_every: int | None = None  # delayed experiments: hyperparameter refits
+    fit: str | None = None  # piecewise sweeps: fit R_T ~ C x^c over "T" or "K"
 
 
 _CG = ("IGP-UCB", "GP-TS", "GP-UCB", "EI", "PI")
@@ -305,6 +314,41 @@ EXPERIMENTS: dict[str, Experiment] = {
                 "stochastic and deterministic delays."
             ),
         ),
+        Experiment(
+            "avanesov-fig1",
+            "GP-UCB-CPD, K = 3 pieces, T = 900..2400 (Avanesov, Fig. 1)",
+            tuple(f"pw-K3-T{T}" for T in (900, 1275, 1650, 2025, 2400)),
+            ("GP-UCB-CPD",),
+            horizon=2400,
+            seeds=64,
+            smoke_horizon=60,
+            fit="T",
+            claim="§4: R_T ~ 1.86 T^0.74, exponent CI (0.64, 0.84); theory 0.786.",
+        ),
+        Experiment(
+            "avanesov-fig2",
+            "GP-UCB-CPD, T = 2700, K = 3..9 pieces (Avanesov, Fig. 2)",
+            tuple(f"pw-K{K}-T2700" for K in range(3, 10)),
+            ("GP-UCB-CPD",),
+            horizon=2700,
+            seeds=64,
+            smoke_horizon=60,
+            fit="K",
+            claim="§4: R_T ~ 502 K^0.282, exponent CI (0.21, 0.35).",
+        ),
+        Experiment(
+            "avanesov-fig3",
+            "T = 1200, K = 4: CPD vs Oracle vs NO-Detector vs GP-UCB (Avanesov, Fig. 3)",
+            ("pw-K4-T1200",),
+            PW.PIECEWISE_ALGORITHMS,
+            horizon=1200,
+            seeds=64,
+            smoke_horizon=60,
+            claim=(
+                "§4: Oracle best, CPD second; GP-UCB only slightly better than "
+                "NO-Detector after the first change."
+            ),
+        ),
     )
 }
 
@@ -343,6 +387,7 @@ def run_job(
     if threads is not None:
         torch.set_num_threads(threads)
     start = time.perf_counter()
+    extra: dict[str, Any] = {}  # job facts beyond the per-step statistics
     if problem in CONSTRAINED_PROBLEMS:
         base, epochs = _constrained_name(algorithm, epoch_length)
         result = C.simulate_constrained(
@@ -365,6 +410,27 @@ def run_job(
             / torch.arange(1, horizon + 1, dtype=result.f.dtype).unsqueeze(-1),
         }
         csv_metrics = CONSTRAINED_METRICS
+    elif problem in PIECEWISE_SETTINGS:
+        K_pieces, _ = PIECEWISE_SETTINGS[problem]
+        result = PW.simulate_piecewise(
+            PW.piecewise_gp_problem(K_pieces, horizon, num_seeds=seeds, seed=seed),
+            algorithm,
+            seed=seed,
+            progress=progress,
+        )
+        per_step = {
+            "cumulative_regret": result.cumulative_regret,
+            "average_regret": result.average_regret,
+        }
+        csv_metrics = ("cumulative_regret",)
+        delays, missed, false = result.detection_delays()
+        extra = {
+            "num_pieces": K_pieces,
+            "detection_delays": delays,
+            "missed_changes": missed,
+            "false_alarms": false,
+            "uniform_steps": float(result.uniform.sum(0).double().mean()),
+        }
     elif problem in DELAYED_SETTINGS:
         setting = DELAYED_SETTINGS[problem]
         result = simulate_delayed(
@@ -410,7 +476,9 @@ def run_job(
         "stats": stats,
         "csv_metrics": csv_metrics,
         "final_cumulative_regret": result.cumulative_regret[-1],
+        "steps": horizon,
         "seconds": time.perf_counter() - start,
+        **extra,
     }
 
 
@@ -458,6 +526,19 @@ class ReproduceResult:
             )
         return rows
 
+    def power_law(self) -> PW.PowerLaw | None:
+        """For the sweeps (Avanesov Figs. 1 and 2): the fit of the mean final regret
+        :math:`R_T \approx C x^c` over the horizons (``x = T``) or the numbers of
+        pieces (``x = K``)."""
+        how = self.experiment.fit
+        if how is None:
+            return None
+        xs = [j["steps"] if how == "T" else j["num_pieces"] for j in self.jobs]
+        if len(set(xs)) < 3:
+            return None
+        ys = [float(j["stats"]["cumulative_regret"][0][-1]) for j in self.jobs]
+        return PW.fit_power_law(xs, ys)
+
 
 def reproduce(
     name: str,
@@ -491,6 +572,8 @@ def reproduce(
         known = C.ALGORITHMS
     elif exp.problems[0] in DELAYED_SETTINGS:
         known = tuple(DELAYED_POLICIES)
+    elif exp.problems[0] in PIECEWISE_SETTINGS:
+        known = PW.PIECEWISE_ALGORITHMS
     else:
         known = tuple(POLICIES)
     unknown = [
@@ -504,7 +587,7 @@ def reproduce(
         dict(
             problem=p,
             algorithm=a,
-            horizon=T,
+            horizon=_problem_horizon(p, T, exp, horizon, smoke),
             seeds=S,
             seed=seed,
             delta=exp.delta,
@@ -516,7 +599,7 @@ def reproduce(
         for a in algos
     ]
     start = time.perf_counter()
-    bar = _bar(len(specs) * T, name) if show_progress else None
+    bar = _bar(sum(s["horizon"] for s in specs), name) if show_progress else None
     if dask is not None:
         jobs = _run_dask(specs, dask, bar, T)
     else:
@@ -537,6 +620,20 @@ def reproduce(
         result.csv_path = write_csv(result, out_dir / f"{name}.csv")
         result.png_path = plot(result, out_dir / f"{name}.png")
     return result
+
+
+def _problem_horizon(
+    problem: str, T: int, exp: Experiment, given: int | None, smoke: bool
+) -> int:
+    """The horizon of one problem. A piecewise problem has its own ``T`` (Fig. 1 sweeps
+    it); ``--horizon`` / ``--smoke`` set the experiment's largest horizon and the
+    others scale with it (so a sweep stays a sweep)."""
+    if problem not in PIECEWISE_SETTINGS:
+        return T
+    K_pieces, own = PIECEWISE_SETTINGS[problem]
+    if given is None and not smoke:
+        return own
+    return max(K_pieces, round(own * T / exp.horizon))
 
 
 def _bar(total: int, name: str) -> Any:
@@ -561,7 +658,7 @@ def _collect(completed: Any, bar: Any, T: int) -> list[dict[str, Any]]:
         job = fut.result()
         jobs.append(job)
         if bar is not None:
-            bar.update(T)
+            bar.update(job.get("steps", T))
             bar.set_postfix_str(f"{job['problem']} {job['algorithm']} done")
     return jobs
 
@@ -654,6 +751,9 @@ def plot(result: ReproduceResult, path: Path) -> Path:
     import matplotlib.pyplot as plt
 
     exp = result.experiment
+    law = result.power_law()
+    if law is not None:
+        return _plot_sweep(result, law, path, plt)
     problems = list(dict.fromkeys(j["problem"] for j in result.jobs))
     if problems[0] in DELAYED_SETTINGS:
         metrics = {"simple_regret": "simple regret (converted evaluations)"}
@@ -685,6 +785,33 @@ def plot(result: ReproduceResult, path: Path) -> Path:
         ax.legend(fontsize=8)
     title = f"{exp.title}: {result.seeds} seeds, mean ± s.e."
     fig.suptitle(textwrap.fill(title, width=60 * len(panels)), fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def _plot_sweep(result: ReproduceResult, law: Any, path: Path, plt: Any) -> Path:
+    """Final mean R_T ± s.e. against the swept quantity, log-log, with the fit."""
+    exp = result.experiment
+    how = exp.fit
+    xs = [j["steps"] if how == "T" else j["num_pieces"] for j in result.jobs]
+    means = [float(j["stats"]["cumulative_regret"][0][-1]) for j in result.jobs]
+    ses = [float(j["stats"]["cumulative_regret"][1][-1]) for j in result.jobs]
+    fig, ax = plt.subplots(figsize=(5.5, 4))
+    ax.errorbar(xs, means, yerr=ses, fmt="o", capsize=3, label="mean R_T ± s.e.")
+    grid = torch.linspace(min(xs), max(xs), 100)
+    ax.plot(grid, law.C * grid**law.c, "--", label=f"{law.C:.3g} {how}^{law.c:.3f}")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("horizon T" if how == "T" else "number of pieces K")
+    ax.set_ylabel("dynamic regret R_T")
+    ax.legend(fontsize=8)
+    title = (
+        f"{exp.title}: {result.seeds} seeds; exponent 95% CI "
+        f"({law.ci[0]:.3f}, {law.ci[1]:.3f})"
+    )
+    fig.suptitle(textwrap.fill(title, width=60), fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

@@ -1,0 +1,434 @@
+r"""Piecewise-stationary bandits and GP-UCB-CPD (Avanesov, §4) on the finite-arm engine.
+
+Problem (their §4): :math:`K` functions :math:`f_1, ..., f_K` drawn independently from
+GP(0, Matérn-5/2, :math:`\ell = 1`) on 1000 equally spaced points of [0, 5]; piece
+:math:`i` is active for :math:`t \in [iT/K, (i+1)T/K)` (evenly spaced change points);
+noise sd 0.05. Dynamic regret: :math:`R_T = \sum_t f^*_{\kappa(t)} - f_{\kappa(t)}(x_t)`.
+
+Algorithms (all Algorithm 2 with GP-UCB on the history ``H``, :math:`\sigma^2 = 6\mathfrak
+g^2\log T` with :math:`\mathfrak g` = the noise sd, :math:`\beta_t = D t^{2/7}\log^4 T`,
+:math:`D = 0.02`, :math:`\xi = \sqrt 3`, :math:`\theta_n = 2.6 n^{-6/7}`):
+
+* ``GP-UCB-CPD``: the change-point detector tests every even tail of ``U`` after each
+  uniform step and resets ``H`` and ``U`` on a detection;
+* ``GP-UCB-Oracle``: resets ``H`` and ``U`` exactly at the true change points (an oracle
+  detector with no delay);
+* ``GP-UCB-NO-Detector``: :math:`\theta_n = \infty` (uniform exploration, never resets);
+* ``GP-UCB``: :math:`\xi = 0` (one uniform step, then GP-UCB on everything).
+
+The detector's :math:`\rho^{CPD}_n = c\,n^{-6/7}` constant ``c`` is not given in the
+paper; :func:`calibrate_detector` measures the false-positive rate and detection delay
+of candidate values on stationary / changing GP draws, and the experiments use
+:data:`DEFAULT_CPD_C` (the smallest candidate whose false-positive rate stayed within
+10 %; see the README for the measured table).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from botorch.acquisition.analytic import UpperConfidenceBound
+from gpytorch.kernels import Kernel
+from torch import Tensor
+
+from botorch_bandits.benchmarks.problems import _check_seeds, make_kernel
+from botorch_bandits.changepoint import (
+    ChangePointDetector,
+    IntegrationDomain,
+    cpd_beta,
+    cpd_noise_variance,
+    cpd_threshold,
+    explore_uniformly,
+    finite_domain,
+)
+from botorch_bandits.models import FiniteArmGP
+
+DEFAULT_CPD_C = 20.0
+r"""The detector constant ``c`` of the experiments (:math:`\rho^{CPD}_n = c\,n^{-6/7}`),
+chosen by :func:`calibrate_detector` (``botorch-bandits cpd-detector``)."""
+
+PIECEWISE_ALGORITHMS = ("GP-UCB-CPD", "GP-UCB-Oracle", "GP-UCB-NO-Detector", "GP-UCB")
+
+
+@dataclass(frozen=True)
+class PiecewiseProblem:
+    r"""``num_pieces`` functions per seed on a shared arm set, switching at evenly
+    spaced change points.
+
+    Attributes:
+        values: ``K x S x N`` the pieces' values on the arms.
+        change_points: The steps (0-based) at which pieces 2..K start.
+        horizon: ``T``.
+    """
+
+    name: str
+    arms: Tensor
+    values: Tensor
+    kernel: Kernel
+    K: Tensor
+    noise_sd: float
+    horizon: int
+    change_points: tuple[int, ...]
+    domain: IntegrationDomain
+    alpha: float = 2.5
+
+    @property
+    def num_seeds(self) -> int:
+        return self.values.shape[1]
+
+    @property
+    def num_pieces(self) -> int:
+        return self.values.shape[0]
+
+    def piece_index(self) -> Tensor:
+        """``T`` long: the active piece at every step."""
+        idx = torch.zeros(self.horizon, dtype=torch.long)
+        for i, cp in enumerate(self.change_points, start=1):
+            idx[cp:] = i
+        return idx
+
+
+def _cholesky_sample(K: Tensor, num: int, gen: torch.Generator) -> Tensor:
+    """``num`` draws of N(0, K) (``num x N``) from one Cholesky factor (smallest
+    jitter in 1e-10 ... 1e-6 that factorizes; one thread, so bit-identical anywhere)."""
+    eye = torch.eye(K.shape[-1], dtype=K.dtype)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        for jitter in (1e-10, 1e-9, 1e-8, 1e-7, 1e-6):
+            L, info = torch.linalg.cholesky_ex(K + jitter * eye)
+            if not bool(info.any()):
+                break
+        z = torch.randn(K.shape[-1], num, generator=gen, dtype=K.dtype)
+        return (L @ z).T
+    finally:
+        torch.set_num_threads(threads)
+
+
+def piecewise_gp_problem(
+    num_pieces: int = 3,
+    horizon: int = 900,
+    num_seeds: int = 64,
+    num_points: int = 1000,
+    lengthscale: float = 1.0,
+    width: float = 5.0,
+    noise_sd: float = 0.05,
+    seed: int = 0,
+) -> PiecewiseProblem:
+    r"""Avanesov §4: ``num_pieces`` independent draws of GP(0, Matérn-5/2,
+    :math:`\ell` = ``lengthscale``) per seed on ``num_points`` equally spaced points of
+    [0, ``width``], evenly spaced change points over ``horizon`` steps, Gaussian noise
+    sd ``noise_sd``. The detector integrates over the grid with weights
+    ``width / num_points`` (the midpoint rule of :math:`\int_0^{5}`)."""
+    _check_seeds(num_seeds)
+    for name, value, low in (("num_pieces", num_pieces, 1), ("horizon", horizon, 1)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+            raise ValueError(f"`{name}` must be an integer >= {low}, got {value!r}.")
+    if horizon < num_pieces:
+        raise ValueError(
+            f"`horizon` ({horizon}) must be at least `num_pieces` ({num_pieces})."
+        )
+    dtype = torch.double
+    grid = torch.linspace(0, width, num_points, dtype=dtype).unsqueeze(-1)
+    kernel = make_kernel("matern52", lengthscale, dtype)
+    with torch.no_grad():
+        K = kernel(grid).to_dense()
+    gen = torch.Generator().manual_seed(seed)
+    values = _cholesky_sample(K, num_pieces * num_seeds, gen)
+    values = values.reshape(num_pieces, num_seeds, num_points)
+    cps = tuple(round(i * horizon / num_pieces) for i in range(1, num_pieces))
+    return PiecewiseProblem(
+        name=f"pw-matern52-K{num_pieces}-T{horizon}",
+        arms=grid,
+        values=values,
+        kernel=kernel,
+        K=K,
+        noise_sd=float(noise_sd),
+        horizon=horizon,
+        change_points=cps,
+        domain=finite_domain(grid, volume=width),
+    )
+
+
+@dataclass
+class PiecewiseResult:
+    """Per-step records (``T x S``) and the restarts of every seed."""
+
+    problem: str
+    algorithm: str
+    arms: Tensor
+    values: Tensor
+    observations: Tensor
+    optimum: Tensor  # T x S: the active piece's optimum
+    uniform: Tensor  # T x S bool: uniform exploration steps
+    restarts: list[list[int]] = field(default_factory=list)  # per seed: steps (0-based)
+    change_points: tuple[int, ...] = ()
+
+    @property
+    def cumulative_regret(self) -> Tensor:
+        """Dynamic regret :math:`R_t` (against the active piece's optimum)."""
+        return (self.optimum - self.values).cumsum(0)
+
+    @property
+    def average_regret(self) -> Tensor:
+        steps = torch.arange(1, self.values.shape[0] + 1, dtype=self.values.dtype)
+        return self.cumulative_regret / steps.unsqueeze(-1)
+
+    def detection_delays(self) -> tuple[list[int], int, int]:
+        """(delays of the first restart after each change point and before the next
+        one, in steps; number of missed changes; number of false alarms = restarts
+        not preceded by an undetected change point), over all seeds."""
+        T = self.values.shape[0]
+        bounds = [*self.change_points, T]
+        delays, missed, false = [], 0, 0
+        for restarts in self.restarts:
+            rs = sorted(restarts)
+            used = set()
+            for i, cp in enumerate(self.change_points):
+                hit = [r for r in rs if cp <= r < bounds[i + 1]]
+                if hit:
+                    delays.append(hit[0] - cp)
+                    used.add(hit[0])
+                else:
+                    missed += 1
+            false += len([r for r in rs if r not in used])
+        return delays, missed, false
+
+
+def simulate_piecewise(
+    problem: PiecewiseProblem,
+    algorithm: str,
+    horizon: int | None = None,
+    *,
+    xi: float = math.sqrt(3.0),
+    D: float = 0.02,
+    c: float = DEFAULT_CPD_C,
+    C: float = 2.6,
+    seed: int = 0,
+    progress: Any = None,
+) -> PiecewiseResult:
+    r"""Run ``algorithm`` (one of :data:`PIECEWISE_ALGORITHMS`) on every seed at once.
+    GP-UCB's posterior on ``H`` is the exact finite-arm engine (prior GP(0, k), noise
+    :math:`\sigma^2 = 6\mathfrak g^2\log T`); a restart resets the seed's engine to the
+    prior. Uniform steps draw arms uniformly from the grid (the discretized
+    :math:`U[\mathcal X]`)."""
+    if algorithm not in PIECEWISE_ALGORITHMS:
+        raise ValueError(
+            f"`algorithm` must be one of {list(PIECEWISE_ALGORITHMS)}, got {algorithm!r}."
+        )
+    T = problem.horizon if horizon is None else horizon
+    if isinstance(T, bool) or not isinstance(T, int) or not 1 <= T <= problem.horizon:
+        raise ValueError(
+            f"`horizon` must be an integer in [1, {problem.horizon}], got {T!r}."
+        )
+    if algorithm == "GP-UCB":
+        xi = 0.0
+    threshold = (
+        math.inf if algorithm in ("GP-UCB-NO-Detector", "GP-UCB-Oracle") else None
+    )
+    d = problem.arms.shape[-1]
+    detector = ChangePointDetector(
+        problem.kernel,
+        problem.domain,
+        c=c,
+        threshold=threshold
+        if threshold is not None
+        else (lambda n: cpd_threshold(n, C, problem.alpha, d)),
+        alpha=problem.alpha,
+        d=d,
+    )
+    S, N = problem.num_seeds, problem.arms.shape[0]
+    sigma2 = cpd_noise_variance(problem.noise_sd, problem.horizon)
+    engine = FiniteArmGP(problem.arms, problem.K, sigma2, num_seeds=S)
+    X = engine.score_points
+    gram = detector.gram(problem.arms) if algorithm == "GP-UCB-CPD" else None
+    pieces = problem.piece_index()
+    optima = problem.values.max(-1).values  # K x S
+    gen = torch.Generator().manual_seed(seed)
+    uniform_lists: list[list[tuple[int, float]]] = [[] for _ in range(S)]
+    restarts: list[list[int]] = [[] for _ in range(S)]
+    arms_t = torch.empty(T, S, dtype=torch.long)
+    f_t = torch.empty(T, S, dtype=torch.double)
+    y_t = torch.empty(T, S, dtype=torch.double)
+    u_t = torch.zeros(T, S, dtype=torch.bool)
+    oracle_resets = (
+        set(problem.change_points) if algorithm == "GP-UCB-Oracle" else set()
+    )
+    for t in range(T):
+        if t in oracle_resets:
+            engine.reset()
+            for s in range(S):
+                uniform_lists[s].clear()
+                restarts[s].append(t)
+        n_hist = engine.num_observations_.tolist()
+        uniform = torch.tensor(
+            [explore_uniformly(len(uniform_lists[s]), n_hist[s], xi) for s in range(S)]
+        )
+        idx = torch.randint(N, (S,), generator=gen)  # drawn every step (same stream)
+        if not bool(uniform.all()):
+            beta = torch.tensor(
+                [
+                    cpd_beta(max(n, 1), D, problem.horizon, problem.alpha, d)
+                    for n in n_hist
+                ],
+                dtype=torch.double,
+            )
+            with torch.no_grad():
+                # (seeds x 1: BoTorch keeps the q dim of mean and sigma before squeezing)
+                scores = UpperConfidenceBound(engine, beta=beta.unsqueeze(-1))(
+                    X
+                )  # N x S
+            idx = torch.where(uniform, idx, scores.argmax(0))
+        piece = int(pieces[t])
+        f = problem.values[piece].gather(-1, idx.unsqueeze(-1)).squeeze(-1)
+        y = f + problem.noise_sd * torch.randn(S, generator=gen, dtype=torch.double)
+        engine.observe(idx, y)
+        arms_t[t], f_t[t], y_t[t], u_t[t] = idx, f, y, uniform
+        if gram is not None:
+            reset = torch.zeros(S, dtype=torch.bool)
+            for s in torch.nonzero(uniform).flatten().tolist():
+                U = uniform_lists[s]
+                U.append((int(idx[s]), float(y[s])))
+                if len(U) < 2:
+                    continue
+                a = torch.tensor([u[0] for u in U])
+                if detector.scan(
+                    problem.arms[a],
+                    torch.tensor([u[1] for u in U], dtype=torch.double),
+                    gram[a][:, a],
+                    problem.K[a][:, a],
+                ):
+                    U.clear()
+                    reset[s] = True
+                    restarts[s].append(t)
+            if bool(reset.any()):
+                engine.reset(reset)
+        else:
+            for s in torch.nonzero(uniform).flatten().tolist():
+                uniform_lists[s].append((int(idx[s]), float(y[s])))
+        if progress is not None:
+            progress.update(1)
+    return PiecewiseResult(
+        problem=problem.name,
+        algorithm=algorithm,
+        arms=arms_t,
+        values=f_t,
+        observations=y_t,
+        optimum=optima[pieces[:T]],
+        uniform=u_t,
+        restarts=restarts,
+        change_points=tuple(cp for cp in problem.change_points if cp < T),
+    )
+
+
+# --------------------------------------------------------------------------------------
+# the detector on its own: false alarms and detection delay
+# --------------------------------------------------------------------------------------
+@dataclass
+class DetectorReport:
+    c: float
+    false_positive_rate: float  # stationary runs with any detection
+    detected: int  # changing runs detected after the change
+    early: int  # changing runs with a detection before the change
+    runs: int
+    delays: list[int]  # uniform samples after the change until detection
+
+    @property
+    def mean_delay(self) -> float:
+        return sum(self.delays) / len(self.delays) if self.delays else math.nan
+
+
+def calibrate_detector(
+    c_values: tuple[float, ...] = (5.0, 10.0, 20.0, 50.0),
+    runs: int = 64,
+    max_uniform: int = 60,
+    change_at: int = 30,
+    num_points: int = 1000,
+    noise_sd: float = 0.05,
+    seed: int = 0,
+) -> list[DetectorReport]:
+    r"""The detector as Algorithm 2 uses it, on uniformly sampled pairs: for each
+    ``c``, ``runs`` stationary sequences (one GP draw each, ``max_uniform`` uniform
+    samples, every even tail scanned after each sample: a false positive is any
+    detection) and ``runs`` sequences whose function changes after ``change_at``
+    samples (delay = samples after the change until the first detection)."""
+    problem = piecewise_gp_problem(
+        num_pieces=2,
+        horizon=2,
+        num_seeds=runs + 1,
+        num_points=num_points,
+        noise_sd=noise_sd,
+        seed=seed,
+    )
+    f = problem.values[0]  # runs+1 x N: stationary draws; f[r + 1] is r's new piece
+    gram = None
+    reports = []
+    for c in c_values:
+        det = ChangePointDetector(problem.kernel, problem.domain, c=c)
+        if gram is None:
+            gram = det.gram(problem.arms)
+        gen = torch.Generator().manual_seed(seed + 1)
+        fp = detected = early = 0
+        delays: list[int] = []
+        for r in range(runs):
+            for change in (None, change_at):
+                arms = torch.randint(num_points, (max_uniform,), generator=gen)
+                noise = noise_sd * torch.randn(
+                    max_uniform, generator=gen, dtype=torch.double
+                )
+                y = f[r][arms] + noise
+                if change is not None:
+                    y[change:] = f[r + 1][arms[change:]] + noise[change:]
+                Ka, Ga = problem.K[arms][:, arms], gram[arms][:, arms]
+                for m in range(2, max_uniform + 1):
+                    if det.scan(problem.arms[arms[:m]], y[:m], Ga[:m, :m], Ka[:m, :m]):
+                        if change is None:
+                            fp += 1
+                        elif m <= change:
+                            early += 1
+                        else:
+                            detected += 1
+                            delays.append(m - change)
+                        break
+        reports.append(DetectorReport(c, fp / runs, detected, early, runs, delays))
+    return reports
+
+
+@dataclass(frozen=True)
+class PowerLaw:
+    r""":math:`y \approx C x^c` with a 95 % confidence interval for ``c``."""
+
+    C: float
+    c: float
+    ci: tuple[float, float]
+
+    def __str__(self) -> str:
+        return f"{self.C:.3g} x^{self.c:.3f} (95% CI for the exponent: {self.ci[0]:.3f}, {self.ci[1]:.3f})"
+
+
+def fit_power_law(x: Tensor | list[float], y: Tensor | list[float]) -> PowerLaw:
+    r"""Least-squares fit of :math:`C x^c` to the points ``(x, y)`` (the mean regret per
+    horizon or per number of pieces), as the paper fits its Figs. 1 and 2; the CI is
+    :math:`\hat c \pm t_{0.975, n-2}\,\mathrm{se}(\hat c)` from the fit's covariance."""
+    import numpy as np
+    from scipy.optimize import curve_fit
+    from scipy.stats import t as student_t
+
+    xs = np.asarray(x, dtype=float)
+    ys = np.asarray(y, dtype=float)
+    if xs.shape != ys.shape or xs.size < 3:
+        raise ValueError(
+            f"`x` and `y` must have the same length >= 3, got {xs.size} and {ys.size}."
+        )
+    if not (np.all(xs > 0) and np.all(ys > 0)):
+        raise ValueError("`x` and `y` must be positive for a power law.")
+    # start from the log-log line, then fit in the original scale
+    slope, intercept = np.polyfit(np.log(xs), np.log(ys), 1)
+    (C, c), cov = curve_fit(
+        lambda v, C, c: C * v**c, xs, ys, p0=(math.exp(intercept), slope), maxfev=20000
+    )
+    half = student_t.ppf(0.975, xs.size - 2) * math.sqrt(cov[1, 1])
+    return PowerLaw(float(C), float(c), (float(c - half), float(c + half)))
