@@ -37,6 +37,18 @@ from botorch_bandits.beta import (
     sigma_multiplier,
     to_botorch_beta,
 )
+from botorch_bandits.changepoint import (
+    GPUCBCPD,
+    ChangePointDetector,
+    box_domain,
+    cpd_beta,
+    cpd_noise_variance,
+    cpd_regularization,
+    cpd_threshold,
+    cpd_threshold_theory,
+    finite_domain,
+    ucb_regularization,
+)
 from botorch_bandits.delays import (
     BatchDelay,
     DelayDistribution,
@@ -65,11 +77,13 @@ ACQUISITION_FUNCTIONS = (
 __all__ = [
     "ACQUISITION_FUNCTIONS",
     "GPUCB",
+    "GPUCBCPD",
     "GPUCBSDF",
     "GREEDY_FACTOR",
     "IGPUCB",
     "BatchDelay",
     "CallableGamma",
+    "ChangePointDetector",
     "ConstantGamma",
     "DelayDistribution",
     "ExponentialDelay",
@@ -87,7 +101,14 @@ __all__ = [
     "ObservedInformationGain",
     "PoissonDelay",
     "__version__",
+    "box_domain",
+    "cpd_beta",
+    "cpd_noise_variance",
+    "cpd_regularization",
+    "cpd_threshold",
+    "cpd_threshold_theory",
     "draw_posterior_paths",
+    "finite_domain",
     "fixed_gp",
     "gamma_growth_order",
     "gp_ts_scale",
@@ -106,4 +127,5 @@ __all__ = [
     "sdf_inflation",
     "sigma_multiplier",
     "to_botorch_beta",
+    "ucb_regularization",
 ]
