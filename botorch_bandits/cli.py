@@ -89,6 +89,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     rep.add_argument("--seed", type=int, default=0, help="base seed (0)")
     rep.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    rep.add_argument(
+        "--cpd-c",
+        type=float,
+        help="change-point detector constant c of the avanesov-* experiments (20)",
+    )
     det = sub.add_parser(
         "cpd-detector",
         help="The change-point detector on uniformly sampled GP data (Avanesov §4 "
@@ -126,6 +131,7 @@ def _reproduce(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
         algorithms=args.algorithms.split(",") if args.algorithms else None,
         seed=args.seed,
         show_progress=not args.no_progress,
+        cpd_c=args.cpd_c,
     )
     print(
         f"{args.experiment}: T={result.horizon}, {result.seeds} seeds, "

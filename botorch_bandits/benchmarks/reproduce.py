@@ -380,6 +380,7 @@ def run_job(
     threads: int | None = 1,
     epoch_length: int = 20,
     refit_every: int | None = None,
+    cpd_c: float | None = None,
 ) -> dict[str, Any]:
     """One (problem, algorithm) job: build the problem's ``seeds`` instances, simulate,
     and reduce to per-step mean and standard error of every metric. Runs anywhere
@@ -415,6 +416,7 @@ def run_job(
         result = PW.simulate_piecewise(
             PW.piecewise_gp_problem(K_pieces, horizon, num_seeds=seeds, seed=seed),
             algorithm,
+            c=PW.DEFAULT_CPD_C if cpd_c is None else cpd_c,
             seed=seed,
             progress=progress,
         )
@@ -551,11 +553,14 @@ def reproduce(
     algorithms: Sequence[str] | None = None,
     seed: int = 0,
     show_progress: bool = True,
+    cpd_c: float | None = None,
 ) -> ReproduceResult:
     """Run experiment ``name``; write its CSV and PNG to ``out`` (``None``: write
     nothing). ``smoke`` uses the experiment's small sizes unless ``seeds`` /
     ``horizon`` are given. ``workers``: local worker processes (default: the number of
-    CPUs, at most the number of jobs; 1 runs in this process with a per-step bar)."""
+    CPUs, at most the number of jobs; 1 runs in this process with a per-step bar).
+    ``cpd_c``: the change-point detector's constant c for the piecewise experiments
+    (default :data:`~botorch_bandits.benchmarks.piecewise.DEFAULT_CPD_C`)."""
     if name not in EXPERIMENTS:
         raise ValueError(
             f"`experiment` must be one of {sorted(EXPERIMENTS)}, got {name!r}."
@@ -594,6 +599,7 @@ def reproduce(
             beta_scale=exp.beta_scale,
             **({"epoch_length": exp.epoch_length} if constrained else {}),
             **({"refit_every": exp.refit_every} if exp.refit_every else {}),
+            **({"cpd_c": cpd_c} if cpd_c is not None else {}),
         )
         for p in exp.problems
         for a in algos
