@@ -32,6 +32,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import torch
 from gpytorch.kernels import Kernel
 from torch import Tensor
@@ -266,11 +267,27 @@ class ChangePointDetector:
             return None  # a detector that never fires (GP-UCB-NO-Detector)
         K = self._k(X, X) if kernel_matrix is None else kernel_matrix
         G = self.gram(X) if gram is None else gram
+        # many small solves: NumPy's per-call overhead is a fraction of torch's
+        Kn, Gn, yn = (np.asarray(v.detach().cpu(), dtype=float) for v in (K, G, y))
         for n in range(1, m // 2 + 1):
-            sl = slice(m - 2 * n, m)
-            if _delta2(K[sl, sl], G[sl, sl], y[sl], self.noise(n)) > self.threshold(n):
+            lo = m - 2 * n
+            theta = self.threshold(n)
+            stat = _delta2_np(Kn[lo:, lo:], Gn[lo:, lo:], yn[lo:], self.noise(n))
+            if stat > theta:
                 return n
         return None
+
+
+def _delta2_np(K: np.ndarray, G: np.ndarray, y: np.ndarray, noise: float) -> float:
+    """:func:`_delta2` on NumPy arrays (the scan's inner loop)."""
+    n = y.shape[0] // 2
+    idx = np.arange(n)
+    A1 = K[:n, :n].copy()
+    A1[idx, idx] += noise
+    A2 = K[n:, n:].copy()
+    A2[idx, idx] += noise
+    a = np.concatenate([np.linalg.solve(A1, y[:n]), -np.linalg.solve(A2, y[n:])])
+    return float(a @ G @ a)
 
 
 def _delta2(K: Tensor, G: Tensor, y: Tensor, noise: float) -> float:
