@@ -1,0 +1,52 @@
+"""Ax storage for the package's classes: JSON (and so SQLite, which stores generation
+strategies as JSON) encoders and decoders registered in Ax's core registries.
+:func:`register` runs on ``import botorch_bandits.ax``; call it in any process that
+saves or loads before it does."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from botorch_bandits.ax.generation import BanditNode
+
+_NODE_ARGS = (
+    "name",
+    "algorithm",
+    "pending",
+    "window",
+    "y_min",
+    "B_y",
+    "beta",
+    "kernel",
+    "lengthscale",
+    "noise",
+    "B",
+    "R",
+    "delta",
+    "num_candidates",
+    "seed",
+)
+
+
+def bandit_node_to_dict(node: BanditNode) -> dict[str, Any]:
+    """The node's constructor arguments (its whole state: everything else is
+    recomputed from the experiment)."""
+    out = {"__type": "BanditNode"}
+    out.update({k: getattr(node, k) for k in _NODE_ARGS})
+    out["transition_criteria"] = list(node.transition_criteria)
+    return out
+
+
+def bandit_node_from_json(**kwargs: Any) -> BanditNode:
+    return BanditNode(**kwargs)
+
+
+def register() -> None:
+    """Add the encoder and decoder to Ax's core JSON registries (idempotent)."""
+    from ax.storage.json_store.registry import (
+        CORE_DECODER_REGISTRY,
+        CORE_ENCODER_REGISTRY,
+    )
+
+    CORE_ENCODER_REGISTRY[BanditNode] = bandit_node_to_dict
+    CORE_DECODER_REGISTRY["BanditNode"] = bandit_node_from_json
