@@ -34,7 +34,11 @@ from botorch.acquisition.analytic import UpperConfidenceBound
 from gpytorch.kernels import Kernel
 from torch import Tensor
 
-from botorch_bandits.benchmarks.problems import _check_seeds, make_kernel
+from botorch_bandits.benchmarks.problems import (
+    _check_seeds,
+    jittered_cholesky,
+    make_kernel,
+)
 from botorch_bandits.changepoint import (
     ChangePointDetector,
     IntegrationDomain,
@@ -92,16 +96,13 @@ class PiecewiseProblem:
 
 
 def _cholesky_sample(K: Tensor, num: int, gen: torch.Generator) -> Tensor:
-    """``num`` draws of N(0, K) (``num x N``) from one Cholesky factor (smallest
-    jitter in 1e-10 ... 1e-6 that factorizes; one thread, so bit-identical anywhere)."""
-    eye = torch.eye(K.shape[-1], dtype=K.dtype)
+    """``num`` draws of N(0, K) (``num x N``) from one Cholesky factor
+    (:func:`~botorch_bandits.benchmarks.problems.jittered_cholesky`, one thread, so
+    bit-identical anywhere)."""
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        for jitter in (1e-10, 1e-9, 1e-8, 1e-7, 1e-6):
-            L, info = torch.linalg.cholesky_ex(K + jitter * eye)
-            if not bool(info.any()):
-                break
+        L = jittered_cholesky(K)
         z = torch.randn(K.shape[-1], num, generator=gen, dtype=K.dtype)
         return (L @ z).T
     finally:

@@ -241,25 +241,31 @@ def _short(kernel: str) -> str:
     return {"rbf": "se", "matern52": "matern52"}[kernel]
 
 
-def _sample(K: Tensor, gen: torch.Generator) -> Tensor:
-    """A draw from N(0, K + jitter I) (``... x N x N``) through a Cholesky factor,
-    with the smallest jitter in 1e-10, 1e-9, ..., 1e-6 that factorizes every matrix
-    (smooth kernels on dense sets are numerically singular). A Cholesky factor (unlike
-    eigenvectors of near-repeated eigenvalues) is stable, and it is computed on one
-    thread, so the problem is bit-identical wherever it is built (a worker process, a
-    Dask worker, this process)."""
+def jittered_cholesky(K: Tensor) -> Tensor:
+    """The Cholesky factor of ``K + jitter I`` (``... x N x N``) with the smallest
+    jitter in 1e-10, 1e-9, ..., 1e-6 that factorizes every matrix (smooth kernels on
+    dense sets are numerically singular). Call it on one thread (see :func:`_sample`)
+    for results that are bit-identical wherever they are computed."""
     eye = torch.eye(K.shape[-1], dtype=K.dtype, device=K.device)
+    for jitter in (1e-10, 1e-9, 1e-8, 1e-7, 1e-6):
+        L, info = torch.linalg.cholesky_ex(K + jitter * eye)
+        if not bool(info.any()):
+            return L
+    raise RuntimeError(  # pragma: no cover - k(x, x) = 1 factorizes by 1e-6
+        "The kernel matrix did not factorize with jitter <= 1e-6."
+    )
+
+
+def _sample(K: Tensor, gen: torch.Generator) -> Tensor:
+    """A draw from N(0, K + jitter I) (``... x N x N``) through a Cholesky factor
+    (:func:`jittered_cholesky`). A Cholesky factor (unlike eigenvectors of
+    near-repeated eigenvalues) is stable, and it is computed on one thread, so the
+    problem is bit-identical wherever it is built (a worker process, a Dask worker,
+    this process)."""
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        for jitter in (1e-10, 1e-9, 1e-8, 1e-7, 1e-6):
-            L, info = torch.linalg.cholesky_ex(K + jitter * eye)
-            if not bool(info.any()):
-                break
-        else:  # pragma: no cover - a kernel matrix with k(x, x) = 1 factorizes by 1e-6
-            raise RuntimeError(
-                "The kernel matrix did not factorize with jitter <= 1e-6."
-            )
+        L = jittered_cholesky(K)
         z = torch.randn(*K.shape[:-1], 1, generator=gen, dtype=K.dtype)
         return (L @ z).squeeze(-1)
     finally:
