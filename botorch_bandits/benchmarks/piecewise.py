@@ -38,6 +38,7 @@ from botorch_bandits.benchmarks.problems import (
     _check_seeds,
     jittered_cholesky,
     make_kernel,
+    one_thread,
 )
 from botorch_bandits.changepoint import (
     ChangePointDetector,
@@ -99,14 +100,10 @@ def _cholesky_sample(K: Tensor, num: int, gen: torch.Generator) -> Tensor:
     """``num`` draws of N(0, K) (``num x N``) from one Cholesky factor
     (:func:`~botorch_bandits.benchmarks.problems.jittered_cholesky`, one thread, so
     bit-identical anywhere)."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
+    with one_thread():
         L = jittered_cholesky(K)
         z = torch.randn(K.shape[-1], num, generator=gen, dtype=K.dtype)
         return (L @ z).T
-    finally:
-        torch.set_num_threads(threads)
 
 
 def piecewise_gp_problem(

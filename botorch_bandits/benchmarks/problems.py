@@ -6,6 +6,8 @@ References:
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, fields, replace
 
 import torch
@@ -256,20 +258,49 @@ def jittered_cholesky(K: Tensor) -> Tensor:
     )
 
 
+@contextmanager
+def one_thread() -> Iterator[None]:
+    """Run the block on one torch thread (restored after): factorizations then give
+    bit-identical results in this process, a worker process or a Dask worker."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
+
 def _sample(K: Tensor, gen: torch.Generator) -> Tensor:
     """A draw from N(0, K + jitter I) (``... x N x N``) through a Cholesky factor
     (:func:`jittered_cholesky`). A Cholesky factor (unlike eigenvectors of
     near-repeated eigenvalues) is stable, and it is computed on one thread, so the
     problem is bit-identical wherever it is built (a worker process, a Dask worker,
     this process)."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
+    with one_thread():
         L = jittered_cholesky(K)
         z = torch.randn(*K.shape[:-1], 1, generator=gen, dtype=K.dtype)
         return (L @ z).squeeze(-1)
-    finally:
-        torch.set_num_threads(threads)
+
+
+def _min_max(raw: Tensor) -> Tensor:
+    """Each row of ``raw`` (``S x N``) normalized into [0, 1]."""
+    lo, hi = raw.min(-1, keepdim=True).values, raw.max(-1, keepdim=True).values
+    return (raw - lo) / (hi - lo)
+
+
+def _grid_gp_draws(
+    num_seeds: int, num_points: int, lengthscale: float, seed: int
+) -> tuple[Tensor, Tensor, Tensor]:
+    """``(grid, K, draws)``: ``num_points`` equally spaced points of [0, 1], the SE
+    kernel matrix on them, and one draw of GP(0, k) per seed (``S x N``)."""
+    _check_seeds(num_seeds)
+    gen = torch.Generator().manual_seed(seed)
+    dtype = torch.double
+    grid = torch.linspace(0, 1, num_points, dtype=dtype).unsqueeze(-1)
+    k = make_kernel("rbf", lengthscale, dtype)
+    with torch.no_grad():
+        K = k(grid).to_dense()
+    return grid, K, _sample(K.expand(num_seeds, num_points, num_points), gen)
 
 
 def gp_sample_problem(
@@ -340,8 +371,7 @@ def benchmark_function_problem(
         raw = -fn.evaluate_true(lo + (hi - lo) * unit)  # S x N
         k = make_kernel("rbf", lengthscale, dtype)
         K = k(unit).to_dense()
-    vmin, vmax = raw.min(-1, keepdim=True).values, raw.max(-1, keepdim=True).values
-    values = (raw - vmin) / (vmax - vmin)
+    values = _min_max(raw)
     noise_sd = _noise_from_range(values, noise_fraction)
     return _sampled_problem(function, unit, values, K, noise_sd, build_noise)
 
@@ -359,15 +389,8 @@ def srinivas_gp_problem(
     seeds, a new sample per seed), noise variance 0.025 (also the algorithms'
     :math:`\lambda`). ``B`` (unused by the Theorem 1 schedule) is the regularized
     interpolant's norm."""
-    _check_seeds(num_seeds)
-    gen = torch.Generator().manual_seed(seed)
-    dtype = torch.double
-    grid = torch.linspace(0, 1, num_points, dtype=dtype).unsqueeze(-1)
-    k = make_kernel("rbf", lengthscale, dtype)
-    with torch.no_grad():
-        K = k(grid).to_dense()
-    values = _sample(K.expand(num_seeds, num_points, num_points), gen)
-    noise_sd = torch.full((num_seeds,), noise_variance**0.5, dtype=dtype)
+    grid, K, values = _grid_gp_draws(num_seeds, num_points, lengthscale, seed)
+    noise_sd = torch.full((num_seeds,), noise_variance**0.5, dtype=torch.double)
     return _sampled_problem("gp-se-grid1000", grid, values, K, noise_sd, build_noise)
 
 
@@ -387,16 +410,8 @@ def verma_gp_problem(
     :math:`R^2` = 1 % of the range (:math:`R = 0.1`), :math:`\lambda = R^2`. The
     algorithms use the generating kernel (unit variance, :math:`\ell = 0.02`) with fixed
     hyperparameters; ``B`` is the regularized interpolant's norm."""
-    _check_seeds(num_seeds)
-    gen = torch.Generator().manual_seed(seed)
-    dtype = torch.double
-    grid = torch.linspace(0, 1, num_points, dtype=dtype).unsqueeze(-1)
-    k = make_kernel("rbf", lengthscale, dtype)
-    with torch.no_grad():
-        K = k(grid).to_dense()
-    raw = _sample(K.expand(num_seeds, num_points, num_points), gen)
-    lo, hi = raw.min(-1, keepdim=True).values, raw.max(-1, keepdim=True).values
-    values = (raw - lo) / (hi - lo)
+    grid, K, raw = _grid_gp_draws(num_seeds, num_points, lengthscale, seed)
+    values = _min_max(raw)
     noise_sd = _noise_from_range(values, noise_fraction)
     return _sampled_problem(
         "gp-se0.02-grid1000", grid, values, K, noise_sd, build_noise
