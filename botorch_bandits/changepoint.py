@@ -232,7 +232,7 @@ class ChangePointDetector:
             )
         K = self._k(X, X) if kernel_matrix is None else kernel_matrix
         G = self.gram(X) if gram is None else gram
-        return _delta2(K, G, y, self.noise(m // 2))
+        return _delta2(*(_numpy(v) for v in (K, G, y)), self.noise(m // 2))
 
     def noise(self, n: int) -> float:
         r""":math:`n\rho^{CPD}_n`: the noise of each half's GPR."""
@@ -267,19 +267,25 @@ class ChangePointDetector:
             return None  # a detector that never fires (GP-UCB-NO-Detector)
         K = self._k(X, X) if kernel_matrix is None else kernel_matrix
         G = self.gram(X) if gram is None else gram
-        # many small solves: NumPy's per-call overhead is a fraction of torch's
-        Kn, Gn, yn = (np.asarray(v.detach().cpu(), dtype=float) for v in (K, G, y))
+        Kn, Gn, yn = (_numpy(v) for v in (K, G, y))
         for n in range(1, m // 2 + 1):
             lo = m - 2 * n
             theta = self.threshold(n)
-            stat = _delta2_np(Kn[lo:, lo:], Gn[lo:, lo:], yn[lo:], self.noise(n))
+            stat = _delta2(Kn[lo:, lo:], Gn[lo:, lo:], yn[lo:], self.noise(n))
             if stat > theta:
                 return n
         return None
 
 
-def _delta2_np(K: np.ndarray, G: np.ndarray, y: np.ndarray, noise: float) -> float:
-    """:func:`_delta2` on NumPy arrays (the scan's inner loop)."""
+def _numpy(v: Tensor) -> np.ndarray:
+    return np.asarray(v.detach().cpu(), dtype=float)
+
+
+def _delta2(K: np.ndarray, G: np.ndarray, y: np.ndarray, noise: float) -> float:
+    r""":math:`\hat\Delta^2 = a^\top G a`, :math:`a = (\alpha_1, -\alpha_2)`,
+    :math:`\alpha_i = (K_{ii} + n\rho I)^{-1} y_i` for the two halves of ``2n``
+    pairs (``K``, ``G``: ``2n x 2n``). NumPy: the scan makes many small solves, and
+    NumPy's per-call overhead is a fraction of torch's."""
     n = y.shape[0] // 2
     idx = np.arange(n)
     A1 = K[:n, :n].copy()
@@ -287,18 +293,6 @@ def _delta2_np(K: np.ndarray, G: np.ndarray, y: np.ndarray, noise: float) -> flo
     A2 = K[n:, n:].copy()
     A2[idx, idx] += noise
     a = np.concatenate([np.linalg.solve(A1, y[:n]), -np.linalg.solve(A2, y[n:])])
-    return float(a @ G @ a)
-
-
-def _delta2(K: Tensor, G: Tensor, y: Tensor, noise: float) -> float:
-    r""":math:`\hat\Delta^2 = a^\top G a`, :math:`a = (\alpha_1, -\alpha_2)`,
-    :math:`\alpha_i = (K_{ii} + n\rho I)^{-1} y_i` for the two halves of ``2n``
-    pairs (``K``, ``G``: ``2n x 2n``)."""
-    n = y.shape[0] // 2
-    eye = torch.eye(n, dtype=K.dtype, device=K.device)
-    a1 = torch.linalg.solve(K[:n, :n] + noise * eye, y[:n])
-    a2 = torch.linalg.solve(K[n:, n:] + noise * eye, y[n:])
-    a = torch.cat([a1, -a2])
     return float(a @ G @ a)
 
 
