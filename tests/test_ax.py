@@ -24,7 +24,7 @@ def _objective(p: dict) -> float:
     return math.sin(3 * p["x1"]) * math.cos(2 * p["x2"]) + 0.5 * p["x1"]
 
 
-def _client(**kwargs) -> Client:
+def _client(constraints: bool = False, **kwargs) -> Client:
     client = Client(random_seed=0)
     client.configure_experiment(
         name="bandit_test",
@@ -33,14 +33,26 @@ def _client(**kwargs) -> Client:
             RangeParameterConfig(name="x2", bounds=(0.0, 1.0), parameter_type="float"),
         ],
     )
-    client.configure_optimization(objective="f")
+    client.configure_optimization(
+        objective="f", outcome_constraints=["g <= 0"] if constraints else None
+    )
     client.set_generation_strategy(
         bandit_generation_strategy(num_init=3, num_candidates=128, **kwargs)
     )
     return client
 
 
-def _run(client: Client, trials: int, in_flight: int = 3, lifo: bool = False) -> None:
+def _data(params: dict, index: int) -> dict:
+    return {"f": _objective(params), "g": params["x1"] - 0.5}
+
+
+def _run(
+    client: Client,
+    trials: int,
+    in_flight: int = 3,
+    lifo: bool = False,
+    data=_data,
+) -> None:
     """Keep ``in_flight`` trials running; complete the oldest (or newest) first."""
     running: deque = deque()
     made = 0
@@ -54,7 +66,7 @@ def _run(client: Client, trials: int, in_flight: int = 3, lifo: bool = False) ->
             made += len(new)
             continue
         idx, params = running.pop() if lifo else running.popleft()
-        client.complete_trial(trial_index=idx, raw_data={"f": _objective(params)})
+        client.complete_trial(trial_index=idx, raw_data=data(params, idx))
 
 
 OPTIONS = [
@@ -64,6 +76,22 @@ OPTIONS = [
     dict(algorithm="IGP-UCB", pending="hallucinate"),
     dict(algorithm="IGP-UCB", pending="censor", window=4, y_min=-1.5, beta=1.0),
     dict(algorithm="GP-TS", pending="censor", window=4, y_min=-1.5, beta=1.0),
+    dict(algorithm="IGP-UCB", pending="censor", window_seconds=0.05, y_min=-1.5),
+    dict(algorithm="IGP-UCB", hyperparameters="fitted"),
+    dict(algorithm="IGP-UCB", long_term_constraints=True, epoch_length=5),
+    dict(algorithm="GP-TS", long_term_constraints=True, multiplier_update="additive"),
+    dict(algorithm="IGP-UCB", restarts=True, beta=1.0),
+    # constraints + censoring + restarts combined
+    dict(
+        algorithm="IGP-UCB",
+        long_term_constraints=True,
+        epoch_length=5,
+        pending="censor",
+        window=4,
+        y_min=-3.0,
+        beta=1.0,
+        restarts=True,
+    ),
 ]
 
 
@@ -71,7 +99,7 @@ OPTIONS = [
     "options", OPTIONS, ids=lambda o: "-".join(map(str, o.values()))
 )
 def test_client_loop_with_three_in_flight(options) -> None:
-    client = _client(**options)
+    client = _client(constraints=options.get("long_term_constraints", False), **options)
     _run(client, 30, in_flight=3, lifo=options.get("pending") == "censor")
     trials = client._experiment.trials
     assert len(trials) == 30
@@ -83,7 +111,15 @@ def test_client_loop_with_three_in_flight(options) -> None:
     meta = trials[10].generator_runs[0].gen_metadata
     assert meta["algorithm"] == options["algorithm"]
     assert meta["pending_view"] == options.get("pending", "ignore")
-    assert meta["t"] == 11 and meta["sigma_multiplier"] > 0
+    assert meta["t"] == 11
+    if not meta.get("cpd_uniform"):
+        assert meta["sigma_multiplier"] > 0
+    for key, present in (
+        ("kappa", "long_term_constraints"),
+        ("cpd_restarts", "restarts"),
+        ("fitted", "hyperparameters"),
+    ):
+        assert (key in meta) == (present in options)
     # the strategy never loops: the limit call returns
     limit, done = client._generation_strategy.current_generator_run_limit()
     assert limit != 0 and done is False
@@ -135,3 +171,94 @@ def test_json_reload_in_a_new_process_makes_the_same_decision(tmp_path) -> None:
     uninterrupted = next(iter(client.get_next_trials(max_trials=1).values()))
     assert resumed == pytest.approx(uninterrupted)
     assert len(pending) == 2
+
+
+def _meta(client: Client, index: int) -> dict:
+    return client._experiment.trials[index].generator_runs[0].gen_metadata
+
+
+@pytest.mark.parametrize("rule", ["multiplicative", "additive"])
+def test_multipliers_are_replayed_from_the_constraint_values(rule) -> None:
+    """Every bandit trial's kappa equals Algorithm 2's (3's) replay over the
+    completed epochs' constraint values, recomputed here by hand."""
+    import torch
+
+    from botorch_bandits.constraints import ExponentialPenalty, replay_multipliers
+
+    client = _client(
+        constraints=True,
+        long_term_constraints=True,
+        epoch_length=5,
+        multiplier_update=rule,
+        step=0.5,
+    )
+    _run(client, 26, in_flight=1)
+    trials = client._experiment.trials
+    g = torch.tensor(
+        [[trials[i].arms[0].parameters["x1"] - 0.5] for i in range(26)],
+        dtype=torch.double,
+    )
+    kw = dict(penalty=ExponentialPenalty(1.0)) if rule == "multiplicative" else {}
+    if rule == "additive":
+        kw["step"] = 0.5
+    for i in range(3, 26):
+        meta = _meta(client, i)
+        epoch = i // 5
+        expected = replay_multipliers(g[: 5 * epoch].double(), 5, rule, **kw)[-1]
+        assert meta["epoch"] == epoch and meta["epochs_used"] == epoch
+        assert meta["kappa"] == pytest.approx(expected.tolist(), rel=1e-12)
+    assert _meta(client, 25)["kappa"] != _meta(client, 4)["kappa"]
+
+
+def test_restart_follows_the_change() -> None:
+    """A flat objective that changes at trial 25: no restart before it, a restart
+    soon after, recorded in the metadata; later trials use only the history since
+    the restart; uniform-exploration trials are tagged."""
+
+    def data(params: dict, index: int) -> dict:
+        return {"f": 0.0 if index < 25 else math.sin(2 * math.pi * params["x1"])}
+
+    client = _client(restarts=True, beta=1.0, cpd_c=1.0, cpd_C=0.05)
+    _run(client, 45, in_flight=1, data=data)
+    metas = [_meta(client, i) for i in range(3, 45)]
+    restarts = metas[-1]["cpd_restarts"]
+    assert restarts and all(r >= 25 for r in restarts), restarts
+    assert restarts[0] <= 35
+    first = restarts[0]
+    after = _meta(client, first + 1)
+    assert after["cpd_restarts"][0] == first
+    assert after["cpd_history"] == 0 and after["cpd_uniform"] is True
+    uniform = [i for i in range(3, 45) if _meta(client, i)["cpd_uniform"]]
+    assert any(i < 25 for i in uniform) and any(i > first for i in uniform)
+    assert first in uniform  # the detector runs over uniform trials only
+
+
+def test_trial_running_past_its_window_is_censored_and_its_late_value_kept() -> None:
+    import time
+
+    client = _client(pending="censor", window_seconds=0.3, y_min=-1.5)
+    _run(client, 3, in_flight=3)  # Sobol, completed at once
+    ((idx, params),) = client.get_next_trials(max_trials=1).items()
+    time.sleep(0.5)  # longer than the window
+    client.complete_trial(trial_index=idx, raw_data=_data(params, idx))
+    (nxt,) = client.get_next_trials(max_trials=1)
+    meta = _meta(client, nxt)
+    assert meta["late"] == 1 and meta["censored"] == 1
+    # the late value is stored by Ax (not dropped), just not used by the model
+    df = client._experiment.lookup_data().df
+    assert idx in set(df["trial_index"])
+
+
+def test_failed_trials_are_left_out_and_counted() -> None:
+    client = _client()
+    _run(client, 5, in_flight=1)
+    ((idx, _),) = client.get_next_trials(max_trials=1).items()
+    client.mark_trial_failed(trial_index=idx, failed_reason="simulator crashed")
+    (nxt,) = client.get_next_trials(max_trials=1)
+    assert _meta(client, nxt)["failed"] == 1
+
+
+def test_long_term_constraints_need_constraints() -> None:
+    client = _client(long_term_constraints=True)
+    with pytest.raises(ValueError, match="outcome constraints"):
+        _run(client, 5, in_flight=1)

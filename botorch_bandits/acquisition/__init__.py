@@ -1,5 +1,6 @@
 """BoTorch acquisition functions with the papers' confidence schedules."""
 
+from botorch_bandits.acquisition import input_constructors  # noqa: F401 (registers)
 from botorch_bandits.acquisition._common import num_observations
 from botorch_bandits.acquisition.sdf import GPUCBSDF, GPThompsonSamplingSDF
 from botorch_bandits.acquisition.thompson import (

@@ -28,7 +28,11 @@ def num_observations(model: Model) -> int:
             )
         return int(counts.flatten()[0])
     train_inputs = getattr(model, "train_inputs", None)
-    if isinstance(train_inputs, tuple) and len(train_inputs) > 0:
+    if (
+        isinstance(train_inputs, (tuple, list))
+        and len(train_inputs) > 0
+        and isinstance(train_inputs[0], Tensor)  # not ModelListGP's list of tuples
+    ):
         return int(train_inputs[0].shape[-2])
     if isinstance(model, ModelList):
         counts = {num_observations(m) for m in model.models}
@@ -63,7 +67,11 @@ def data_key(model: Model) -> tuple:
     if isinstance(version, int):  # FiniteArmGP counts its own data changes
         return (id(model), version)
     train_inputs = getattr(model, "train_inputs", None)
-    if isinstance(train_inputs, tuple) and len(train_inputs) > 0:
+    if (
+        isinstance(train_inputs, (tuple, list))
+        and len(train_inputs) > 0
+        and isinstance(train_inputs[0], Tensor)  # not ModelListGP's list of tuples
+    ):
         X = train_inputs[0]
         return (id(model), X.data_ptr(), tuple(X.shape), X._version)
     return (id(model),)

@@ -2,10 +2,11 @@ r"""The bandit generation strategy for Ax: a Sobol initialization node, then
 :class:`BanditNode`, which runs one of the package's acquisition functions on the
 experiment's data.
 
-Every call recomputes the round's state from the experiment alone -- the completed
-trials and their objective values, the pending (running) trials and when their data
-arrived -- so a reloaded experiment makes the same next decision as an uninterrupted
-one (nothing is cached on the node; it stores only its constructor arguments).
+Every call recomputes the round's state from the experiment alone -- the trials in
+index order, their objective and constraint values, which trials are still running
+and when their data arrived, which trials explored uniformly -- so a reloaded
+experiment makes the same next decision as an uninterrupted one (nothing is cached
+on the node; it stores only its constructor arguments).
 
 Bandit semantics in Ax (DESIGN.md facts):
 
@@ -15,32 +16,60 @@ Bandit semantics in Ax (DESIGN.md facts):
 * the decision set is finite: the full grid of the search space when it is discrete
   and small enough, else ``num_candidates`` scrambled Sobol points (seeded, so fixed
   for the experiment's life); the GP works on the unit cube;
-* raw objective values: no Winsorize / standardize / log transform, so :math:`\beta_t`
-  means what the theory says (the objective is negated when it is minimized);
-* fixed kernel hyperparameters (the theory's setting).
+* raw objective values, no outcome transform (no Winsorize / standardize / log):
+  :math:`\beta_t` bounds :math:`|f - \mu_{t-1}| / \sigma_{t-1}` for the objective as
+  the user states it, with :math:`B` its RKHS norm and :math:`R` its noise scale --
+  a standardizing transform would change both between calls (the objective is
+  negated when it is minimized);
+* fixed kernel hyperparameters (the theory's setting), or ``hyperparameters=
+  "fitted"``: a marginal-likelihood fit on the completed trials at every call (a
+  practical choice outside the theory, recorded in the metadata).
 
-Pending trials (RUNNING without data), ``pending=``:
+Options, orthogonal and combinable:
 
-* ``"ignore"``: left out (GP-UCB / asy-TS style);
-* ``"hallucinate"``: in the GP with the completed-only posterior mean as target
-  (GP-BUCB / GP-BTS);
-* ``"censor"``: in the GP with target ``y_min`` until their data arrives -- and for
-  good if it arrives more than ``window`` trials after they were started (it is
-  recorded, never used); the acquisition becomes GP-UCB-SDF / GP-TS-SDF with the
-  :math:`\nu_t` inflation over the pending points (Verma et al. 2022).
+* ``pending`` -- running trials (RUNNING, no data): ``"ignore"`` (left out; GP-UCB /
+  asy-TS style), ``"hallucinate"`` (in the GP with the completed-only posterior mean
+  as target: GP-BUCB / GP-BTS), ``"censor"`` (in the GP with target ``y_min`` until
+  their data arrives, and for good if it arrives more than ``window`` trials or
+  ``window_seconds`` seconds after the trial started -- the value is stored by Ax and
+  reported, never used; the acquisition becomes GP-UCB-SDF / GP-TS-SDF with the
+  :math:`\nu_t` inflation, Verma et al. 2022, Alg. 1). FAILED and ABANDONED trials
+  have no data: they are left out of the model and counted in the metadata.
+* ``long_term_constraints`` -- the experiment's outcome constraints
+  (``metric <= bound`` / ``>= bound``) are long-term constraints
+  :math:`\sum_t g(x_t) \le 0` (Shi & Eryilmaz 2022): trials are split into epochs of
+  ``epoch_length``; the multipliers :math:`\kappa^l` are replayed from the
+  constraint values of every completed epoch (Algorithm 2, multiplicative with
+  :math:`\psi(x) = e^{cx}`; or Algorithm 3, additive with step :math:`\mu`), the
+  model is fitted on the composite targets :math:`f - \sum_j\kappa_j(\psi(g_j) - 1)`
+  (or :math:`f - \sum_j\kappa_j g_j`) and the inner confidence uses
+  :math:`(\delta/L, R)` (or :math:`(\delta/2L, R\sqrt{1+\|\kappa\|^2})`). An epoch
+  updates the multipliers once all its trials have data.
+* ``restarts`` -- GP-UCB-CPD (Avanesov, Algorithm 2): a trial explores uniformly
+  (a seeded uniform draw from the decision set, tagged ``cpd_uniform`` in its
+  metadata) iff :math:`|U| \le \xi\sqrt{|H|}`; each completed uniform trial runs the
+  detector (Algorithm 1) over the tails of the completed uniform trials since the
+  last restart; a detection restarts: the model uses only trials after it.
+
+Each generator run's metadata records the decision: the round, the multiplier of
+:math:`\sigma`, the pending / censored / failed counts, the epoch and
+:math:`\kappa`, the restarts so far and whether the trial explored uniformly.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import torch
 from ax.adapter.registry import Generators
 from ax.core.data import Data
 from ax.core.experiment import Experiment
 from ax.core.parameter import ChoiceParameter, RangeParameter
 from ax.core.trial_status import TrialStatus
+from ax.core.types import ComparisonOp
 from ax.generation_strategy.external_generation_node import ExternalGenerationNode
 from ax.generation_strategy.generation_node import GenerationNode
 from ax.generation_strategy.generation_strategy import GenerationStrategy
@@ -56,11 +85,59 @@ from botorch_bandits.acquisition import (
     GPThompsonSamplingSDF,
 )
 from botorch_bandits.benchmarks.problems import make_kernel
+from botorch_bandits.changepoint import (
+    ChangePointDetector,
+    cpd_threshold,
+    explore_uniformly,
+    finite_domain,
+)
+from botorch_bandits.constraints import (
+    ExponentialPenalty,
+    composite_targets,
+    epoch_schedule,
+    replay_multipliers,
+)
 from botorch_bandits.delays import FeedbackLedger
 from botorch_bandits.models import fixed_gp
 
 ALGORITHMS = ("IGP-UCB", "GP-UCB", "GP-TS")
 PENDING = ("ignore", "hallucinate", "censor")
+HYPERPARAMETERS = ("fixed", "fitted")
+MULTIPLIER_UPDATES = ("multiplicative", "additive")
+_GONE = (TrialStatus.FAILED, TrialStatus.ABANDONED)
+
+
+@dataclass
+class _Trial:
+    """One trial as the node sees it (recomputed from the experiment every call)."""
+
+    index: int
+    x: list[float]  # unit-cube coordinates
+    f: float | None  # objective as maximized; None while no data
+    g: list[float] | None  # constraint values, g <= 0 feasible
+    created: float  # seconds
+    completed: float | None
+    uniform: bool  # a GP-UCB-CPD uniform-exploration trial
+    status: str = "RUNNING"
+
+
+def _check_int(name: str, value: Any, minimum: int, allow_none: bool = False) -> None:
+    if allow_none and value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        none = " or None" if allow_none else ""
+        raise ValueError(
+            f"`{name}` must be an integer >= {minimum}{none}, got {value!r}."
+        )
+
+
+def _check_positive(name: str, value: Any, allow_none: bool = False) -> None:
+    if allow_none and value is None:
+        return
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if not ok or not (math.isfinite(value) and value > 0):
+        none = " or None" if allow_none else ""
+        raise ValueError(f"`{name}` must be a finite number > 0{none}, got {value!r}.")
 
 
 class BanditNode(ExternalGenerationNode):
@@ -72,18 +149,37 @@ class BanditNode(ExternalGenerationNode):
             (Srinivas et al., Thm 1 schedule on the finite set) or ``"GP-TS"``
             (Chowdhury & Gopalan, Alg. 2; exact joint draw on the set).
         pending: ``"ignore"``, ``"hallucinate"`` or ``"censor"`` (see the module).
-        window: Censoring window m in trials (``pending="censor"``; ``None``: no
-            window).
+        window: Censoring window m in trials (``pending="censor"``).
+        window_seconds: Censoring window in seconds instead (the time clock,
+            Verma et al. App. A.4); at most one of the two windows; neither: no
+            window.
         y_min: The censored target (a lower bound of the objective as maximized).
         B_y: Bound on :math:`|y|` for the SDF inflation.
         beta: A constant :math:`\beta` (linear unit, multiplies :math:`\sigma`)
             instead of the theory schedules (``None``).
         kernel, lengthscale: The fixed kernel on the unit cube (``"matern52"``,
-            ``"rbf"``).
+            ``"rbf"``); with ``hyperparameters="fitted"`` the starting point.
         noise: :math:`\lambda`, the GP's noise variance.
+        hyperparameters: ``"fixed"`` (the theory) or ``"fitted"`` (lengthscale,
+            output scale and noise fitted by marginal likelihood on the completed
+            trials at every call; the schedules then use the fitted model).
         B, R, delta: RKHS-norm bound, sub-Gaussian noise constant, confidence.
         num_candidates: Size of the Sobol decision set for continuous spaces.
-        seed: Seed of the decision set and of the GP-TS draws.
+        seed: Seed of the decision set, the GP-TS draws and the uniform draws.
+        long_term_constraints: Treat the experiment's outcome constraints as
+            long-term constraints (see the module).
+        epoch_length: Trials per epoch S (``long_term_constraints``).
+        multiplier_update: ``"multiplicative"`` (Alg. 2) or ``"additive"`` (Alg. 3).
+        penalty_c: :math:`c` of the exponential penalty :math:`\psi(x) = e^{cx}`.
+        step: :math:`\mu` of the additive update.
+        num_epochs: :math:`L`, for the epochs' confidence :math:`\delta/L`
+            (``None``: the number of epochs begun so far).
+        restarts: GP-UCB-CPD restarts (see the module).
+        xi: :math:`\xi` of the uniform-exploration rule.
+        cpd_c: :math:`c` of the detector's regularization
+            :math:`\rho_n = c\,n^{-(2\alpha+d)/(2\alpha+d+1)}`.
+        cpd_C: :math:`C` of the threshold :math:`\theta_n = C n^{-2\alpha/(2\alpha+d+1)}`.
+        cpd_alpha: :math:`\alpha` (the kernel's smoothness) in those exponents.
         transition_criteria: Ax transition criteria (none: the node runs forever).
     """
 
@@ -93,58 +189,126 @@ class BanditNode(ExternalGenerationNode):
         algorithm: str = "IGP-UCB",
         pending: str = "ignore",
         window: int | None = None,
+        window_seconds: float | None = None,
         y_min: float = 0.0,
         B_y: float = 1.0,
         beta: float | None = None,
         kernel: str = "matern52",
         lengthscale: float = 0.2,
         noise: float = 1e-2,
+        hyperparameters: str = "fixed",
         B: float = 1.0,
         R: float = 0.1,
         delta: float = 0.1,
         num_candidates: int = 512,
         seed: int = 0,
+        long_term_constraints: bool = False,
+        epoch_length: int = 20,
+        multiplier_update: str = "multiplicative",
+        penalty_c: float = 1.0,
+        step: float = 0.5,
+        num_epochs: int | None = None,
+        restarts: bool = False,
+        xi: float = math.sqrt(3.0),
+        cpd_c: float = 20.0,
+        cpd_C: float = 2.6,
+        cpd_alpha: float = 2.5,
         transition_criteria: list[Any] | None = None,
     ) -> None:
-        if algorithm not in ALGORITHMS:
-            raise ValueError(
-                f"`algorithm` must be one of {list(ALGORITHMS)}, got {algorithm!r}."
-            )
-        if pending not in PENDING:
-            raise ValueError(
-                f"`pending` must be one of {list(PENDING)}, got {pending!r}."
-            )
-        if window is not None and (
-            isinstance(window, bool) or not isinstance(window, int) or window < 0
+        for arg, value, allowed in (
+            ("algorithm", algorithm, ALGORITHMS),
+            ("pending", pending, PENDING),
+            ("hyperparameters", hyperparameters, HYPERPARAMETERS),
+            ("multiplier_update", multiplier_update, MULTIPLIER_UPDATES),
         ):
+            if value not in allowed:
+                raise ValueError(
+                    f"`{arg}` must be one of {list(allowed)}, got {value!r}."
+                )
+        _check_int("window", window, 0, allow_none=True)
+        _check_positive("window_seconds", window_seconds, allow_none=True)
+        if window is not None and window_seconds is not None:
             raise ValueError(
-                f"`window` must be an integer >= 0 or None, got {window!r}."
+                f"Give at most one of `window` (trials) and `window_seconds`, got "
+                f"window={window!r} and window_seconds={window_seconds!r}."
             )
-        if not noise > 0:
-            raise ValueError(f"`noise` must be > 0, got noise={noise!r}.")
-        if (
-            isinstance(num_candidates, bool)
-            or not isinstance(num_candidates, int)
-            or num_candidates < 1
-        ):
-            raise ValueError(
-                f"`num_candidates` must be an integer >= 1, got {num_candidates!r}."
-            )
+        _check_positive("noise", noise)
+        _check_positive("lengthscale", lengthscale)
+        _check_positive("beta", beta, allow_none=True)
+        _check_int("num_candidates", num_candidates, 1)
+        _check_int("epoch_length", epoch_length, 1)
+        _check_int("num_epochs", num_epochs, 1, allow_none=True)
+        _check_positive("penalty_c", penalty_c)
+        _check_positive("step", step)
+        if isinstance(xi, bool) or not isinstance(xi, (int, float)) or not xi >= 0:
+            raise ValueError(f"`xi` must be a number >= 0, got {xi!r}.")
+        _check_positive("cpd_c", cpd_c)
+        _check_positive("cpd_C", cpd_C)
+        _check_positive("cpd_alpha", cpd_alpha)
+        if kernel not in ("matern52", "rbf"):
+            raise ValueError(f"`kernel` must be 'matern52' or 'rbf', got {kernel!r}.")
         super().__init__(
             name=name, should_deduplicate=False, transition_criteria=transition_criteria
         )
         # no silent Sobol fallback: a failure must surface
         self.fallback_specs = {}
-        self.algorithm, self.pending, self.window = algorithm, pending, window
+        self.algorithm, self.pending = algorithm, pending
+        self.window, self.window_seconds = window, window_seconds
         self.y_min, self.B_y, self.beta = float(y_min), float(B_y), beta
-        self.kernel, self.lengthscale, self.noise = (
-            kernel,
-            float(lengthscale),
-            float(noise),
-        )
+        self.kernel, self.lengthscale = kernel, float(lengthscale)
+        self.noise, self.hyperparameters = float(noise), hyperparameters
         self.B, self.R, self.delta = float(B), float(R), float(delta)
         self.num_candidates, self.seed = num_candidates, seed
+        self.long_term_constraints = bool(long_term_constraints)
+        self.epoch_length, self.multiplier_update = epoch_length, multiplier_update
+        self.penalty_c, self.step, self.num_epochs = (
+            float(penalty_c),
+            float(step),
+            num_epochs,
+        )
+        self.restarts, self.xi = bool(restarts), float(xi)
+        self.cpd_c, self.cpd_C, self.cpd_alpha = (
+            float(cpd_c),
+            float(cpd_C),
+            float(cpd_alpha),
+        )
         self._state: dict[str, Any] = {}
+
+    #: constructor arguments that make up the node's whole persisted state
+    OPTIONS = (
+        "name",
+        "algorithm",
+        "pending",
+        "window",
+        "window_seconds",
+        "y_min",
+        "B_y",
+        "beta",
+        "kernel",
+        "lengthscale",
+        "noise",
+        "hyperparameters",
+        "B",
+        "R",
+        "delta",
+        "num_candidates",
+        "seed",
+        "long_term_constraints",
+        "epoch_length",
+        "multiplier_update",
+        "penalty_c",
+        "step",
+        "num_epochs",
+        "restarts",
+        "xi",
+        "cpd_c",
+        "cpd_C",
+        "cpd_alpha",
+    )
+
+    def options(self) -> dict[str, Any]:
+        """The constructor arguments (without the transition criteria)."""
+        return {k: getattr(self, k) for k in self.OPTIONS}
 
     # ------------------------------------------------------------------ decision set
     def _decision_set(self, experiment: Experiment) -> tuple[list[dict], Tensor]:
@@ -208,147 +372,426 @@ class BanditNode(ExternalGenerationNode):
                 out.append((float(v) - p.lower) / (p.upper - p.lower))
         return out
 
+    @staticmethod
+    def _volume(experiment: Experiment) -> float:
+        """The detector's integration volume: the product of the range widths (a
+        choice parameter counts 1)."""
+        vol = 1.0
+        for p in experiment.search_space.parameters.values():
+            if isinstance(p, RangeParameter):
+                vol *= float(p.upper - p.lower)
+        return vol
+
     # ------------------------------------------------------------------ Ax hooks
     def update_generator_state(self, experiment: Experiment, data: Data) -> None:
-        """Rebuild everything from the experiment: decision set, completed and
-        pending trials, the ledger of arrivals (for censoring)."""
+        """Rebuild everything from the experiment: the decision set and every trial
+        (point, objective and constraint values, times, uniform tag)."""
         cands, unit = self._decision_set(experiment)
-        objective = experiment.optimization_config.objective
+        opt = experiment.optimization_config
+        objective = opt.objective
         metric = objective.metric_names[0]
         sign = -1.0 if objective.minimize else 1.0
+        constraints = []
+        if self.long_term_constraints:
+            for c in opt.outcome_constraints:
+                if c.relative:
+                    raise ValueError(
+                        f"Long-term constraints must be absolute, got the relative "
+                        f"constraint {c.expression!r}."
+                    )
+                weights = [w for _, w in c.metric_weights]
+                s = 1.0 if c.op == ComparisonOp.LEQ else -1.0
+                constraints.append((c.metric_names, weights, s, float(c.bound)))
+            if not constraints:
+                raise ValueError(
+                    "`long_term_constraints=True` needs outcome constraints on the "
+                    "experiment (e.g. configure_optimization(..., "
+                    "outcome_constraints=['g <= 0'])); it has none."
+                )
         df = data.df
-        values = {
-            int(r.trial_index): sign * float(r.mean)
-            for r in df[df["metric_name"] == metric].itertuples()
+        if "step" in df.columns:  # map data: the last progression of each trial
+            df = df.sort_values("step", kind="stable")
+        values: dict[tuple[int, str], float] = {
+            (int(r.trial_index), str(r.metric_name)): float(r.mean)
+            for r in df.itertuples()
         }
-        # the window censors only in the censor view; the baselines use all arrivals
-        window = self.window if self.pending == "censor" else None
-        ledger = FeedbackLedger(window=window, y_min=self.y_min)
-        trials = sorted(experiment.trials.values(), key=lambda t: t.index)
-        created = [t.time_created for t in trials]
-        for t in trials:
-            arm = t.arms[0] if t.arms else None
-            qid = ledger.issue(self._to_unit(experiment, arm.parameters))
-            if t.index in values and t.status == TrialStatus.COMPLETED:
-                done = t.time_completed or t.time_created
-                # the decision at which the data was first available: trials
-                # created before the completion, plus one
-                arrival = sum(c <= done for c in created) + 1
-                ledger.receive(qid, values[t.index], at=max(arrival, qid + 2))
+        trials = []
+        failed = []
+        for t in sorted(experiment.trials.values(), key=lambda t: t.index):
+            if t.status in _GONE:
+                failed.append(t.index)
+                continue
+            if not t.arms:
+                raise ValueError(
+                    f"Trial {t.index} has no arm: BanditNode needs every trial's point."
+                )
+            f = values.get((t.index, metric))
+            g = None
+            if f is not None and constraints:
+                g = []
+                for names, weights, s, bound in constraints:
+                    missing = [n for n in names if (t.index, n) not in values]
+                    if missing:
+                        raise ValueError(
+                            f"Trial {t.index} has objective data but no value for "
+                            f"the constraint metric(s) {missing}: every constraint "
+                            "value is needed for the multipliers."
+                        )
+                    lhs = sum(
+                        w * values[(t.index, n)]
+                        for n, w in zip(names, weights, strict=True)
+                    )
+                    g.append(s * (lhs - bound))
+            meta = t.generator_runs[0].gen_metadata if t.generator_runs else {}
+            done = t.time_completed if f is not None else None
+            trials.append(
+                _Trial(
+                    index=t.index,
+                    x=self._to_unit(experiment, t.arms[0].parameters),
+                    f=None if f is None else sign * f,
+                    g=g,
+                    created=t.time_created.timestamp(),
+                    completed=None
+                    if f is None
+                    else (done or t.time_created).timestamp(),
+                    uniform=bool((meta or {}).get("cpd_uniform", False)),
+                    status=t.status.name,
+                )
+            )
         self._state = {
             "cands": cands,
             "unit": unit,
-            "ledger": ledger,
-            "num_trials": len(trials),
-            "experiment": experiment,
+            "trials": trials,
+            "failed": failed,
+            "num_constraints": len(constraints),
+            "volume": self._volume(experiment),
             "proposed": [],  # candidates made in this get_next_trials call
         }
 
-    def _model(self, X: Tensor, Y: Tensor) -> Any:
-        k = make_kernel(self.kernel, self.lengthscale)
-        return fixed_gp(X.reshape(-1, X.shape[-1]), Y.reshape(-1, 1), k, self.noise)
+    # ------------------------------------------------------------------ pieces
+    def _base_kernel(self) -> Any:
+        return make_kernel(self.kernel, self.lengthscale)
+
+    def _ard_kernel(self) -> Any:
+        """The node's kernel with one lengthscale per dimension (for fitting)."""
+        from gpytorch.kernels import MaternKernel, RBFKernel
+
+        if self.kernel == "matern52":
+            return MaternKernel(nu=2.5, ard_num_dims=self.d)
+        return RBFKernel(ard_num_dims=self.d)
+
+    def _model(self, X: Tensor, Y: Tensor, hyper: dict | None) -> Any:
+        X = X.reshape(-1, self.d)
+        if hyper is None:
+            return fixed_gp(X, Y.reshape(-1, 1), self._base_kernel(), self.noise)
+        from gpytorch.kernels import ScaleKernel
+
+        k = ScaleKernel(self._ard_kernel()).to(torch.double)
+        k.base_kernel.lengthscale = hyper["lengthscale"]
+        k.outputscale = hyper["outputscale"]
+        for p in k.parameters():
+            p.requires_grad_(False)
+        return fixed_gp(X, Y.reshape(-1, 1), k, hyper["noise"])
+
+    def _fit_hyperparameters(self, X: Tensor, Y: Tensor) -> dict | None:
+        """Marginal-likelihood fit (lengthscale(s), output scale, noise) of a
+        zero-mean GP with the node's kernel on raw targets; ``None`` with < 2
+        points (the fixed prior is used)."""
+        if X.shape[0] < 2:
+            return None
+        from botorch.fit import fit_gpytorch_mll
+        from botorch.models import SingleTaskGP
+        from gpytorch.kernels import ScaleKernel
+        from gpytorch.means import ZeroMean
+        from gpytorch.mlls import ExactMarginalLogLikelihood
+
+        gp = SingleTaskGP(
+            X,
+            Y.reshape(-1, 1),
+            covar_module=ScaleKernel(self._ard_kernel()),
+            mean_module=ZeroMean(),
+            outcome_transform=None,
+        ).to(torch.double)
+        fit_gpytorch_mll(ExactMarginalLogLikelihood(gp.likelihood, gp))
+        with torch.no_grad():
+            return {
+                "lengthscale": gp.covar_module.base_kernel.lengthscale.detach().clone(),
+                "outputscale": float(gp.covar_module.outputscale),
+                "noise": float(gp.likelihood.noise.reshape(-1)[0]),
+            }
+
+    def _multipliers(self, active: list[_Trial]) -> tuple[Tensor, int, int]:
+        """(kappa of the current epoch, epoch index l (0-based), completed epochs
+        used). Epochs are blocks of ``epoch_length`` trials in index order; an
+        epoch updates the multipliers once all its trials have data."""
+        m = self._state["num_constraints"]
+        prefix = []
+        for e in active:
+            if e.g is None:
+                break
+            prefix.append(e.g)
+        g = torch.tensor(prefix, dtype=torch.double).reshape(-1, m)
+        rule = self.multiplier_update
+        rows = replay_multipliers(
+            g,
+            self.epoch_length,
+            rule,
+            penalty=ExponentialPenalty(self.penalty_c)
+            if rule == "multiplicative"
+            else None,
+            step=self.step if rule == "additive" else None,
+        )
+        epoch = len(active) // self.epoch_length
+        used = min(epoch, rows.shape[0] - 1)
+        return rows[used], epoch, used
+
+    def _cpd(self, active: list[_Trial]) -> tuple[int, list[int], list[int], list[int]]:
+        """Replay GP-UCB-CPD over the trials: (position where the history H
+        starts, positions of U, trial indices that restarted, the n that fired)."""
+        st = self._state
+        if "detector" not in st:
+            kernel = self._base_kernel()
+            st["detector"] = ChangePointDetector(
+                kernel,
+                finite_domain(st["unit"], volume=st["volume"]),
+                c=self.cpd_c,
+                threshold=lambda n: cpd_threshold(
+                    n, self.cpd_C, self.cpd_alpha, self.d
+                ),
+                alpha=self.cpd_alpha,
+                d=self.d,
+            )
+        det: ChangePointDetector = st["detector"]
+        start, U, restarts, fired = 0, [], [], []
+        for pos, e in enumerate(active):
+            if not e.uniform:
+                continue
+            U.append(pos)
+            if e.f is None:
+                continue
+            done = [p for p in U if active[p].f is not None]
+            if len(done) < 2:
+                continue
+            X = torch.tensor([active[p].x for p in done], dtype=torch.double)
+            y = torch.tensor([active[p].f for p in done], dtype=torch.double)
+            n = det.scan(X, y)
+            if n is not None:
+                start, U = pos + 1, []
+                restarts.append(e.index)
+                fired.append(n)
+        return start, U, restarts, fired
+
+    # ------------------------------------------------------------------ decision
+    @property
+    def d(self) -> int:
+        return int(self._state["unit"].shape[-1])
 
     def get_next_candidate(self, pending_parameters: list[dict]) -> dict:
         st = self._state
-        ledger: FeedbackLedger = st["ledger"]
         unit: Tensor = st["unit"]
-        d = unit.shape[-1]
-        now = st["num_trials"] + 1  # the decision being made (iteration clock)
-        done = ledger.completed(now) if self.pending != "censor" else []
-        extra = list(st["proposed"])  # candidates proposed earlier in this same call
+        active: list[_Trial] = st["trials"] + st["proposed"]
+        position = len(active)  # this trial's position among the live trials
         meta: dict[str, Any] = {
             "algorithm": self.algorithm,
             "pending_view": self.pending,
-            "t": now,
+            "t": position + 1,
+            "failed": len(st["failed"]),
         }
-        if self.pending == "censor":
-            qs = ledger.issued_before(now)
-            X = torch.tensor([q.x for q in qs] + extra, dtype=torch.double).reshape(
-                -1, d
+        # --- GP-UCB-CPD: restarts and the uniform-exploration rule
+        start, uniform = 0, False
+        if self.restarts:
+            start, U, restarts, fired = self._cpd(active)
+            uniform = explore_uniformly(len(U), position - start, self.xi)
+            meta.update(
+                cpd_uniform=uniform,
+                cpd_restarts=restarts,
+                cpd_detections=fired,
+                cpd_history=position - start,
+                cpd_uniform_count=len(U),
             )
-            Y = torch.cat(
-                [
-                    ledger.censored_targets(now),
-                    torch.full((len(extra),), self.y_min, dtype=torch.double),
-                ]
+        # --- long-term constraints: this epoch's multipliers
+        kappa = None
+        R, delta = self.R, self.delta
+        if self.long_term_constraints:
+            kappa, epoch, used = self._multipliers(active)
+            L = self.num_epochs or epoch + 1
+            delta, R = epoch_schedule(self.multiplier_update, self.delta, L, R, kappa)
+            meta.update(
+                epoch=epoch, kappa=kappa.tolist(), epochs_used=used, delta_epoch=delta
             )
-            # nu_t sums over the last m queries x_{t-m}, ..., x_{t-1} (all if no window)
-            issued = [q.x for q in qs] + extra
-            last = (
-                issued if self.window is None else issued[len(issued) - self.window :]
+        if uniform:
+            rng = np.random.default_rng([int(self.seed), position])
+            best = int(rng.integers(unit.shape[0]))
+            meta["sigma_multiplier"] = None
+            return self._propose(best, uniform=True, meta=meta)
+        # --- the data the model sees
+        H = active[start:]
+
+        def target(e: _Trial) -> float:
+            if kappa is None:
+                return e.f
+            return float(
+                composite_targets(
+                    torch.tensor([e.f], dtype=torch.double),
+                    torch.tensor([e.g], dtype=torch.double),
+                    kappa,
+                    self.multiplier_update,
+                    ExponentialPenalty(self.penalty_c)
+                    if self.multiplier_update == "multiplicative"
+                    else None,
+                )[0]
             )
-            recent = torch.tensor(last, dtype=torch.double).reshape(-1, d)
-            meta["censored"] = int(len(qs) - len(ledger.completed(now)))
-        else:
-            X0 = torch.tensor([q.x for q in done], dtype=torch.double).reshape(-1, d)
-            Y0 = torch.tensor([q.y for q in done], dtype=torch.double)
-            X, Y = X0, Y0
-            if self.pending == "hallucinate":
-                waiting = [q.x for q in ledger.pending(now)] + extra
-                if waiting:
-                    Xw = torch.tensor(waiting, dtype=torch.double)
-                    with torch.no_grad():
-                        mu = (
-                            self._model(X0, Y0)
-                            .posterior(Xw.unsqueeze(-2))
-                            .mean.reshape(-1)
-                        )
-                    X, Y = torch.cat([X0, Xw]), torch.cat([Y0, mu])
-            meta["pending"] = len(ledger.pending(now)) + len(extra)
-        model = self._model(X, Y)
-        t = X.shape[0] + 1
-        acqf = self._acquisition(
-            model, unit, recent if self.pending == "censor" else None, t
+
+        done = [e for e in H if e.f is not None]
+        X0 = torch.tensor([e.x for e in done], dtype=torch.double).reshape(-1, self.d)
+        Y0 = torch.tensor([target(e) for e in done], dtype=torch.double)
+        hyper = (
+            self._fit_hyperparameters(X0, Y0)
+            if self.hyperparameters == "fitted"
+            else None
         )
+        if hyper is not None:
+            meta["fitted"] = {
+                "lengthscale": hyper["lengthscale"].reshape(-1).tolist(),
+                "outputscale": hyper["outputscale"],
+                "noise": hyper["noise"],
+            }
+        recent = None
+        if self.pending == "censor":
+            X, Y, recent, n_cens, n_late = self._censored_view(H, target)
+            meta.update(censored=n_cens, late=n_late)
+        else:
+            X, Y = X0, Y0
+            waiting = [e.x for e in H if e.f is None]
+            if self.pending == "hallucinate" and waiting:
+                Xw = torch.tensor(waiting, dtype=torch.double)
+                with torch.no_grad():
+                    mu = (
+                        self._model(X0, Y0, hyper)
+                        .posterior(Xw.unsqueeze(-2))
+                        .mean.reshape(-1)
+                    )
+                X, Y = torch.cat([X0, Xw]), torch.cat([Y0, mu])
+            meta["pending"] = len(waiting)
+        model = self._model(X, Y, hyper)
+        t = X.shape[0] + 1
+        acqf = self._acquisition(model, unit, recent, t, position, R, delta)
         with torch.no_grad():
             scores = acqf(unit.unsqueeze(-2))
         best = int(scores.argmax())
         mult = getattr(acqf, "sigma_multiplier", self.beta)
         meta["sigma_multiplier"] = float(torch.as_tensor(mult).reshape(-1)[0])
+        meta["round"] = t
+        return self._propose(best, uniform=False, meta=meta)
+
+    def _propose(self, best: int, uniform: bool, meta: dict) -> dict:
+        st = self._state
+        last = st["trials"][-1].created if st["trials"] else 0.0
+        st["proposed"].append(
+            _Trial(
+                index=-1,
+                x=st["unit"][best].tolist(),
+                f=None,
+                g=None,
+                created=last,
+                completed=None,
+                uniform=uniform,
+            )
+        )
         self._last_meta = meta
-        st["proposed"].append(unit[best].tolist())
         return dict(st["cands"][best])
 
+    def _censored_view(
+        self, H: list[_Trial], target: Any
+    ) -> tuple[Tensor, Tensor, Tensor, int, int]:
+        """Every trial of ``H`` with its censored target (Verma et al., Eq. 3), the
+        recent queries for :math:`\nu_t`, and the censored / late counts."""
+        live = [e for e in H if e.index >= 0]
+        extra = [e for e in H if e.index < 0]  # proposed in this call: y_min
+        if self.window_seconds is not None:
+            ledger = FeedbackLedger(self.window_seconds, self.y_min, clock="time")
+            events = [e.created for e in live] + [
+                e.completed for e in live if e.completed is not None
+            ]
+            now = (max(events) if events else 0.0) + 1e-3
+            for e in live:
+                q = ledger.issue(e.x, at=e.created)
+                if e.f is not None:
+                    ledger.receive(q, target(e), at=max(e.completed, e.created))
+            issued = np.array([e.created for e in live] + [now] * len(extra))
+            lo = int(np.searchsorted(issued, now - self.window_seconds, side="left"))
+        else:
+            ledger = FeedbackLedger(self.window, self.y_min)
+            created = [e.created for e in live]
+            for e in live:
+                q = ledger.issue(e.x)
+                if e.f is not None:
+                    # the decision at which the data was first available: trials
+                    # created by the completion, plus one
+                    arrival = sum(c <= e.completed for c in created) + 1
+                    ledger.receive(q, target(e), at=max(arrival, q + 2))
+            now = len(live) + 1
+            n_all = len(live) + len(extra)
+            lo = 0 if self.window is None else max(0, n_all - self.window)
+        points = [e.x for e in live] + [e.x for e in extra]
+        X = torch.tensor(points, dtype=torch.double).reshape(-1, self.d)
+        Y = torch.cat(
+            [
+                ledger.censored_targets(now),
+                torch.full((len(extra),), self.y_min, dtype=torch.double),
+            ]
+        )
+        recent = X[lo:]
+        n_cens = len(ledger.issued_before(now)) - len(ledger.completed(now))
+        return X, Y, recent, n_cens + len(extra), len(ledger.late())
+
     def _acquisition(
-        self, model: Any, unit: Tensor, recent: Tensor | None, t: int
+        self,
+        model: Any,
+        unit: Tensor,
+        recent: Tensor | None,
+        t: int,
+        position: int,
+        R: float,
+        delta: float,
     ) -> Any:
-        seed = self.seed * 1_000_003 + t
+        seed = self.seed * 1_000_003 + position
         if self.pending == "censor":
             sched = (
                 dict(beta=float(self.beta))
                 if self.beta is not None
-                else dict(B_f=self.B, R=self.R, gamma="observed")
+                else dict(B_f=self.B, R=R, gamma="observed")
             )
             if self.algorithm == "GP-TS":
                 return GPThompsonSamplingSDF(
                     model,
                     recent,
                     B_y=self.B_y,
-                    delta=self.delta,
+                    delta=delta,
                     candidates=unit,
                     seed=seed,
                     t=t,
                     **sched,
                 )
-            return GPUCBSDF(model, recent, B_y=self.B_y, delta=self.delta, t=t, **sched)
+            return GPUCBSDF(model, recent, B_y=self.B_y, delta=delta, t=t, **sched)
         if self.algorithm == "GP-TS":
             sched = (
                 dict(v=float(self.beta))
                 if self.beta is not None
-                else dict(B=self.B, R=self.R)
+                else dict(B=self.B, R=R)
             )
             return GPThompsonSampling(
-                model, delta=self.delta, candidates=unit, seed=seed, t=t, **sched
-            )
-        if self.algorithm == "GP-UCB":
-            return GPUCB(
-                model, schedule="finite", num_arms=unit.shape[0], delta=self.delta, t=t
+                model, delta=delta, candidates=unit, seed=seed, t=t, **sched
             )
         if self.beta is not None:
             from botorch.acquisition.analytic import UpperConfidenceBound
 
             return UpperConfidenceBound(model, beta=float(self.beta) ** 2)
-        return IGPUCB(model, B=self.B, R=self.R, delta=self.delta, t=t)
+        if self.algorithm == "GP-UCB":
+            return GPUCB(
+                model, schedule="finite", num_arms=unit.shape[0], delta=delta, t=t
+            )
+        return IGPUCB(model, B=self.B, R=R, delta=delta, t=t)
 
     def _gen(self, experiment, data=None, n=None, pending_observations=None, **kwargs):
         gr = super()._gen(
@@ -373,8 +816,7 @@ def bandit_generation_strategy(
     (``node_kwargs``: its options) for every later trial. The Sobol node pauses
     while its trials await data, so it never makes more than ``num_init``; the
     bandit node has no transition and never loops."""
-    if isinstance(num_init, bool) or not isinstance(num_init, int) or num_init < 1:
-        raise ValueError(f"`num_init` must be an integer >= 1, got {num_init!r}.")
+    _check_int("num_init", num_init, 1)
     sobol = GenerationNode(
         name="Sobol",
         generator_specs=[

@@ -9,30 +9,12 @@ from typing import Any
 
 from botorch_bandits.ax.generation import BanditNode
 
-_NODE_ARGS = (
-    "name",
-    "algorithm",
-    "pending",
-    "window",
-    "y_min",
-    "B_y",
-    "beta",
-    "kernel",
-    "lengthscale",
-    "noise",
-    "B",
-    "R",
-    "delta",
-    "num_candidates",
-    "seed",
-)
-
 
 def bandit_node_to_dict(node: BanditNode) -> dict[str, Any]:
     """The node's constructor arguments (its whole state: everything else is
     recomputed from the experiment)."""
     out = {"__type": "BanditNode"}
-    out.update({k: getattr(node, k) for k in _NODE_ARGS})
+    out.update(node.options())
     out["transition_criteria"] = list(node.transition_criteria)
     return out
 
