@@ -46,15 +46,15 @@ def test_cli_help() -> None:
 
 def test_cli_rejects_bad_horizon(capsys) -> None:
     try:
-        main(["demo", "--horizon", "0"])
+        main(["loop-demo", "--horizon", "0"])
     except SystemExit as exc:
         assert exc.code == 2
     assert "--horizon" in capsys.readouterr().err
 
 
-def test_demo_smoke_writes_csv_and_png(tmp_path: Path, capsys) -> None:
+def test_loop_demo_smoke_writes_csv_and_png(tmp_path: Path, capsys) -> None:
     out = tmp_path / "demo"
-    assert main(["demo", "--smoke", "--no-progress", "--out", str(out)]) == 0
+    assert main(["loop-demo", "--smoke", "--no-progress", "--out", str(out)]) == 0
     with open(out / "regret.csv") as fh:
         rows = list(csv.DictReader(fh))
     assert {r["algorithm"] for r in rows} == {"IGP-UCB", "GP-TS", "GP-UCB"}

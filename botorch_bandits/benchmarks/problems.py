@@ -43,6 +43,8 @@ class FiniteArmProblem:
         kernel: The kernel the algorithms use.
         noise_sd: ``R``, the standard deviation of the Gaussian observation noise.
         rkhs_norm: ``||f||_k`` (exact for functions built by :func:`rkhs_function`).
+        coefficients: :math:`\alpha` with :math:`f = \sum_i \alpha_i k(x_i, \cdot)`
+            when known (then ``f`` can be evaluated anywhere), else ``None``.
     """
 
     arms: Tensor
@@ -50,6 +52,7 @@ class FiniteArmProblem:
     kernel: Kernel
     noise_sd: float
     rkhs_norm: float
+    coefficients: Tensor | None = None
 
     @property
     def optimum(self) -> float:
@@ -100,6 +103,7 @@ def rkhs_function(
         kernel=k,
         noise_sd=(noise_fraction * value_range) ** 0.5,
         rkhs_norm=norm,
+        coefficients=alpha,
     )
 
 

@@ -1,0 +1,216 @@
+r"""The papers' problems run through ``ax.Client`` with the bandit strategy, to check
+that the Ax integration behaves as the simulators do (``botorch-bandits ax-check``).
+
+* ``piecewise``: Avanesov's piecewise-stationary GP draws (§4; Matérn-5/2,
+  lengthscale 1 on [0, 5], noise sd 0.05), one change point in the middle; the
+  strategy with restarts (GP-UCB-CPD, the detector constants of our reproduction:
+  :math:`c = 20`, :math:`C = 2.6`) against the same strategy without restarts.
+  Reported: the dynamic regret :math:`\sum_t \max f_{p(t)} - f_{p(t)}(x_t)` and the
+  restarts recorded in the generator runs' metadata.
+* ``constrained``: Shi & Eryilmaz App. E.1 (:math:`f = -\sin x_1 - x_2`,
+  :math:`g = \sin x_1\sin x_2 + 0.95 \le 0`, the 25 x 25 grid of [0, 6]² as an ordered
+  choice space), long-term constraints (Algorithm 2, :math:`\psi = e^x`, S = 20)
+  against unconstrained IGP-UCB. Reported: the time-averaged CV :math:`V_t/t` and
+  regret :math:`R_t/t` at several t.
+
+Trials run one at a time (the papers' sequential setting).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import torch
+
+
+def _sequential(client: Any, trials: int, data: Callable[[dict, int], dict]) -> None:
+    for _ in range(trials):
+        ((idx, params),) = client.get_next_trials(max_trials=1).items()
+        client.complete_trial(trial_index=idx, raw_data=data(params, idx))
+
+
+def _quiet() -> None:
+    logging.disable(logging.INFO)  # Ax logs every trial at INFO
+    warnings.simplefilter("ignore")
+
+
+def piecewise_run(
+    seed: int, trials: int, restarts: bool, cpd_c: float | None = None
+) -> dict[str, Any]:
+    """One seed: the dynamic regret curve and the restarts of the Ax strategy."""
+    from ax import Client, RangeParameterConfig
+
+    from botorch_bandits.ax.generation import bandit_generation_strategy
+    from botorch_bandits.benchmarks.piecewise import DEFAULT_CPD_C, piecewise_gp_problem
+    from botorch_bandits.changepoint import cpd_noise_variance
+
+    _quiet()
+    problem = piecewise_gp_problem(num_pieces=2, horizon=trials, num_seeds=1, seed=seed)
+    grid = problem.arms.reshape(-1).numpy()
+    values = problem.values[:, 0].numpy()  # pieces x N
+    change = problem.change_points[0]
+    rng = np.random.default_rng([seed, 3])
+    noise = rng.normal(size=trials) * problem.noise_sd
+
+    def f(piece: int, x: float) -> float:
+        return float(np.interp(x, grid, values[piece]))
+
+    def data(params: dict, idx: int) -> dict:
+        return {"f": f(int(idx >= change), params["x"]) + float(noise[idx])}
+
+    client = Client(random_seed=seed)
+    client.configure_experiment(
+        name=f"pw-{seed}",
+        parameters=[
+            RangeParameterConfig(name="x", bounds=(0.0, 5.0), parameter_type="float")
+        ],
+    )
+    client.configure_optimization(objective="f")
+    client.set_generation_strategy(
+        bandit_generation_strategy(
+            algorithm="IGP-UCB",
+            num_init=3,
+            seed=seed,
+            kernel="matern52",
+            lengthscale=0.2,  # 1 on [0, 5]
+            noise=cpd_noise_variance(problem.noise_sd, trials),
+            beta=1.0,
+            num_candidates=1000,
+            restarts=restarts,
+            xi=math.sqrt(3.0) if restarts else 0.0,
+            cpd_c=DEFAULT_CPD_C if cpd_c is None else cpd_c,
+            cpd_C=2.6,
+        )
+    )
+    _sequential(client, trials, data)
+    exp = client._experiment
+    xs = [exp.trials[i].arms[0].parameters["x"] for i in range(trials)]
+    best = values.max(-1)
+    regret = [best[int(i >= change)] - f(int(i >= change), x) for i, x in enumerate(xs)]
+    meta = exp.trials[trials - 1].generator_runs[0].gen_metadata
+    return {
+        "regret": np.cumsum(regret),
+        "restarts": list(meta.get("cpd_restarts", [])),
+        "change": change,
+    }
+
+
+def constrained_run(seed: int, trials: int, constrained: bool) -> dict[str, Any]:
+    """One seed of App. E.1 through Ax: time-averaged CV and regret curves."""
+    from ax import ChoiceParameterConfig, Client
+
+    from botorch_bandits.ax.generation import bandit_generation_strategy
+    from botorch_bandits.benchmarks.constrained import shi2022_e1_problem
+
+    _quiet()
+    problem = shi2022_e1_problem()
+    lin = [float(v) for v in np.linspace(0.0, 6.0, 25)]
+    rng = np.random.default_rng([seed, 5])
+    noise = rng.normal(size=trials) * problem.noise_sd_f
+
+    def f(p: dict) -> float:
+        return -math.sin(p["x1"]) - p["x2"]
+
+    def g(p: dict) -> float:
+        return math.sin(p["x1"]) * math.sin(p["x2"]) + 0.95
+
+    def data(params: dict, idx: int) -> dict:
+        return {"f": f(params) + float(noise[idx]), "g": g(params)}
+
+    client = Client(random_seed=seed)
+    client.configure_experiment(
+        name=f"e1-{seed}",
+        parameters=[
+            ChoiceParameterConfig(
+                name=n, values=lin, parameter_type="float", is_ordered=True
+            )
+            for n in ("x1", "x2")
+        ],
+    )
+    client.configure_optimization(objective="f", outcome_constraints=["g <= 0"])
+    client.set_generation_strategy(
+        bandit_generation_strategy(
+            algorithm="IGP-UCB",
+            num_init=1,  # the simulator's uniformly random first point
+            seed=seed,
+            kernel="matern52",
+            lengthscale=1.0 / 6.0,  # 1 on [0, 6]
+            noise=problem.noise,
+            B=problem.B,
+            R=problem.noise_sd_f,
+            delta=0.1,
+            num_candidates=625,
+            long_term_constraints=constrained,
+            epoch_length=20,
+            num_epochs=math.ceil(trials / 20),
+        )
+    )
+    _sequential(client, trials, data)
+    exp = client._experiment
+    ps = [exp.trials[i].arms[0].parameters for i in range(trials)]
+    t = np.arange(1, trials + 1)
+    kappa = exp.trials[trials - 1].generator_runs[0].gen_metadata.get("kappa")
+    return {
+        "avg_cv": np.cumsum([g(p) for p in ps]) / t,
+        "avg_regret": np.cumsum([problem.optimum - f(p) for p in ps]) / t,
+        "kappa": kappa,
+    }
+
+
+def _mean_se(rows: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    a = np.stack(rows)
+    se = a.std(0, ddof=1) / math.sqrt(len(rows)) if len(rows) > 1 else 0 * a[0]
+    return a.mean(0), se
+
+
+def run_check(
+    name: str, seeds: int, trials: int, jobs: int = 1, cpd_c: float | None = None
+) -> list[str]:
+    """Run a check over ``seeds`` seeds (``jobs`` processes); the report lines."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    torch.set_num_threads(1)
+    if name == "piecewise":
+        fn, arms = piecewise_run, {"GP-UCB-CPD (restarts)": True, "no restarts": False}
+    elif name == "constrained":
+        fn, arms = constrained_run, {"Alg. 2 (long-term)": True, "IGP-UCB": False}
+    else:
+        raise ValueError(f"`name` must be 'piecewise' or 'constrained', got {name!r}.")
+    extra = {"cpd_c": cpd_c} if name == "piecewise" else {}
+    jobs_list = [
+        (fn, s, trials, flag, extra) for flag in arms.values() for s in range(seeds)
+    ]
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        results = list(pool.map(_call, jobs_list))
+    lines = []
+    checkpoints = [t for t in (40, 100, 200, 350, trials) if t <= trials]
+    checkpoints = sorted(set(checkpoints))
+    for k, label in enumerate(arms):
+        rs = results[k * seeds : (k + 1) * seeds]
+        if name == "piecewise":
+            m, se = _mean_se([r["regret"] for r in rs])
+            restarts = [r["restarts"] for r in rs]
+            lines.append(
+                f"{label:<24s} dynamic regret R_T = {m[-1]:.2f} ± {se[-1]:.2f} "
+                f"(T = {trials}, change at {rs[0]['change']}); restarts per seed: "
+                f"{restarts}"
+            )
+        else:
+            cv, cse = _mean_se([r["avg_cv"] for r in rs])
+            rg, _ = _mean_se([r["avg_regret"] for r in rs])
+            cells = ", ".join(
+                f"t={t}: R/t {rg[t - 1]:.3f} CV/t {cv[t - 1]:.3f}±{cse[t - 1]:.3f}"
+                for t in checkpoints
+            )
+            lines.append(f"{label:<20s} {cells}; kappa_T {[r['kappa'] for r in rs]}")
+    return lines
+
+
+def _call(args: tuple) -> dict:
+    fn, seed, trials, flag, extra = args
+    return fn(seed, trials, flag, **extra)

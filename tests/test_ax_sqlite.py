@@ -1,0 +1,286 @@
+"""The bandit strategy with Ax's SQL storage (SQLite): a run saved by ``ax.Client``
+reloads in a new process with every trial, arm, status, metadata, timestamp and
+data point, and makes the same next decision; arms pulled again keep their rows;
+one file at a time per process; bad arguments are named."""
+
+from __future__ import annotations
+
+import json
+import math
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("ax")
+pytest.importorskip("sqlalchemy")
+
+from ax import ChoiceParameterConfig, Client
+from ax.api.configs import StorageConfig
+from ax.core.generator_run import ArmWeight
+from ax.storage.json_store.encoder import object_to_json
+
+from botorch_bandits.ax import bandit_generation_strategy, sql
+
+NAME = "bandit_sqlite"
+
+
+def _objective(p: dict) -> float:
+    return math.sin(3 * p["x1"]) * math.cos(2 * p["x2"]) + 0.5 * p["x1"]
+
+
+def _client(
+    path: Path, name: str = NAME, grid: tuple[int, int] = (5, 3), **options
+) -> Client:
+    """A ``grid[0]`` x ``grid[1]`` decision set: more trials than points forces
+    re-pulls."""
+    client = Client(random_seed=0, storage_config=sql.sqlite_storage(path))
+    client.configure_experiment(
+        name=name,
+        parameters=[
+            ChoiceParameterConfig(
+                name="x1",
+                values=[i / (grid[0] - 1) for i in range(grid[0])],
+                parameter_type="float",
+            ),
+            ChoiceParameterConfig(
+                name="x2",
+                values=[i / (grid[1] - 1) for i in range(grid[1])],
+                parameter_type="float",
+            ),
+        ],
+    )
+    client.configure_optimization(objective="f")
+    client.set_generation_strategy(bandit_generation_strategy(num_init=3, **options))
+    return client
+
+
+def _finite(v):
+    return None if v is None or (isinstance(v, float) and math.isnan(v)) else v
+
+
+def snapshot(client: Client) -> dict:
+    """Everything the comparison looks at, as JSON."""
+    exp = client._experiment
+    df = exp.lookup_data().df
+    data = sorted(
+        (int(r.trial_index), r.arm_name, r.metric_name, r.mean, _finite(r.sem))
+        for r in df.itertuples()
+    )
+    trials = []
+    for t in sorted(exp.trials.values(), key=lambda t: t.index):
+        gr = t.generator_runs[0] if t.generator_runs else None
+        trials.append(
+            {
+                "index": t.index,
+                "status": t.status.name,
+                "arms": [[a.name, a.parameters] for a in t.arms],
+                "run_metadata": t.run_metadata,
+                "gen_metadata": gr.gen_metadata if gr else None,
+                "node": gr._generation_node_name if gr else None,
+                "created": t.time_created.isoformat(),
+                "completed": t.time_completed and t.time_completed.isoformat(),
+            }
+        )
+    gs = client._generation_strategy
+    strategy = {
+        "name": gs.name,
+        "current": gs.current_node_name,
+        "nodes": [object_to_json(n) for n in gs._nodes if n.name == "bandit"],
+        "generator_runs": len(gs._generator_runs),
+    }
+    return json.loads(
+        json.dumps({"trials": trials, "data": data, "strategy": strategy})
+    )
+
+
+def next_decision(client: Client) -> dict:
+    new = client.get_next_trials(max_trials=1)
+    (index, params), *_ = new.items()
+    meta = client._experiment.trials[index].generator_runs[0].gen_metadata
+    return json.loads(json.dumps({"index": index, "params": params, "meta": meta}))
+
+
+RELOAD = """
+import json, shutil, sys
+sys.path.insert(0, sys.argv[1])
+from test_ax_sqlite import next_decision, snapshot
+from botorch_bandits.ax.sql import load_client
+path, copy, name = sys.argv[2:]
+shutil.copy(path, copy)  # the original keeps going in its own file
+client = load_client(name, copy, random_seed=0)
+out = snapshot(client)
+out["next"] = next_decision(client)
+print(json.dumps(out))
+"""
+
+
+def test_reload_in_a_new_process_is_identical_and_decides_the_same(tmp_path):
+    path = tmp_path / "exp.db"
+    client = _client(path, pending="censor", window=4, y_min=-2.0)
+    running: list[int] = []
+    made = 0
+    while made < 20 or len(running) > 1:  # two in flight, newest first
+        if made < 20 and len(running) < 2:
+            (idx, _), *_ = client.get_next_trials(max_trials=1).items()
+            running.append(idx)
+            made += 1
+            continue
+        idx = running.pop()
+        # saved with the completion (Ax saves a trial when its status changes)
+        client._experiment.trials[idx].update_run_metadata({"worker": idx % 3})
+        if idx == 7:
+            client.mark_trial_failed(trial_index=idx, failed_reason="boom")
+        else:
+            params = client._experiment.trials[idx].arms[0].parameters
+            client.complete_trial(trial_index=idx, raw_data={"f": _objective(params)})
+    before = snapshot(client)
+    names = [t["arms"][0][0] for t in before["trials"]]
+    repulls = [i for i, n in enumerate(names) if n in names[:i]]
+    assert len(repulls) >= 5, names  # the bandit did pull arms again
+    assert {t["status"] for t in before["trials"]} == {
+        "COMPLETED",
+        "FAILED",
+        "RUNNING",
+    }
+    assert any(t["created"][19:] for t in before["trials"])  # microseconds present
+    # one arm row per trial generator run: no row moved to a later run
+    with sqlite3.connect(path) as con:
+        counts = con.execute(
+            "SELECT (SELECT COUNT(*) FROM arm_v2 a WHERE a.generator_run_id = g.id) "
+            "FROM generator_run_v2 g WHERE g.trial_id IS NOT NULL"
+        ).fetchall()
+    assert [c for (c,) in counts] == [1] * len(names)
+
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            RELOAD,
+            str(Path(__file__).parent),
+            str(path),
+            str(tmp_path / "copy.db"),
+            NAME,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    after = json.loads(out.stdout.strip().splitlines()[-1])
+    resumed_next = after.pop("next")
+    for a, b in zip(before["trials"], after["trials"], strict=True):
+        assert a == b  # exact, timestamps to the microsecond included
+    # Ax writes data with pandas' to_json (10 decimal places) and reads it with
+    # its fast float parser: equal to ~1e-10, not bit for bit
+    data_before, data_after = before.pop("data"), after.pop("data")
+    assert [r[:3] for r in data_before] == [r[:3] for r in data_after]
+    assert [r[3] for r in data_after] == pytest.approx(
+        [r[3] for r in data_before], rel=0, abs=1e-9
+    )
+    assert before == after
+    assert next_decision(client) == resumed_next
+
+
+def _reuse_saved_arms(node) -> None:
+    """Make ``node`` put the experiment's existing Arm objects (saved, with db
+    ids) in its generator runs -- what a naive 're-pull this arm' would do."""
+    gen = node._gen
+
+    def _gen(*args, **kwargs):
+        gr = gen(*args, **kwargs)
+        experiment = kwargs.get("experiment", args[0] if args else None)
+        table = gr._arm_weight_table
+        for signature, cw in list(table.items()):
+            old = experiment.arms_by_signature.get(signature)
+            if old is not None:
+                table[signature] = ArmWeight(arm=old, weight=cw.weight)
+        return gr
+
+    node._gen = _gen
+
+
+def _trials_without_arm_rows(path: Path) -> list[int]:
+    with sqlite3.connect(path) as con:
+        rows = con.execute(
+            'SELECT t."index" FROM trial_v2 t JOIN generator_run_v2 g '
+            "ON g.trial_id = t.id WHERE NOT EXISTS (SELECT 1 FROM arm_v2 a "
+            'WHERE a.generator_run_id = g.id) ORDER BY t."index"'
+        ).fetchall()
+    return [i for (i,) in rows]
+
+
+def _run_reusing(path: Path, name: str) -> list[int]:
+    client = _client(path, name=name, grid=(2, 2))  # 4 points, 5 trials
+    _reuse_saved_arms(client._generation_strategy.nodes_by_name["bandit"])
+    for _ in range(5):
+        (idx, params), *_ = client.get_next_trials(max_trials=1).items()
+        client.complete_trial(trial_index=idx, raw_data={"f": _objective(params)})
+    names = [t.arms[0].name for t in client._experiment.trials.values()]
+    assert len(set(names)) < len(names)  # arms were pulled again
+    return _trials_without_arm_rows(path)
+
+
+def test_generator_runs_reusing_saved_arms_keep_every_trial(tmp_path):
+    # the root cause: without the guard the arm row moves to the latest run
+    sql.uninstall_patches()
+    try:
+        lost = _run_reusing(tmp_path / "unpatched.db", "unpatched")
+    finally:
+        sql.install_patches()
+    assert lost, "Ax no longer moves a reused arm's row: the guard can go"
+    path = tmp_path / "patched.db"
+    assert _run_reusing(path, "patched") == []
+    loaded = sql.load_client("patched", path)
+    assert all(len(t.arms) == 1 for t in loaded._experiment.trials.values())
+
+
+def test_one_file_at_a_time_in_a_process(tmp_path):
+    a, b = tmp_path / "a.db", tmp_path / "b.db"
+    _client(a, name="exp_a")
+    _client(b, name="exp_b")
+    for path, name in ((a, "exp_a"), (b, "exp_b")):
+        with sqlite3.connect(path) as con:
+            assert con.execute("SELECT name FROM experiment_v2").fetchall() == [(name,)]
+    client = sql.load_client("exp_a", a)  # rebinds to a.db
+    assert client._experiment.name == "exp_a"
+    assert client._random_seed is None
+    with pytest.raises(ValueError, match=r"`experiment_name`.*exp_b.*exp_a"):
+        sql.load_client("exp_b", sql.sqlite_storage_config(a))
+    assert sql.load_client("exp_b", b, random_seed=3)._random_seed == 3
+    assert sql.sqlite_storage(a).url == f"sqlite:///{a.resolve()}"
+
+
+def test_bad_arguments_are_named(tmp_path):
+    with pytest.raises(FileNotFoundError, match=r"`path`.*does not exist"):
+        sql.sqlite_storage(tmp_path / "missing" / "exp.db")
+    with pytest.raises(ValueError, match="`path` is a directory"):
+        sql.sqlite_storage(tmp_path)
+    for bad in (3, None, True, ""):
+        with pytest.raises(ValueError, match="`path`"):
+            sql.sqlite_storage(bad)
+    text = tmp_path / "notes.txt"
+    text.write_text("not a database, just text " * 100)
+    with pytest.raises(ValueError, match=r"`path`.*not a SQLite database"):
+        sql.sqlite_storage(text)
+    with pytest.raises(FileNotFoundError, match=r"`storage`.*does not exist"):
+        sql.load_client("exp", tmp_path / "none.db")
+    with pytest.raises(ValueError, match="`storage` must be a SQLite"):
+        sql.load_client("exp", StorageConfig(url="mysql://user@host/db"))
+    with pytest.raises(ValueError, match="`storage` must be a file path"):
+        sql.load_client("exp", 42)
+    sql.sqlite_storage(tmp_path / "ok.db")
+    with pytest.raises(ValueError, match="`experiment_name`"):
+        sql.load_client("", tmp_path / "ok.db")
+    with pytest.raises(ValueError, match="`random_seed`"):
+        sql.load_client("exp", tmp_path / "ok.db", random_seed=1.5)
+
+
+def test_patches_are_idempotent():
+    from ax.storage.sqa_store.timestamp import IntTimestamp
+
+    sql.install_patches()
+    sql.install_patches()
+    assert IntTimestamp.process_bind_param is sql._bind_precise
