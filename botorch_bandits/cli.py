@@ -29,7 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
         "OUT/regret.csv. --resume continues a killed run.",
     )
     demo.add_argument(
-        "--trials", type=_positive_int, default=40, help="trials per strategy (40)"
+        "--trials", type=_positive_int, default=30, help="trials per strategy (30)"
     )
     demo.add_argument(
         "--parallelism", type=_positive_int, default=3, help="trials in flight (3)"

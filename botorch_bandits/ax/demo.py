@@ -236,7 +236,7 @@ def regret_curve(client: Any, fn: DemoFunction) -> np.ndarray:
 
 def run_demo(
     out_dir: str | Path = "runs/demo",
-    trials: int = 40,
+    trials: int = 30,
     parallelism: int = 3,
     seed: int = 0,
     resume: bool = False,

@@ -84,7 +84,7 @@ from botorch_bandits.acquisition import (
     GPThompsonSampling,
     GPThompsonSamplingSDF,
 )
-from botorch_bandits.benchmarks.problems import make_kernel
+from botorch_bandits.benchmarks.problems import make_kernel, one_thread
 from botorch_bandits.changepoint import (
     ChangePointDetector,
     cpd_threshold,
@@ -512,7 +512,8 @@ class BanditNode(ExternalGenerationNode):
             mean_module=ZeroMean(),
             outcome_transform=None,
         ).to(torch.double)
-        fit_gpytorch_mll(ExactMarginalLogLikelihood(gp.likelihood, gp))
+        with one_thread():  # small problem: threads only add overhead and jitter
+            fit_gpytorch_mll(ExactMarginalLogLikelihood(gp.likelihood, gp))
         with torch.no_grad():
             return {
                 "lengthscale": gp.covar_module.base_kernel.lengthscale.detach().clone(),
