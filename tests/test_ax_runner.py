@@ -4,9 +4,13 @@ that stay visible, resubmission after a reload, and argument checks."""
 
 from __future__ import annotations
 
+import json
 import math
+import subprocess
+import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 
@@ -17,11 +21,14 @@ from ax.core.trial_status import TrialStatus
 
 from botorch_bandits.ax import bandit_generation_strategy
 from botorch_bandits.ax.runner import (
+    DetachedExecutorRunner,
+    DetachedRunnerError,
     ExecutorMetric,
     ExecutorRunner,
     attach_executor_runner,
     run_trials,
 )
+from botorch_bandits.ax.sql import load_client, sqlite_storage
 
 # The evaluations are top-level functions: a process pool pickles them by reference.
 
@@ -56,10 +63,13 @@ def _quick(p: dict) -> dict:
     return {"f": _objective(p)}
 
 
-def _client() -> Client:
-    client = Client(random_seed=0)
+NAME = "runner_test"
+
+
+def _client(storage_config=None) -> Client:
+    client = Client(random_seed=0, storage_config=storage_config)
     client.configure_experiment(
-        name="runner_test",
+        name=NAME,
         parameters=[
             RangeParameterConfig(name="x1", bounds=(0.0, 1.0), parameter_type="float"),
             RangeParameterConfig(name="x2", bounds=(0.0, 1.0), parameter_type="float"),
@@ -189,6 +199,122 @@ def test_running_trials_resubmitted_after_reload(tmp_path) -> None:
     assert {t.status for t in trials.values()} == {TrialStatus.COMPLETED}
     # Ax's JSON storage keeps 10 significant digits of the stored data's means
     _assert_data_matches(loaded, list(trials), rel=1e-9)
+
+
+# The second process of the SQLite test: load, check the detached runner, attach a
+# new one, finish the RUNNING trials and two more; the last line is a JSON report.
+RESUME = """
+import json, sys
+from concurrent.futures import ThreadPoolExecutor
+sys.path.insert(0, sys.argv[1])
+from test_ax_runner import _quick
+from botorch_bandits.ax.runner import (
+    DetachedExecutorRunner, DetachedRunnerError, attach_executor_runner, run_trials)
+from botorch_bandits.ax.sql import load_client
+
+client = load_client(sys.argv[3], sys.argv[2], random_seed=0)
+experiment = client._experiment
+assert type(experiment.runner) is DetachedExecutorRunner, experiment.runner
+try:
+    run_trials(client, max_trials=1)
+    error = None
+except DetachedRunnerError as err:
+    error = str(err)
+report = {
+    "error": error,
+    "metric": type(experiment.metrics["f"]).__name__,
+    "statuses": {i: t.status.name for i, t in experiment.trials.items()},
+}
+with attach_executor_runner(client, _quick, ["f"], ThreadPoolExecutor(2)) as runner:
+    run_trials(client, max_trials=2, parallelism=3)
+report["resubmitted"] = sorted(runner.resubmitted)
+print(json.dumps(report))
+"""
+
+
+def test_sqlite_experiment_resumed_in_a_new_process(tmp_path) -> None:
+    """Ax's SQL storage (SQLite): an experiment with an executor runner is saved as
+    it runs; a new process loads it (the runner detached: using it raises, and
+    changes nothing), attaches a new runner and finishes the trials left RUNNING
+    by the first one -- every trial COMPLETED with its value, nothing lost."""
+    path = tmp_path / "run.db"
+    client = _client(storage_config=sqlite_storage(path))
+    old_pool = ThreadPoolExecutor(2)
+    first = attach_executor_runner(client, _quick, ["f"], old_pool)
+    run_trials(client, max_trials=6, parallelism=3)
+    before = _data(client)
+    assert sorted(before) == list(range(6))
+    # two trials RUNNING when the process 'dies': one started by the runner (run
+    # metadata saved, as the Orchestrator does), one that no runner ever started
+    started = client.get_next_trials(max_trials=1)
+    started.update(client.get_next_trials(max_trials=1))
+    idx_a, idx_b = sorted(started)
+    trial = client._experiment.trials[idx_a]
+    trial.update_run_metadata(first.run_trial(idx_a, started[idx_a]))
+    client._save_or_update_trial_in_db_if_possible(
+        experiment=client._experiment, trial=trial
+    )
+    old_pool.shutdown()
+
+    out = subprocess.run(
+        [sys.executable, "-c", RESUME, str(Path(__file__).parent), str(path), NAME],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    report = json.loads(out.stdout.strip().splitlines()[-1])
+    assert "attach_executor_runner" in report["error"]
+    assert report["metric"] == "MapMetric"
+    running = {str(idx_a), str(idx_b)}
+    assert {i for i, s in report["statuses"].items() if s == "RUNNING"} == running
+    assert len(report["statuses"]) == 8  # the failed run_trials made no trial
+    assert report["resubmitted"] == [idx_a, idx_b]
+
+    loaded = load_client(NAME, path, random_seed=0)
+    trials = loaded._experiment.trials
+    assert len(trials) == 10
+    assert {t.status for t in trials.values()} == {TrialStatus.COMPLETED}
+    data = _data(loaded)
+    assert sorted(data) == list(trials)
+    # Ax's SQL storage keeps the data to ~1e-10 (pandas' to_json), see sql.py
+    for idx, (mean, _) in data.items():
+        expected = _objective(trials[idx].arm.parameters)
+        assert mean == pytest.approx(expected, rel=0, abs=1e-9)
+        if idx in before:
+            assert mean == pytest.approx(before[idx][0], rel=0, abs=1e-9)
+    assert type(loaded._experiment.runner) is DetachedExecutorRunner
+
+
+def test_storage_arguments_are_json_and_detached_runner_raises() -> None:
+    """What Ax's SQL storage keeps of the runner and a metric is JSON data only;
+    clones and ``==`` still use the function and executor; a detached runner
+    raises a DetachedRunnerError (an Ax UnsupportedError) naming the fix."""
+    with ThreadPoolExecutor(1) as pool:
+        runner = ExecutorRunner(_quick, pool, metric_names=["f", "g"])
+        args = ExecutorRunner.serialize_init_args(obj=runner)
+        assert json.loads(json.dumps(args)) == {
+            "metric_names": ["f", "g"],
+            "max_workers": None,
+        }
+        metric = runner.metrics()[0]
+        assert json.loads(json.dumps(ExecutorMetric.serialize_init_args(obj=metric)))
+        assert metric.clone().runner is runner
+        clone = runner.clone()
+        assert clone == runner and clone.executor is pool
+        assert ExecutorRunner(_objective, pool, metric_names=["f", "g"]) != runner
+    detached = DetachedExecutorRunner(**args)
+    assert detached.metric_names == ("f", "g") and detached != runner
+    assert detached.clone() == detached
+    for use in (
+        lambda: detached.poll_trial(0, {}),
+        lambda: detached.run_trial(0, {"x1": 0.1}),
+        lambda: detached.poll_available_capacity(),
+        lambda: detached.executor,
+        lambda: detached.outcome(0, "f"),
+    ):
+        with pytest.raises(DetachedRunnerError, match="attach_executor_runner"):
+            use()
 
 
 def test_bad_arguments_raise_value_error() -> None:

@@ -53,13 +53,26 @@ busy, sleeps ``initial_seconds_between_polls`` (an integer, growing by 1.5x) bet
 polls. :func:`run_trials` builds the same Orchestrator with both settable
 (defaults 0 s and 0.05 s), for evaluations that take seconds, not hours.
 
-Storage: importing this module registers JSON encoders (in Ax's core registries)
-so that an experiment with an :class:`ExecutorRunner` attached can be saved
-(``Client.save_to_json_file``): the metrics are stored as plain ``MapMetric`` and
-the runner as a placeholder that loads as ``None`` (a function and a live executor
-cannot be stored). After loading, attach a new runner
-(:func:`attach_executor_runner`); its first poll resubmits the RUNNING trials. SQL
-storage is not registered.
+Storage: importing this module registers both classes with Ax's storage (in Ax's
+core registries), so that an experiment with an :class:`ExecutorRunner` attached
+can be saved and loaded -- a function and a live executor cannot be stored, so
+only the runner's outcome names are:
+
+* JSON (``Client.save_to_json_file``): the metrics are stored as plain
+  ``MapMetric`` and the runner as a placeholder that loads as ``None``.
+* SQL (``ax.Client(storage_config=...)``, e.g. :func:`botorch_bandits.ax.sqlite_storage`
+  and :func:`botorch_bandits.ax.load_client`): the metrics are stored as plain
+  ``MapMetric`` (``MapMetric``'s metric type, and ``MapMetric``'s arguments from
+  :meth:`ExecutorMetric.serialize_init_args`: files readable without this
+  package) and load as ``MapMetric``; the runner is stored with the runner type
+  :data:`SQL_RUNNER_TYPE` and its outcome names
+  (:meth:`ExecutorRunner.serialize_init_args`), and loads as a
+  :class:`DetachedExecutorRunner`, whose every use raises
+  :class:`DetachedRunnerError`. Loading such a file needs this module imported
+  (``import botorch_bandits.ax`` does it).
+
+After loading, attach a new runner (:func:`attach_executor_runner`); its first poll
+resubmits the RUNNING trials.
 """
 
 from __future__ import annotations
@@ -77,6 +90,7 @@ from ax.api.protocols.metric import IMetric
 from ax.api.protocols.runner import IRunner
 from ax.core.base_trial import BaseTrial
 from ax.core.trial_status import TrialStatus
+from ax.exceptions.core import UnsupportedError
 
 logger = logging.getLogger(__name__)
 
@@ -209,14 +223,36 @@ class ExecutorRunner(IRunner):
 
     @classmethod
     def serialize_init_args(cls, obj: Any) -> dict[str, Any]:
-        """The constructor arguments (Ax's ``clone`` and ``==`` use them): the
-        default pool is not created for them, and a clone gets a pool of its own."""
+        """What Ax's SQL storage keeps of the runner (``runner.properties``):
+        JSON data only -- the outcome names and ``max_workers`` -- since a function
+        and a live executor cannot be stored. It loads as a
+        :class:`DetachedExecutorRunner` (see the module)."""
         return {
-            "evaluate": obj.evaluate,
-            "executor": None if obj._owns_executor else obj._executor,
-            "metric_names": obj.metric_names,
+            "metric_names": list(obj.metric_names),
             "max_workers": obj.max_workers,
         }
+
+    def _init_args(self) -> dict[str, Any]:
+        """The constructor arguments (the default pool is not created for them)."""
+        return {
+            "evaluate": self.evaluate,
+            "executor": None if self._owns_executor else self._executor,
+            "metric_names": self.metric_names,
+            "max_workers": self.max_workers,
+        }
+
+    def clone(self) -> ExecutorRunner:
+        """A new runner with the same ``evaluate``, outcome names and executor (a
+        pool of its own where this one owns its default pool); no trial state."""
+        args = self._init_args()
+        return type(self)(args.pop("evaluate"), args.pop("executor"), **args)
+
+    def __eq__(self, other: object) -> bool:
+        """Same class and constructor arguments (the same ``evaluate`` and executor
+        objects); the trial state is not compared."""
+        return type(self) is type(other) and self._init_args() == other._init_args()
+
+    __hash__ = None  # type: ignore[assignment]  # as Ax's Runner (defines __eq__)
 
     def metrics(self) -> list[ExecutorMetric]:
         """One :class:`ExecutorMetric` per outcome name, reading this runner."""
@@ -401,6 +437,116 @@ class ExecutorMetric(IMetric):
     ) -> tuple[int, tuple[float, float]]:
         return 0, self.runner.outcome(trial_index, self.name)
 
+    @classmethod
+    def serialize_init_args(cls, obj: Any) -> dict[str, Any]:
+        """What Ax's SQL storage keeps: the arguments of the plain ``MapMetric``
+        the metric is stored as (no runner; see the module)."""
+        plain = _plain_metric(obj)
+        return type(plain).serialize_init_args(obj=plain)
+
+    def clone(self) -> ExecutorMetric:
+        """A metric of the same name and options reading the same runner."""
+        metric = type(self)(name=self.name, runner=self.runner)
+        metric.lower_is_better = self.lower_is_better
+        metric.properties = dict(self.properties)
+        return metric
+
+
+class DetachedRunnerError(UnsupportedError, RuntimeError):
+    """A :class:`DetachedExecutorRunner` (a runner loaded from storage) was used.
+
+    An Ax ``UnsupportedError``: Ax's Orchestrator lets it through at once instead
+    of retrying, or marking the trials it could not poll ABANDONED."""
+
+
+class DetachedExecutorRunner(ExecutorRunner):
+    r"""What a stored :class:`ExecutorRunner` loads as from Ax's SQL storage: the
+    outcome names and ``max_workers`` of the runner, but no ``evaluate`` function
+    and no executor (they cannot be stored). Every use -- running, polling or
+    stopping a trial, its executor, its metrics or outcomes -- raises
+    :class:`DetachedRunnerError` telling to attach a new runner with
+    :func:`attach_executor_runner`; that runner's first poll resubmits the trials
+    left RUNNING. Saving it again stores the same record.
+
+    A subclass of :class:`ExecutorRunner` with only attributes an
+    ``ExecutorRunner`` has: after every save Ax decodes what it wrote and copies
+    the database ids from that object onto the saved one
+    (``ax.storage.sqa_store.utils.copy_db_ids``), which needs the two classes
+    related and walks the decoded object's attributes on the saved one.
+    """
+
+    def __init__(
+        self, metric_names: Sequence[str] | str = (), max_workers: int | None = None
+    ) -> None:
+        names = (metric_names,) if isinstance(metric_names, str) else metric_names
+        self.metric_names = tuple(names or ())
+        self.max_workers = max_workers
+
+    def _detached(self, action: str) -> DetachedRunnerError:
+        names = list(self.metric_names) or ["<outcome names>"]
+        return DetachedRunnerError(
+            f"Cannot {action}: this ExecutorRunner was loaded from storage and is "
+            "detached (its evaluate function and executor cannot be stored). Attach "
+            "a new runner first: botorch_bandits.ax.attach_executor_runner(client, "
+            f"evaluate, {names!r}, executor); its first poll resubmits the trials "
+            "left RUNNING."
+        )
+
+    def _init_args(self) -> dict[str, Any]:
+        return {"metric_names": self.metric_names, "max_workers": self.max_workers}
+
+    def clone(self) -> DetachedExecutorRunner:
+        return type(self)(**self._init_args())
+
+    def __repr__(self) -> str:
+        return f"DetachedExecutorRunner(metric_names={list(self.metric_names)!r})"
+
+    @property
+    def executor(self) -> Executor:
+        raise self._detached("use the executor")
+
+    def close(self, wait: bool = True) -> None:
+        """Nothing to close."""
+
+    def metrics(self) -> list[ExecutorMetric]:
+        raise self._detached("make metrics")
+
+    def poll_available_capacity(self) -> int:
+        # Ax's Orchestrator asks this before it generates a trial: none is made.
+        raise self._detached("run trials")
+
+    def run(self, trial: BaseTrial) -> dict[str, Any]:
+        raise self._detached(f"run trial {trial.index}")
+
+    def run_trial(
+        self, trial_index: int, parameterization: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        raise self._detached(f"run trial {trial_index}")
+
+    def poll_trial_status(
+        self, trials: Iterable[BaseTrial]
+    ) -> dict[TrialStatus, set[int]]:
+        raise self._detached("poll trials")
+
+    def poll_trial(
+        self, trial_index: int, trial_metadata: Mapping[str, Any]
+    ) -> TrialStatus:
+        raise self._detached(f"poll trial {trial_index}")
+
+    def stop(self, trial: BaseTrial, reason: str | None = None) -> dict[str, Any]:
+        raise self._detached(f"stop trial {trial.index}")
+
+    def stop_trial(
+        self, trial_index: int, trial_metadata: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        raise self._detached(f"stop trial {trial_index}")
+
+    def poll_exception(self, trial: BaseTrial) -> str:
+        raise self._detached(f"read the failure of trial {trial.index}")
+
+    def outcome(self, trial_index: int, name: str) -> tuple[float, float]:
+        raise self._detached(f"read {name!r} of trial {trial_index}")
+
 
 def attach_executor_runner(
     client: Any,
@@ -487,16 +633,28 @@ def run_trials(
 
 
 # ---------------------------------------------------------------------- storage
-def _metric_to_dict(metric: ExecutorMetric) -> dict[str, Any]:
-    from ax.core.map_metric import MapMetric
-    from ax.storage.json_store.encoders import metric_to_dict
+#: The runner type of :class:`ExecutorRunner` in Ax's SQL storage
+#: (``runner_v2.runner_type``): Ax's default for a registered class,
+#: ``abs(stable_hash("ExecutorRunner")) % 10**5``. It is written into files: never
+#: change it.
+SQL_RUNNER_TYPE = 4396
 
-    plain = MapMetric(
+
+def _plain_metric(metric: ExecutorMetric) -> Any:
+    from ax.core.map_metric import MapMetric
+
+    return MapMetric(
         name=metric.name,
         lower_is_better=metric.lower_is_better,
         properties=metric.properties,
+        signature_override=getattr(metric, "signature_override", None),
     )
-    return metric_to_dict(plain)
+
+
+def _metric_to_dict(metric: ExecutorMetric) -> dict[str, Any]:
+    from ax.storage.json_store.encoders import metric_to_dict
+
+    return metric_to_dict(_plain_metric(metric))
 
 
 def _runner_to_dict(runner: ExecutorRunner) -> dict[str, Any]:
@@ -508,9 +666,40 @@ def _runner_from_json(**kwargs: Any) -> None:
     return None
 
 
+def _register_sql() -> None:
+    """Ax's SQL registries: both runner classes under :data:`SQL_RUNNER_TYPE`
+    (decoding to :class:`DetachedExecutorRunner`), and :class:`ExecutorMetric`
+    under ``MapMetric``'s metric type (decoding to ``MapMetric``)."""
+    from ax.core.map_metric import MapMetric
+    from ax.storage.metric_registry import CORE_METRIC_REGISTRY
+    from ax.storage.runner_registry import CORE_RUNNER_REGISTRY
+
+    ours = (ExecutorRunner, DetachedExecutorRunner)
+    taken = [
+        c
+        for c, t in CORE_RUNNER_REGISTRY.items()
+        if t == SQL_RUNNER_TYPE and c not in ours
+    ]
+    if taken:
+        raise RuntimeError(
+            f"Ax's SQL runner type {SQL_RUNNER_TYPE} is already registered to "
+            f"{taken[0]}; ExecutorRunner cannot be registered."
+        )
+    # Ax decodes a type to the *last* class registered with it (a reversed dict):
+    # (re-)insert the class to decode to last.
+    for cls in ours:
+        CORE_RUNNER_REGISTRY.pop(cls, None)
+        CORE_RUNNER_REGISTRY[cls] = SQL_RUNNER_TYPE
+    map_type = CORE_METRIC_REGISTRY[MapMetric]
+    CORE_METRIC_REGISTRY[ExecutorMetric] = map_type
+    del CORE_METRIC_REGISTRY[MapMetric]
+    CORE_METRIC_REGISTRY[MapMetric] = map_type
+
+
 def register_storage() -> None:
-    """Register the JSON encoders (and the placeholder decoder) in Ax's core
-    registries; runs on import of this module."""
+    """Register the classes with Ax's storage (runs on import of this module;
+    idempotent): the JSON encoders and the placeholder decoder in Ax's core JSON
+    registries, and the SQL runner and metric types (see the module)."""
     from ax.storage.json_store.registry import (
         CORE_DECODER_REGISTRY,
         CORE_ENCODER_REGISTRY,
@@ -518,7 +707,12 @@ def register_storage() -> None:
 
     CORE_ENCODER_REGISTRY[ExecutorMetric] = _metric_to_dict
     CORE_ENCODER_REGISTRY[ExecutorRunner] = _runner_to_dict
+    CORE_ENCODER_REGISTRY[DetachedExecutorRunner] = _runner_to_dict
     CORE_DECODER_REGISTRY["ExecutorRunner"] = _runner_from_json
+    try:
+        _register_sql()
+    except ImportError:  # Ax without its SQL storage dependencies: nothing to register
+        pass
 
 
 register_storage()
