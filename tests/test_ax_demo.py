@@ -90,14 +90,18 @@ def test_sigkill_and_resume_lose_nothing_and_decide_the_same(tmp_path) -> None:
     ref = subprocess.run(_demo(whole), capture_output=True, text=True, env=env)
     assert ref.returncode == 0, ref.stderr[-2000:]
     proc = subprocess.Popen(
-        _demo(killed), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env
+        _demo(killed),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        start_new_session=True,  # its own process group: the job and its workers
     )
     k = 6
     deadline = time.time() + 240
     while _completed(killed / "demo.db") < k and proc.poll() is None:
         assert time.time() < deadline, "the demo made no progress"
         time.sleep(0.05)
-    proc.send_signal(signal.SIGKILL)
+    os.killpg(proc.pid, signal.SIGKILL)  # kill -9 the whole job, pool included
     proc.wait()
     assert proc.returncode == -signal.SIGKILL
     at_kill = _trials(killed / "demo.db", "demo-igp-ucb")

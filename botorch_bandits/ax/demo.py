@@ -269,6 +269,9 @@ def run_demo(
     storage = sqlite_storage(db)
     fn = demo_function(seed)
     own = executor is None
+    # (a SIGKILL of this process alone leaves the idle pool workers behind; kill
+    # the job's process group, ``kill -9 -PGID``, to stop it whole -- no data
+    # lives in the workers)
     pool = ProcessPoolExecutor(max_workers=parallelism) if own else executor
     logging.disable(logging.INFO)  # Ax logs every trial at INFO
     bar = None
