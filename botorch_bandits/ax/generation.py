@@ -634,24 +634,22 @@ class BanditNode(ExternalGenerationNode):
         # --- the data the model sees
         H = active[start:]
 
-        def target(e: _Trial) -> float:
-            if kappa is None:
-                return e.f
-            return float(
-                composite_targets(
-                    torch.tensor([e.f], dtype=torch.double),
-                    torch.tensor([e.g], dtype=torch.double),
-                    kappa,
-                    self.multiplier_update,
-                    ExponentialPenalty(self.penalty_c)
-                    if self.multiplier_update == "multiplicative"
-                    else None,
-                )[0]
-            )
-
+        # the targets of the completed trials: f, or the composite targets of the
+        # epoch's multipliers (one vectorized call)
         done = [e for e in H if e.f is not None]
         X0 = torch.tensor([e.x for e in done], dtype=torch.double).reshape(-1, self.d)
-        Y0 = torch.tensor([target(e) for e in done], dtype=torch.double)
+        Y0 = torch.tensor([e.f for e in done], dtype=torch.double)
+        if kappa is not None and done:
+            Y0 = composite_targets(
+                Y0,
+                torch.tensor([e.g for e in done], dtype=torch.double),
+                kappa,
+                self.multiplier_update,
+                ExponentialPenalty(self.penalty_c)
+                if self.multiplier_update == "multiplicative"
+                else None,
+            )
+        targets = {e.index: float(y) for e, y in zip(done, Y0.tolist(), strict=True)}
         hyper = (
             self._fit_hyperparameters(X0, Y0)
             if self.hyperparameters == "fitted"
@@ -665,7 +663,7 @@ class BanditNode(ExternalGenerationNode):
             }
         recent = None
         if self.pending == "censor":
-            X, Y, recent, n_cens, n_late = self._censored_view(H, target)
+            X, Y, recent, n_cens, n_late = self._censored_view(H, targets)
             meta.update(censored=n_cens, late=n_late)
         else:
             X, Y = X0, Y0
@@ -709,7 +707,7 @@ class BanditNode(ExternalGenerationNode):
         return dict(st["cands"][best])
 
     def _censored_view(
-        self, H: list[_Trial], target: Any
+        self, H: list[_Trial], targets: dict[int, float]
     ) -> tuple[Tensor, Tensor, Tensor, int, int]:
         """Every trial of ``H`` with its censored target (Verma et al., Eq. 3), the
         recent queries for :math:`\nu_t`, and the censored / late counts."""
@@ -724,7 +722,7 @@ class BanditNode(ExternalGenerationNode):
             for e in live:
                 q = ledger.issue(e.x, at=e.created)
                 if e.f is not None:
-                    ledger.receive(q, target(e), at=max(e.completed, e.created))
+                    ledger.receive(q, targets[e.index], at=max(e.completed, e.created))
             issued = np.array([e.created for e in live] + [now] * len(extra))
             lo = int(np.searchsorted(issued, now - self.window_seconds, side="left"))
         else:
@@ -736,7 +734,7 @@ class BanditNode(ExternalGenerationNode):
                     # the decision at which the data was first available: trials
                     # created by the completion, plus one
                     arrival = sum(c <= e.completed for c in created) + 1
-                    ledger.receive(q, target(e), at=max(arrival, q + 2))
+                    ledger.receive(q, targets[e.index], at=max(arrival, q + 2))
             now = len(live) + 1
             n_all = len(live) + len(extra)
             lo = 0 if self.window is None else max(0, n_all - self.window)
