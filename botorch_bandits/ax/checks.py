@@ -163,9 +163,10 @@ def constrained_run(seed: int, trials: int, constrained: bool) -> dict[str, Any]
 
 
 def _mean_se(rows: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    a = np.stack(rows)
-    se = a.std(0, ddof=1) / math.sqrt(len(rows)) if len(rows) > 1 else 0 * a[0]
-    return a.mean(0), se
+    from botorch_bandits.benchmarks.demo import mean_and_standard_error
+
+    mean, se = mean_and_standard_error(torch.as_tensor(np.stack(rows)))
+    return mean.numpy(), se.numpy()
 
 
 def run_check(

@@ -98,6 +98,7 @@ from botorch_bandits.constraints import (
     replay_multipliers,
 )
 from botorch_bandits.delays import FeedbackLedger
+from botorch_bandits.delays import _check_positive as _finite_positive
 from botorch_bandits.models import fixed_gp
 
 ALGORITHMS = ("IGP-UCB", "GP-UCB", "GP-TS")
@@ -118,7 +119,6 @@ class _Trial:
     created: float  # seconds
     completed: float | None
     uniform: bool  # a GP-UCB-CPD uniform-exploration trial
-    status: str = "RUNNING"
 
 
 def _check_int(name: str, value: Any, minimum: int, allow_none: bool = False) -> None:
@@ -240,8 +240,7 @@ class BanditNode(ExternalGenerationNode):
         _check_int("num_epochs", num_epochs, 1, allow_none=True)
         _check_positive("penalty_c", penalty_c)
         _check_positive("step", step)
-        if isinstance(xi, bool) or not isinstance(xi, (int, float)) or not xi >= 0:
-            raise ValueError(f"`xi` must be a number >= 0, got {xi!r}.")
+        _finite_positive("xi", xi, allow_zero=True)
         _check_positive("cpd_c", cpd_c)
         _check_positive("cpd_C", cpd_C)
         _check_positive("cpd_alpha", cpd_alpha)
@@ -455,7 +454,6 @@ class BanditNode(ExternalGenerationNode):
                     if f is None
                     else (done or t.time_created).timestamp(),
                     uniform=bool((meta or {}).get("cpd_uniform", False)),
-                    status=t.status.name,
                 )
             )
         self._state = {
@@ -691,14 +689,13 @@ class BanditNode(ExternalGenerationNode):
 
     def _propose(self, best: int, uniform: bool, meta: dict) -> dict:
         st = self._state
-        last = st["trials"][-1].created if st["trials"] else 0.0
         st["proposed"].append(
             _Trial(
-                index=-1,
+                index=-1,  # issued by this call: no Ax trial, no times of its own
                 x=st["unit"][best].tolist(),
                 f=None,
                 g=None,
-                created=last,
+                created=math.nan,
                 completed=None,
                 uniform=uniform,
             )
