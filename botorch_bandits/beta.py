@@ -57,56 +57,20 @@ from typing import Any, Literal, Protocol, runtime_checkable
 import torch
 from torch import Tensor
 
+from botorch_bandits.validation import (
+    check_count,
+    check_nonnegative,
+    check_nonnegative_values,
+    check_open_unit,
+    check_positive,
+    check_round,
+)
+
 BetaUnit = Literal["sqrt", "linear"]
 """``"sqrt"``: the acquisition uses ``sqrt(beta) * sigma``; ``"linear"``: ``beta * sigma``."""
 
 GREEDY_FACTOR = 1.0 / (1.0 - math.exp(-1.0))
 r"""The :math:`(1 - 1/e)^{-1}` factor of the greedy bound (Srinivas et al. 2010 §5.1)."""
-
-
-# --------------------------------------------------------------------------------------
-# Validation helpers
-# --------------------------------------------------------------------------------------
-def _check_open_unit(name: str, value: float) -> float:
-    value = float(value)
-    if not 0.0 < value < 1.0:
-        raise ValueError(f"`{name}` must lie in (0, 1), got {name}={value!r}.")
-    return value
-
-
-def _check_nonnegative(name: str, value: float) -> float:
-    value = float(value)
-    if not value >= 0.0:  # also rejects NaN
-        raise ValueError(f"`{name}` must be >= 0, got {name}={value!r}.")
-    return value
-
-
-def _check_nonnegative_values(name: str, value: float | Tensor) -> float | Tensor:
-    """Like ``_check_nonnegative`` but keeps a tensor (one value per batch)."""
-    if isinstance(value, Tensor) and value.ndim > 0:
-        if not bool(torch.all(value >= 0)):  # also rejects NaN
-            raise ValueError(f"`{name}` must be >= 0, got {name}={value.tolist()!r}.")
-        return value
-    return _check_nonnegative(name, value)
-
-
-def _check_positive(name: str, value: float) -> float:
-    value = float(value)
-    if not value > 0.0:
-        raise ValueError(f"`{name}` must be > 0, got {name}={value!r}.")
-    return value
-
-
-def _check_round(name: str, t: int) -> int:
-    if isinstance(t, bool) or not isinstance(t, int) or t < 1:
-        raise ValueError(f"`{name}` must be an integer >= 1, got {name}={t!r}.")
-    return t
-
-
-def _check_count(name: str, n: int, minimum: int = 0) -> int:
-    if isinstance(n, bool) or not isinstance(n, int) or n < minimum:
-        raise ValueError(f"`{name}` must be an integer >= {minimum}, got {name}={n!r}.")
-    return n
 
 
 # --------------------------------------------------------------------------------------
@@ -161,9 +125,9 @@ def gp_ucb_beta_finite(t: int, num_arms: int, delta: float) -> float:
         num_arms: :math:`|D| \ge 1`.
         delta: Confidence :math:`\delta \in (0, 1)`.
     """
-    _check_round("t", t)
-    _check_count("num_arms", num_arms, minimum=1)
-    _check_open_unit("delta", delta)
+    check_round("t", t)
+    check_count("num_arms", num_arms, minimum=1)
+    check_open_unit("delta", delta)
     return 2.0 * math.log(num_arms * t**2 * math.pi**2 / (6.0 * delta))
 
 
@@ -188,12 +152,12 @@ def gp_ucb_beta_compact(
         r: Side length :math:`r > 0` of the box :math:`[0, r]^d`.
         delta: Confidence :math:`\delta \in (0, 1)`.
     """
-    _check_round("t", t)
-    _check_count("dim", dim, minimum=1)
-    _check_positive("a", a)
-    _check_positive("b", b)
-    _check_positive("r", r)
-    _check_open_unit("delta", delta)
+    check_round("t", t)
+    check_count("dim", dim, minimum=1)
+    check_positive("a", a)
+    check_positive("b", b)
+    check_positive("r", r)
+    check_open_unit("delta", delta)
     inner_log = math.log(4.0 * dim * a / delta)
     if inner_log <= 0.0:
         raise ValueError(
@@ -226,10 +190,10 @@ def gp_ucb_beta_rkhs(
         gamma_t: Maximum information gain (or an upper bound), :math:`\ge 0`.
         delta: Confidence :math:`\delta \in (0, 1)`.
     """
-    _check_round("t", t)
-    _check_nonnegative_values("B", B)
-    _check_nonnegative_values("gamma_t", gamma_t)
-    _check_open_unit("delta", delta)
+    check_round("t", t)
+    check_nonnegative_values("B", B)
+    check_nonnegative_values("gamma_t", gamma_t)
+    check_open_unit("delta", delta)
     return 2.0 * B + 300.0 * gamma_t * math.log(t / delta) ** 3
 
 
@@ -287,10 +251,10 @@ def _self_normalized_width(
     Chowdhury & Gopalan's Theorem 2 (``c = 1``) and of GP-TS's split confidence
     (``c = 2``), with the arguments validated. A tensor ``gamma_prev`` (one value per
     model batch) gives a tensor of widths."""
-    gamma_prev = _check_nonnegative_values("gamma_prev", gamma_prev)
-    _check_nonnegative_values("B", B)
-    _check_nonnegative_values("R", R)
-    _check_open_unit("delta", delta)
+    gamma_prev = check_nonnegative_values("gamma_prev", gamma_prev)
+    check_nonnegative_values("B", B)
+    check_nonnegative_values("R", R)
+    check_open_unit("delta", delta)
     return (
         B + R * (2.0 * (gamma_prev + 1.0 + math.log(confidence_split / delta))) ** 0.5
     )
@@ -417,8 +381,8 @@ def greedy_information_gain(
         >>> K = torch.exp(-0.5 * torch.cdist(X, X) ** 2 / 0.2**2)
         >>> greedy_information_gain(K, noise=0.025, horizon=100).gamma[-1]
     """
-    _check_count("horizon", horizon, minimum=1)
-    noise = _check_positive("noise", noise)
+    check_count("horizon", horizon, minimum=1)
+    noise = check_positive("noise", noise)
     if K.ndim < 2 or K.shape[-1] != K.shape[-2]:
         raise ValueError(
             f"`K` must be batch_shape x N x N, got shape {tuple(K.shape)}."
@@ -471,7 +435,7 @@ def gamma_growth_order(
 
     Unit: nats, up to the unknown constant.
     """
-    _check_count("dim", dim, minimum=1)
+    check_count("dim", dim, minimum=1)
     T_t = torch.as_tensor(T, dtype=torch.double)
     if torch.any(T_t < 1):
         raise ValueError(f"`T` must be >= 1, got T={T!r}.")
@@ -518,7 +482,7 @@ class ConstantGamma:
     """
 
     def __init__(self, value: float) -> None:
-        self.value = _check_nonnegative("gamma", value)
+        self.value = check_nonnegative("gamma", value)
 
     def __call__(self, n: int, model: Any = None) -> float:
         return self.value
@@ -576,7 +540,7 @@ class GammaOrder:
         self.kernel = kernel
         self.dim = dim
         self.nu = nu
-        self.scale = _check_positive("scale", scale)
+        self.scale = check_positive("scale", scale)
 
     def __call__(self, n: int, model: Any = None) -> float:
         if n <= 0:
@@ -610,8 +574,8 @@ class GreedyGamma:
         if K.ndim != 2:
             raise ValueError(f"`K` must be N x N, got shape {tuple(K.shape)}.")
         self.K = K
-        self.noise = _check_positive("noise", noise)
-        self.horizon = _check_count("horizon", horizon, minimum=1)
+        self.noise = check_positive("noise", noise)
+        self.horizon = check_count("horizon", horizon, minimum=1)
         self.gammas_: Tensor | None = None
 
     def fit(self) -> GreedyGamma:

@@ -37,6 +37,8 @@ import torch
 from gpytorch.kernels import Kernel
 from torch import Tensor
 
+from botorch_bandits.validation import check_positive, check_round
+
 
 # --------------------------------------------------------------------------------------
 # schedules (Theorem 3.1 and the experiments of §4)
@@ -46,48 +48,31 @@ def _rate(alpha: float, d: int) -> float:
     return (2 * alpha + d) / (2 * alpha + d + 1)
 
 
-def _check_pos(name: str, value: Any, allow_zero: bool = False) -> float:
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-    ok = ok and math.isfinite(value) and (value >= 0 if allow_zero else value > 0)
-    if not ok:
-        bound = ">= 0" if allow_zero else "> 0"
-        raise ValueError(
-            f"`{name}` must be a finite number {bound}, got {name}={value!r}."
-        )
-    return float(value)
-
-
-def _check_n(name: str, n: Any) -> int:
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise ValueError(f"`{name}` must be an integer >= 1, got {name}={n!r}.")
-    return n
-
-
 def cpd_noise_variance(g: float, horizon: int) -> float:
     r""":math:`\sigma^2 = 6\mathfrak g^2 \log T` (Eq. 3.4; :math:`\mathfrak g^2`: the
     noise's sub-Gaussian constant, the variance for Gaussian noise)."""
-    _check_pos("g", g)
-    _check_n("horizon", horizon)
+    check_positive("g", g)
+    check_round("horizon", horizon)
     return 6.0 * g**2 * math.log(horizon)
 
 
 def ucb_regularization(t: int, sigma2: float) -> float:
     r""":math:`\rho^{UCB}_t = \sigma^2 / t` (Eq. 3.5): GPR on ``t`` points then has
     noise :math:`t\rho = \sigma^2`."""
-    return _check_pos("sigma2", sigma2) / _check_n("t", t)
+    return check_positive("sigma2", sigma2) / check_round("t", t)
 
 
 def cpd_regularization(n: int, c: float, alpha: float = 2.5, d: int = 1) -> float:
     r""":math:`\rho^{CPD}_n = c\,n^{-(2\alpha+d)/(2\alpha+d+1)}` (Eq. 3.5)."""
-    _check_pos("c", c)
-    return c * _check_n("n", n) ** (-_rate(alpha, d))
+    check_positive("c", c)
+    return c * check_round("n", n) ** (-_rate(alpha, d))
 
 
 def cpd_threshold(n: int, C: float = 2.6, alpha: float = 2.5, d: int = 1) -> float:
     r""":math:`\theta_n = C\,n^{-(2\alpha+d)/(2\alpha+d+1)}`; the experiments (§4) use
     :math:`C = 2.6` with :math:`\alpha = 5/2`, :math:`d = 1` (:math:`2.6\,n^{-6/7}`)."""
-    _check_pos("C", C)
-    return C * _check_n("n", n) ** (-_rate(alpha, d))
+    check_positive("C", C)
+    return C * check_round("n", n) ** (-_rate(alpha, d))
 
 
 def cpd_threshold_theory(
@@ -96,19 +81,19 @@ def cpd_threshold_theory(
     r""":math:`\theta_n = C(F^2 + \mathfrak g\log^2 T)\,n^{-(2\alpha+d)/(2\alpha+d+1)}`
     (Eq. 3.6; ``C`` depends only on ``c`` and the kernel and is not given)."""
     for name, value in (("C", C), ("F", F), ("g", g)):
-        _check_pos(name, value)
-    scale = F**2 + g * math.log(_check_n("horizon", horizon)) ** 2
-    return C * scale * _check_n("n", n) ** (-_rate(alpha, d))
+        check_positive(name, value)
+    scale = F**2 + g * math.log(check_round("horizon", horizon)) ** 2
+    return C * scale * check_round("n", n) ** (-_rate(alpha, d))
 
 
 def cpd_beta(t: int, D: float, horizon: int, alpha: float = 2.5, d: int = 1) -> float:
     r""":math:`\beta_t = D\,t^{d(d+1)/(2\alpha+d(d+1))}\log^4 T` (Eq. 3.7), used as
     :math:`\mu + \sqrt{\beta_t}\sigma` (Eq. 2.5; BoTorch's ``UpperConfidenceBound``
     convention). The experiments use :math:`D = 0.02`."""
-    _check_pos("D", D)
-    _check_n("t", t)
+    check_positive("D", D)
+    check_round("t", t)
     exponent = d * (d + 1) / (2 * alpha + d * (d + 1))
-    return D * t**exponent * math.log(_check_n("horizon", horizon)) ** 4
+    return D * t**exponent * math.log(check_round("horizon", horizon)) ** 4
 
 
 # --------------------------------------------------------------------------------------
@@ -132,7 +117,7 @@ def finite_domain(points: Tensor, volume: float | None = None) -> IntegrationDom
         raise ValueError(
             f"`points` must be N x d with N >= 1, got {tuple(points.shape)}."
         )
-    vol = 1.0 if volume is None else _check_pos("volume", volume)
+    vol = 1.0 if volume is None else check_positive("volume", volume)
     w = torch.full((points.shape[0],), vol / points.shape[0], dtype=points.dtype)
     return IntegrationDomain(points, w.to(points.device))
 
@@ -156,7 +141,7 @@ def box_domain(
         raise ValueError(
             f"`bounds` must be 2 x d with lower < upper, got {bounds.tolist()}."
         )
-    _check_n("num_points", num_points)
+    check_round("num_points", num_points)
     pts = draw_sobol_samples(bounds, n=num_points, q=1, seed=seed).squeeze(-2)
     volume = float(torch.prod(bounds[1] - bounds[0]))
     w = torch.full((num_points,), volume / num_points, dtype=bounds.dtype)
@@ -191,7 +176,7 @@ class ChangePointDetector:
     ) -> None:
         self.kernel = kernel
         self.domain = domain
-        self.c = _check_pos("c", c)
+        self.c = check_positive("c", c)
         self.alpha, self.d = float(alpha), int(d)
         if threshold is None:
             threshold = lambda n: cpd_threshold(n, 2.6, self.alpha, self.d)  # noqa: E731
@@ -350,7 +335,7 @@ class GPUCBCPD:
         gram: Tensor | None = None,
     ) -> None:
         self.detector = detector
-        self.xi = _check_pos("xi", xi, allow_zero=True)
+        self.xi = check_positive("xi", xi, allow_zero=True)
         self.points = points
         self.gram_ = gram
         self.state = CPDState()
@@ -360,21 +345,33 @@ class GPUCBCPD:
     def next_is_uniform(self) -> bool:
         return self.state.next_is_uniform(self.xi)
 
-    def record(self, x: Any, y: float) -> bool:
+    def record(self, x: Any, y: float | None, uniform: bool | None = None) -> bool:
         """Record step ``t``'s point (a tensor, or an arm index with ``points``) and
         value; after a uniform step, scan the tails of ``U`` and reset ``H`` and ``U``
-        on a detection (returned)."""
-        if not math.isfinite(float(y)):
+        on a detection (returned).
+
+        Asynchronous records (an Ax experiment with trials in flight): ``y=None``
+        is a step whose value has not arrived -- it is in ``H`` (and in ``U`` if
+        uniform) but in no scan until it is replayed with its value; ``uniform``
+        is the rule's decision as it was taken when the step was issued (``None``:
+        take it now, :meth:`next_is_uniform`). The scan after a uniform step uses
+        the uniform steps of ``U`` whose values have arrived."""
+        if y is not None and not math.isfinite(float(y)):
             raise ValueError(f"`y` must be finite, got y={y!r}.")
-        uniform = self.next_is_uniform()
+        if uniform is None:
+            uniform = self.next_is_uniform()
         t = len(self.y)
         self.X.append(x)
-        self.y.append(float(y))
+        self.y.append(None if y is None else float(y))
         self.state.history.append(t)
         if not uniform:
             return False
         self.state.uniform.append(t)
-        idx = self.state.uniform
+        if y is None:
+            return False
+        idx = [i for i in self.state.uniform if self.y[i] is not None]
+        if len(idx) < 2:
+            return False
         Xu, yu, G = self._uniform_data(idx)
         n = self.detector.scan(Xu, yu, G)
         if n is None:
@@ -405,14 +402,22 @@ class GPUCBCPD:
     def replay(
         cls,
         X: Sequence[Any],
-        y: Sequence[float],
+        y: Sequence[float | None],
         detector: ChangePointDetector,
+        uniform: Sequence[bool] | None = None,
         **kw: Any,
     ) -> GPUCBCPD:
-        """The state after the record ``(X, y)``, recomputed from scratch."""
+        """The state after the record ``(X, y)``, recomputed from scratch
+        (``uniform``: the decisions as issued, for an asynchronous record; see
+        :meth:`record`)."""
         if len(X) != len(y):
             raise ValueError(f"`X` and `y` differ in length: {len(X)} and {len(y)}.")
+        if uniform is not None and len(uniform) != len(y):
+            raise ValueError(
+                f"`uniform` and `y` differ in length: {len(uniform)} and {len(y)}."
+            )
         algo = cls(detector, **kw)
-        for x, v in zip(X, y, strict=True):
-            algo.record(x, v)
+        flags = [None] * len(y) if uniform is None else list(uniform)
+        for x, v, u in zip(X, y, flags, strict=True):
+            algo.record(x, v, uniform=u)
         return algo

@@ -27,6 +27,8 @@ from typing import Any, Literal
 import torch
 from torch import Tensor
 
+from botorch_bandits.validation import check_positive
+
 Clock = Literal["iteration", "time"]
 
 
@@ -278,22 +280,11 @@ class DelayDistribution:
         ).to(points.device)
 
 
-def _check_positive(name: str, value: Any, allow_zero: bool = False) -> float:
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-    ok = ok and math.isfinite(value) and (value >= 0 if allow_zero else value > 0)
-    if not ok:
-        bound = ">= 0" if allow_zero else "> 0"
-        raise ValueError(
-            f"`{name}` must be a finite number {bound}, got {name}={value!r}."
-        )
-    return float(value)
-
-
 class PoissonDelay(DelayDistribution):
     """Delays ~ Poisson(``mean``) iterations (the paper's experiments, §6)."""
 
     def __init__(self, mean: float) -> None:
-        self.mean = _check_positive("mean", mean)
+        self.mean = check_positive("mean", mean)
 
     def _draw(self, points, step, generator):
         rate = torch.full(points.shape[:-1], self.mean, dtype=points.dtype)
@@ -307,7 +298,7 @@ class FixedDelay(DelayDistribution):
     """Every delay equals ``delay`` (the paper's deterministic setting, §6)."""
 
     def __init__(self, delay: float) -> None:
-        self.mean = self.delay = _check_positive("delay", delay, allow_zero=True)
+        self.mean = self.delay = check_positive("delay", delay, allow_zero=True)
 
     def _draw(self, points, step, generator):
         return torch.full(points.shape[:-1], self.delay, dtype=points.dtype)
@@ -321,7 +312,7 @@ class GeometricDelay(DelayDistribution):
     first success): :math:`P(d = k) = (1-p)^k p`, mean :math:`(1-p)/p`."""
 
     def __init__(self, p: float) -> None:
-        p = _check_positive("p", p)
+        p = check_positive("p", p)
         if p > 1:
             raise ValueError(f"`p` must lie in (0, 1], got p={p!r}.")
         self.p, self.mean = p, (1 - p) / p
@@ -340,7 +331,7 @@ class ExponentialDelay(DelayDistribution):
     """Continuous delays ~ Exponential with mean ``mean`` (for the time clock, App. A.4)."""
 
     def __init__(self, mean: float) -> None:
-        self.mean = _check_positive("mean", mean)
+        self.mean = check_positive("mean", mean)
 
     def _draw(self, points, step, generator):
         u = self._uniform(points, generator).clamp_min(torch.finfo(points.dtype).tiny)

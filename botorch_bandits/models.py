@@ -4,6 +4,8 @@ finite-arm engine with O(N^2) exact updates."""
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import torch
 from botorch.acquisition.objective import PosteriorTransform
@@ -11,13 +13,42 @@ from botorch.models import SingleTaskGP
 from botorch.models.model import Model
 from botorch.posteriors import GPyTorchPosterior, Posterior
 from gpytorch.distributions import MultivariateNormal
-from gpytorch.kernels import Kernel
+from gpytorch.kernels import Kernel, MaternKernel, RBFKernel
 from gpytorch.means import ZeroMean
 from linear_operator.operators import DenseLinearOperator, DiagLinearOperator
 from torch import Tensor
 
 from botorch_bandits._matching import match_points
-from botorch_bandits.beta import _check_count
+from botorch_bandits.validation import check_count, check_positive
+
+
+def make_kernel(
+    name: str, lengthscale: float, dtype: torch.dtype = torch.double
+) -> Kernel:
+    """``"rbf"`` (squared exponential) or ``"matern52"`` with a fixed lengthscale and
+    unit variance (k(x, x) = 1, as the papers assume)."""
+    if name == "rbf":
+        kernel = RBFKernel()
+    elif name == "matern52":
+        kernel = MaternKernel(nu=2.5)
+    else:
+        raise ValueError(f"`kernel` must be 'rbf' or 'matern52', got kernel={name!r}.")
+    check_positive("lengthscale", lengthscale)
+    kernel.lengthscale = lengthscale
+    kernel.raw_lengthscale.requires_grad_(False)
+    return kernel.to(dtype)
+
+
+@contextmanager
+def one_thread() -> Iterator[None]:
+    """Run the block on one torch thread (restored after): factorizations then give
+    bit-identical results in this process, a worker process or a Dask worker."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
 
 
 def fixed_gp(
@@ -162,7 +193,7 @@ class FiniteArmGP(Model):
             ("refactor_every", refactor_every),
         ):
             if value is not None:  # None is allowed for both
-                _check_count(name, value, minimum=1)
+                check_count(name, value, minimum=1)
         if arms.ndim == 3:
             if num_seeds is None:
                 num_seeds = arms.shape[0]

@@ -203,3 +203,36 @@ def test_power_law_fit_recovers_the_exponent() -> None:
     assert abs(law.c - 0.74) < 0.03 and law.ci[0] < 0.74 < law.ci[1]
     with pytest.raises(ValueError, match="length"):
         fit_power_law([1.0, 2.0], [1.0, 2.0])
+
+
+def test_asynchronous_replay_skips_values_not_yet_arrived() -> None:
+    """The Ax node's record: uniform decisions as issued and running steps without
+    a value. With every value known and the flags the rule itself takes, the replay
+    equals the synchronous one; a uniform step without a value is in U but in no
+    scan until it has one."""
+    torch.manual_seed(0)
+    kernel = make_kernel("matern52", 0.2)
+    domain = finite_domain(torch.linspace(0, 1, 64).unsqueeze(-1), volume=1.0)
+    det = ChangePointDetector(
+        kernel, domain, c=1.0, threshold=lambda n: 0.05, alpha=2.5, d=1
+    )
+    X = torch.rand(40, 1, dtype=torch.double)
+    y = [0.0 if t < 20 else math.sin(6 * float(X[t])) for t in range(40)]
+    sync = GPUCBCPD.replay(list(X), y, det)
+    # the flags of the synchronous run (the rule's decisions, step by step)
+    flags = [False] * 40
+    algo = GPUCBCPD(det)
+    for t in range(40):
+        flags[t] = algo.next_is_uniform()
+        algo.record(X[t], y[t])
+    async_all = GPUCBCPD.replay(list(X), y, det, uniform=flags)
+    assert async_all.state == sync.state and sync.state.restarts
+    # the first uniform step after the change has not returned yet: it is kept in U,
+    # no scan uses it, and the detection waits for a later uniform step with a value
+    first = next(t for t in range(20, 40) if flags[t])
+    y_pending = list(y)
+    y_pending[first] = None
+    pending = GPUCBCPD.replay(list(X), y_pending, det, uniform=flags)
+    assert all(r != first for r in pending.state.restarts)
+    with pytest.raises(ValueError, match="uniform"):
+        GPUCBCPD.replay(list(X), y, det, uniform=flags[:-1])

@@ -26,6 +26,7 @@ from botorch.models.model import Model
 from torch import Tensor
 
 from botorch_bandits import beta as schedules
+from botorch_bandits import validation
 from botorch_bandits.acquisition.thompson import GPThompsonSampling
 from botorch_bandits.acquisition.ucb import _ScheduledUCB
 from botorch_bandits.delays import sdf_beta, sdf_inflation
@@ -48,14 +49,14 @@ class _SDFMixin:
             raise ValueError(
                 f"`recent` must be m x d (the last m queries), got shape {tuple(recent.shape)}."
             )
-        schedules._check_nonnegative("B_y", B_y)
-        schedules._check_open_unit("delta", delta)
+        validation.check_nonnegative("B_y", B_y)
+        validation.check_open_unit("delta", delta)
         if beta is not None:
             if B_f is not None or R is not None:
                 raise ValueError(
                     "Pass either a constant `beta` or the schedule's `B_f` and `R`, not both."
                 )
-            schedules._check_nonnegative("beta", beta)
+            validation.check_nonnegative("beta", beta)
             self.__dict__.update(B_f=None, R=None, gamma=None, beta=float(beta))
         else:
             if B_f is None or R is None:

@@ -28,6 +28,7 @@ from botorch.utils.transforms import (
 from torch import Tensor
 
 from botorch_bandits import beta as schedules
+from botorch_bandits import validation
 from botorch_bandits.acquisition._common import (
     RoundScheduleMixin,
     batch_multiplier,
@@ -197,15 +198,15 @@ class GPUCB(_ScheduledUCB):
                 f"schedule={schedule!r} does not use {', '.join(f'`{s}`' for s in stray)}; "
                 "remove it or choose the schedule that uses it."
             )
-        schedules._check_open_unit("delta", delta)
-        schedules._check_positive("beta_scale", beta_scale)
+        validation.check_open_unit("delta", delta)
+        validation.check_positive("beta_scale", beta_scale)
         self.schedule = schedule
         self.delta = float(delta)
         self.num_arms = num_arms
         self.dim, self.a, self.b, self.r = dim, a, b, r
         self.B = B
         self.beta_scale = float(beta_scale)
-        self.beta = None if beta is None else schedules._check_nonnegative("beta", beta)
+        self.beta = None if beta is None else validation.check_nonnegative("beta", beta)
         self.gamma = None if gamma is None else schedules.resolve_gamma(gamma)
         if isinstance(self.gamma, schedules.ObservedInformationGain):
             raise ValueError(
@@ -220,7 +221,7 @@ class GPUCB(_ScheduledUCB):
         elif schedule == "compact":
             schedules.gp_ucb_beta_compact(1, dim, a, b, r, self.delta)
         elif schedule == "rkhs":
-            schedules._check_nonnegative_values("B", B)
+            validation.check_nonnegative_values("B", B)
 
     def _beta(self, t: int) -> float:
         if self.schedule == "finite":
@@ -307,7 +308,7 @@ def _scale_arguments(
     constant_name: str,
 ) -> tuple[float | None, float | None, float, float | None, Any]:
     """Validate the (B, R, delta, gamma) schedule or its constant replacement."""
-    schedules._check_open_unit("delta", delta)
+    validation.check_open_unit("delta", delta)
     if constant is not None:
         if B is not None or R is not None:
             raise ValueError(
@@ -318,7 +319,7 @@ def _scale_arguments(
             None,
             None,
             float(delta),
-            schedules._check_nonnegative(constant_name, constant),
+            validation.check_nonnegative(constant_name, constant),
             None,
         )
     if B is None or R is None:
@@ -327,8 +328,8 @@ def _scale_arguments(
             f"`R` (got B={B!r}, R={R!r}); or pass a constant `{constant_name}`."
         )
     return (
-        schedules._check_nonnegative_values("B", B),
-        schedules._check_nonnegative_values("R", R),
+        validation.check_nonnegative_values("B", B),
+        validation.check_nonnegative_values("R", R),
         float(delta),
         None,
         schedules.resolve_gamma(gamma),

@@ -6,6 +6,7 @@ from botorch_bandits.ax.generation import (
     ALGORITHMS,
     PENDING,
     BanditNode,
+    InitialTrials,
     bandit_generation_strategy,
 )
 from botorch_bandits.ax.runner import (
@@ -25,6 +26,7 @@ __all__ = [
     "BanditNode",
     "ExecutorMetric",
     "ExecutorRunner",
+    "InitialTrials",
     "attach_executor_runner",
     "bandit_generation_strategy",
     "load_client",

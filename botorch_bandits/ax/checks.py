@@ -132,14 +132,20 @@ def constrained_run(seed: int, trials: int, constrained: bool) -> dict[str, Any]
             for n in ("x1", "x2")
         ],
     )
-    client.configure_optimization(objective="f", outcome_constraints=["g <= 0"])
+    # the unconstrained baseline tracks g without a constraint (BanditNode refuses
+    # outcome constraints it would ignore)
+    client.configure_optimization(
+        objective="f", outcome_constraints=["g <= 0"] if constrained else None
+    )
     client.set_generation_strategy(
         bandit_generation_strategy(
             algorithm="IGP-UCB",
             num_init=1,  # the simulator's uniformly random first point
             seed=seed,
             kernel="matern52",
-            lengthscale=1.0 / 6.0,  # 1 on [0, 6]
+            # 1 on [0, 6]: Ax encodes an ordered choice by its index, grid point k
+            # (x = k/4) at (k + 1/2)/25 on the unit cube, so 1 in x is 4/25
+            lengthscale=4.0 / 25.0,
             noise=problem.noise,
             B=problem.B,
             R=problem.noise_sd_f,

@@ -13,9 +13,32 @@ Bandit semantics in Ax (DESIGN.md facts):
 * arms may be pulled again: the node is built with ``should_deduplicate=False`` and a
   fallback-free path, so Ax neither rejects a repeated arm nor silently replaces it by
   a Sobol point;
-* the decision set is finite: the full grid of the search space when it is discrete
-  and small enough, else ``num_candidates`` scrambled Sobol points (seeded, so fixed
-  for the experiment's life); the GP works on the unit cube;
+* the search space keeps Ax's semantics (:mod:`botorch_bandits.ax.space`): the GP
+  works in the unit cube of Ax's own transforms (``RemoveFixed``, ordered choices
+  as integers, ``OneHot``, ``IntToFloat``, ``Log``, ``Logit``, ``UnitX``: a log-scale
+  parameter is modelled in the log); the decision set is finite -- every point of a
+  small discrete space, else ``num_candidates`` scrambled Sobol points of that cube
+  (seeded, so fixed for the experiment's life) -- and every candidate passes
+  ``SearchSpace.check_membership`` (bounds, choices, linear parameter
+  constraints), with the features that ``get_next_trials(fixed_parameters=...)``
+  fixes set on it;
+* batches: ``get_next_trials(max_trials=n)`` makes n decisions in a row; each sees
+  the earlier ones (and any Sobol trials of the same call) as pending under the
+  ``pending`` rule. Under ``"ignore"`` a pending trial is left out of the model, and
+  the decision is the best arm *not in flight* (the arms of running trials and of
+  the batch so far are excluded while another candidate remains; counted as
+  ``excluded_in_flight`` in the metadata): the papers' asynchronous GP-UCB would
+  re-pull the same arm n times, which in an Ax loop wastes n - 1 evaluations;
+* bad data stops the strategy with an error naming the trial and the metric, never
+  a silent freeze: a non-finite objective or constraint value, a COMPLETED trial
+  without its objective value, or acquisition values that are not finite (values
+  so large that the GP overflows). Mark such a trial abandoned
+  (``client.mark_trial_abandoned``) to leave it out -- it is then counted, like a
+  failed trial;
+* outcome constraints are never ignored: they are long-term constraints under
+  ``long_term_constraints=True``; without it the node refuses the experiment with
+  an error naming the constraints and the option (the bandit algorithms of the
+  other papers have no constraint to honour per trial);
 * raw objective values, no outcome transform (no Winsorize / standardize / log):
   :math:`\beta_t` bounds :math:`|f - \mu_{t-1}| / \sigma_{t-1}` for the objective as
   the user states it, with :math:`B` its RKHS norm and :math:`R` its noise scale --
@@ -67,7 +90,8 @@ import torch
 from ax.adapter.registry import Generators
 from ax.core.data import Data
 from ax.core.experiment import Experiment
-from ax.core.parameter import ChoiceParameter, RangeParameter
+from ax.core.optimization_config import MultiObjectiveOptimizationConfig
+from ax.core.parameter import RangeParameter
 from ax.core.trial_status import TrialStatus
 from ax.core.types import ComparisonOp
 from ax.generation_strategy.external_generation_node import ExternalGenerationNode
@@ -84,8 +108,9 @@ from botorch_bandits.acquisition import (
     GPThompsonSampling,
     GPThompsonSamplingSDF,
 )
-from botorch_bandits.benchmarks.problems import make_kernel, one_thread
+from botorch_bandits.ax.space import Space
 from botorch_bandits.changepoint import (
+    GPUCBCPD,
     ChangePointDetector,
     cpd_threshold,
     explore_uniformly,
@@ -98,13 +123,21 @@ from botorch_bandits.constraints import (
     replay_multipliers,
 )
 from botorch_bandits.delays import FeedbackLedger
-from botorch_bandits.delays import _check_positive as _finite_positive
-from botorch_bandits.models import fixed_gp
+from botorch_bandits.models import fixed_gp, make_kernel, one_thread
+from botorch_bandits.validation import (
+    check_choice,
+    check_count,
+    check_finite,
+    check_nonnegative,
+    check_open_unit,
+    check_positive,
+)
 
 ALGORITHMS = ("IGP-UCB", "GP-UCB", "GP-TS")
 PENDING = ("ignore", "hallucinate", "censor")
 HYPERPARAMETERS = ("fixed", "fitted")
 MULTIPLIER_UPDATES = ("multiplicative", "additive")
+KERNELS = ("matern52", "rbf")
 _GONE = (TrialStatus.FAILED, TrialStatus.ABANDONED)
 
 
@@ -119,25 +152,6 @@ class _Trial:
     created: float  # seconds
     completed: float | None
     uniform: bool  # a GP-UCB-CPD uniform-exploration trial
-
-
-def _check_int(name: str, value: Any, minimum: int, allow_none: bool = False) -> None:
-    if allow_none and value is None:
-        return
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        none = " or None" if allow_none else ""
-        raise ValueError(
-            f"`{name}` must be an integer >= {minimum}{none}, got {value!r}."
-        )
-
-
-def _check_positive(name: str, value: Any, allow_none: bool = False) -> None:
-    if allow_none and value is None:
-        return
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-    if not ok or not (math.isfinite(value) and value > 0):
-        none = " or None" if allow_none else ""
-        raise ValueError(f"`{name}` must be a finite number > 0{none}, got {value!r}.")
 
 
 class BanditNode(ExternalGenerationNode):
@@ -215,37 +229,48 @@ class BanditNode(ExternalGenerationNode):
         cpd_alpha: float = 2.5,
         transition_criteria: list[Any] | None = None,
     ) -> None:
-        for arg, value, allowed in (
-            ("algorithm", algorithm, ALGORITHMS),
-            ("pending", pending, PENDING),
-            ("hyperparameters", hyperparameters, HYPERPARAMETERS),
-            ("multiplier_update", multiplier_update, MULTIPLIER_UPDATES),
-        ):
-            if value not in allowed:
-                raise ValueError(
-                    f"`{arg}` must be one of {list(allowed)}, got {value!r}."
-                )
-        _check_int("window", window, 0, allow_none=True)
-        _check_positive("window_seconds", window_seconds, allow_none=True)
+        # every argument checked here, when the strategy is built (not at the first
+        # decision), and named as the caller wrote it
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"`name` must be a non-empty string, got name={name!r}.")
+        check_choice("algorithm", algorithm, ALGORITHMS)
+        check_choice("pending", pending, PENDING)
+        check_choice("hyperparameters", hyperparameters, HYPERPARAMETERS)
+        check_choice("multiplier_update", multiplier_update, MULTIPLIER_UPDATES)
+        check_choice("kernel", kernel, KERNELS)
+        check_count("window", window, 0, allow_none=True)
+        check_positive("window_seconds", window_seconds, allow_none=True)
         if window is not None and window_seconds is not None:
             raise ValueError(
                 f"Give at most one of `window` (trials) and `window_seconds`, got "
                 f"window={window!r} and window_seconds={window_seconds!r}."
             )
-        _check_positive("noise", noise)
-        _check_positive("lengthscale", lengthscale)
-        _check_positive("beta", beta, allow_none=True)
-        _check_int("num_candidates", num_candidates, 1)
-        _check_int("epoch_length", epoch_length, 1)
-        _check_int("num_epochs", num_epochs, 1, allow_none=True)
-        _check_positive("penalty_c", penalty_c)
-        _check_positive("step", step)
-        _finite_positive("xi", xi, allow_zero=True)
-        _check_positive("cpd_c", cpd_c)
-        _check_positive("cpd_C", cpd_C)
-        _check_positive("cpd_alpha", cpd_alpha)
-        if kernel not in ("matern52", "rbf"):
-            raise ValueError(f"`kernel` must be 'matern52' or 'rbf', got {kernel!r}.")
+        check_finite("y_min", y_min)
+        check_nonnegative("B_y", B_y)
+        check_positive("beta", beta, allow_none=True)
+        check_positive("lengthscale", lengthscale)
+        check_positive("noise", noise)
+        check_nonnegative("B", B)
+        check_nonnegative("R", R)
+        check_open_unit("delta", delta)
+        check_count("num_candidates", num_candidates, 1)
+        check_count("seed", seed, 0)
+        for flag, value in (
+            ("long_term_constraints", long_term_constraints),
+            ("restarts", restarts),
+        ):
+            if not isinstance(value, bool):
+                raise ValueError(
+                    f"`{flag}` must be True or False, got {flag}={value!r}."
+                )
+        check_count("epoch_length", epoch_length, 1)
+        check_count("num_epochs", num_epochs, 1, allow_none=True)
+        check_positive("penalty_c", penalty_c)
+        check_positive("step", step)
+        check_positive("xi", xi, allow_zero=True)
+        check_positive("cpd_c", cpd_c)
+        check_positive("cpd_C", cpd_C)
+        check_positive("cpd_alpha", cpd_alpha)
         super().__init__(
             name=name, should_deduplicate=False, transition_criteria=transition_criteria
         )
@@ -272,6 +297,10 @@ class BanditNode(ExternalGenerationNode):
             float(cpd_alpha),
         )
         self._state: dict[str, Any] = {}
+        # Ax's transforms and decision sets by search space and fixed features: pure
+        # functions of those and of the options, so a cache, not state
+        self._spaces: dict[str, Space] = {}
+        self._sets: dict[tuple, Any] = {}
 
     #: constructor arguments that make up the node's whole persisted state
     OPTIONS = (
@@ -310,103 +339,41 @@ class BanditNode(ExternalGenerationNode):
         return {k: getattr(self, k) for k in self.OPTIONS}
 
     # ------------------------------------------------------------------ decision set
-    def _decision_set(self, experiment: Experiment) -> tuple[list[dict], Tensor]:
-        """(parameterizations, their unit-cube coordinates ``N x d``)."""
-        params = list(experiment.search_space.parameters.values())
-        axes: list[list[Any] | None] = []
-        for p in params:
-            if isinstance(p, ChoiceParameter):
-                axes.append(list(p.values))
-            elif isinstance(p, RangeParameter) and p.parameter_type.name == "INT":
-                axes.append(list(range(int(p.lower), int(p.upper) + 1)))
-            elif isinstance(p, RangeParameter):
-                axes.append(None)
-            else:
-                raise ValueError(
-                    f"BanditNode supports range and choice parameters, got {p.name!r} "
-                    f"of type {type(p).__name__}."
-                )
-        size = (
-            math.prod(len(a) for a in axes)
-            if all(a is not None for a in axes)
-            else None
-        )
-        if size is not None and size <= self.num_candidates:
-            idx = torch.cartesian_prod(*[torch.arange(len(a)) for a in axes]).reshape(
-                size, len(axes)
-            )
-            unit = torch.stack(
-                [idx[:, j].double() / max(len(a) - 1, 1) for j, a in enumerate(axes)],
-                -1,
-            )
-        else:
-            from torch.quasirandom import SobolEngine
+    def _space(self, experiment: Experiment) -> Space:
+        key = repr(experiment.search_space)
+        if key not in self._spaces:
+            self._spaces = {key: Space(experiment.search_space)}
+        return self._spaces[key]
 
-            unit = SobolEngine(len(params), scramble=True, seed=self.seed).draw(
-                self.num_candidates, dtype=torch.double
-            )
-            for j, a in enumerate(axes):  # snap discrete coordinates to their values
-                if a is not None:
-                    k = torch.round(unit[:, j] * (len(a) - 1))
-                    unit[:, j] = k / max(len(a) - 1, 1)
-        cands = []
-        for row in unit.tolist():
-            cand = {}
-            for p, a, u in zip(params, axes, row, strict=True):
-                if a is not None:
-                    cand[p.name] = a[round(u * (len(a) - 1))]
-                else:
-                    cand[p.name] = p.lower + u * (p.upper - p.lower)
-            cands.append(cand)
-        return cands, unit
-
-    def _to_unit(self, experiment: Experiment, parameterization: dict) -> list[float]:
-        out = []
-        for p in experiment.search_space.parameters.values():
-            v = parameterization[p.name]
-            if isinstance(p, ChoiceParameter):
-                vals = list(p.values)
-                out.append(vals.index(v) / max(len(vals) - 1, 1))
-            else:
-                out.append((float(v) - p.lower) / (p.upper - p.lower))
-        return out
-
-    @staticmethod
-    def _volume(experiment: Experiment) -> float:
-        """The detector's integration volume: the product of the range widths (a
-        choice parameter counts 1)."""
-        vol = 1.0
-        for p in experiment.search_space.parameters.values():
-            if isinstance(p, RangeParameter):
-                vol *= float(p.upper - p.lower)
-        return vol
+    def _decision_set(self, space: Space, fixed: dict[str, Any]) -> Any:
+        key = (repr(space.search_space), repr(sorted(fixed.items())))
+        if key not in self._sets:
+            if len(self._sets) > 16:
+                self._sets.clear()
+            self._sets[key] = space.decision_set(self.num_candidates, self.seed, fixed)
+        return self._sets[key]
 
     # ------------------------------------------------------------------ Ax hooks
     def update_generator_state(self, experiment: Experiment, data: Data) -> None:
-        """Rebuild everything from the experiment: the decision set and every trial
-        (point, objective and constraint values, times, uniform tag)."""
-        cands, unit = self._decision_set(experiment)
+        """Rebuild everything from the experiment: every trial (point, objective and
+        constraint values, times, uniform tag), checked; the decision set is built
+        per call, in :meth:`_gen` (it depends on the call's fixed features)."""
         opt = experiment.optimization_config
+        if opt is None:
+            raise ValueError("BanditNode needs an optimization config (an objective).")
         objective = opt.objective
+        if isinstance(opt, MultiObjectiveOptimizationConfig) or (
+            len(objective.metric_names) != 1
+        ):
+            raise ValueError(
+                f"BanditNode optimizes one objective metric, got the objective "
+                f"{objective.metric_names}: use Ax's own strategies for several "
+                "objectives, or give one metric."
+            )
         metric = objective.metric_names[0]
         sign = -1.0 if objective.minimize else 1.0
-        constraints = []
-        if self.long_term_constraints:
-            for c in opt.outcome_constraints:
-                if c.relative:
-                    raise ValueError(
-                        f"Long-term constraints must be absolute, got the relative "
-                        f"constraint {c.expression!r}."
-                    )
-                weights = [w for _, w in c.metric_weights]
-                s = 1.0 if c.op == ComparisonOp.LEQ else -1.0
-                constraints.append((c.metric_names, weights, s, float(c.bound)))
-            if not constraints:
-                raise ValueError(
-                    "`long_term_constraints=True` needs outcome constraints on the "
-                    "experiment (e.g. configure_optimization(..., "
-                    "outcome_constraints=['g <= 0'])); it has none."
-                )
+        constraints = self._constraints(opt)
+        space = self._space(experiment)
         df = data.df
         if "step" in df.columns:  # map data: the last progression of each trial
             df = df.sort_values("step", kind="stable")
@@ -414,17 +381,30 @@ class BanditNode(ExternalGenerationNode):
             (int(r.trial_index), str(r.metric_name)): float(r.mean)
             for r in df.itertuples()
         }
-        trials = []
-        failed = []
+        trials, failed, points = [], [], []
         for t in sorted(experiment.trials.values(), key=lambda t: t.index):
-            if t.status in _GONE:
+            f = values.get((t.index, metric))
+            if t.status in _GONE or (
+                t.status == TrialStatus.EARLY_STOPPED and f is None
+            ):
                 failed.append(t.index)
                 continue
-            if not t.arms:
+            if len(t.arms) != 1:
                 raise ValueError(
-                    f"Trial {t.index} has no arm: BanditNode needs every trial's point."
+                    f"Trial {t.index} has {len(t.arms)} arms: BanditNode needs "
+                    "single-arm trials (one point per trial)."
                 )
-            f = values.get((t.index, metric))
+            if f is None and t.status.is_completed:
+                raise ValueError(
+                    f"Trial {t.index} is {t.status.name} but has no value for the "
+                    f"objective metric {metric!r}: attach it "
+                    f"(client.complete_trial(trial_index={t.index}, raw_data=...)) or "
+                    f"mark the trial abandoned "
+                    f"(client.mark_trial_abandoned(trial_index={t.index})); BanditNode "
+                    "does not guess it."
+                )
+            if f is not None:
+                _check_value(t.index, metric, f)
             g = None
             if f is not None and constraints:
                 g = []
@@ -436,6 +416,8 @@ class BanditNode(ExternalGenerationNode):
                             f"the constraint metric(s) {missing}: every constraint "
                             "value is needed for the multipliers."
                         )
+                    for n in names:
+                        _check_value(t.index, n, values[(t.index, n)])
                     lhs = sum(
                         w * values[(t.index, n)]
                         for n, w in zip(names, weights, strict=True)
@@ -443,10 +425,11 @@ class BanditNode(ExternalGenerationNode):
                     g.append(s * (lhs - bound))
             meta = t.generator_runs[0].gen_metadata if t.generator_runs else {}
             done = t.time_completed if f is not None else None
+            points.append(t.arms[0].parameters)
             trials.append(
                 _Trial(
                     index=t.index,
-                    x=self._to_unit(experiment, t.arms[0].parameters),
+                    x=[],
                     f=None if f is None else sign * f,
                     g=g,
                     created=t.time_created.timestamp(),
@@ -456,15 +439,53 @@ class BanditNode(ExternalGenerationNode):
                     uniform=bool((meta or {}).get("cpd_uniform", False)),
                 )
             )
+        for e, x in zip(trials, space.coordinates(points).tolist(), strict=True):
+            e.x = x
         self._state = {
-            "cands": cands,
-            "unit": unit,
+            "space": space,
+            "metric": metric,
             "trials": trials,
             "failed": failed,
             "num_constraints": len(constraints),
-            "volume": self._volume(experiment),
-            "proposed": [],  # candidates made in this get_next_trials call
+            "proposed": [],  # candidates made by this node in this call
+            "foreign": [],  # other nodes' candidates of this call (Sobol)
         }
+
+    def _constraints(
+        self, opt: Any
+    ) -> list[tuple[list[str], list[float], float, float]]:
+        """The outcome constraints as (metrics, weights, sign, bound) of
+        :math:`g = s(\\sum w m - b) \\le 0`; refused without ``long_term_constraints``
+        (never ignored silently)."""
+        cons = list(opt.outcome_constraints)
+        if not self.long_term_constraints:
+            if cons:
+                raise ValueError(
+                    f"The experiment has the outcome constraints "
+                    f"{[c.expression for c in cons]}, and BanditNode was built with "
+                    "long_term_constraints=False, which would ignore them. Set "
+                    "long_term_constraints=True (they then hold on average over the "
+                    "run: Shi & Eryilmaz 2022) or remove them from the optimization "
+                    "config."
+                )
+            return []
+        out = []
+        for c in cons:
+            if c.relative:
+                raise ValueError(
+                    f"Long-term constraints must be absolute, got the relative "
+                    f"constraint {c.expression!r}."
+                )
+            weights = [w for _, w in c.metric_weights]
+            s = 1.0 if c.op == ComparisonOp.LEQ else -1.0
+            out.append((c.metric_names, weights, s, float(c.bound)))
+        if not out:
+            raise ValueError(
+                "`long_term_constraints=True` needs outcome constraints on the "
+                "experiment (e.g. configure_optimization(..., "
+                "outcome_constraints=['g <= 0'])); it has none."
+            )
+        return out
 
     # ------------------------------------------------------------------ pieces
     def _base_kernel(self) -> Any:
@@ -543,15 +564,25 @@ class BanditNode(ExternalGenerationNode):
         used = min(epoch, rows.shape[0] - 1)
         return rows[used], epoch, used
 
-    def _cpd(self, active: list[_Trial]) -> tuple[int, list[int], list[int], list[int]]:
-        """Replay GP-UCB-CPD over the trials: (position where the history H
-        starts, positions of U, trial indices that restarted, the n that fired)."""
+    def _cpd(self, active: list[_Trial]) -> tuple[int, int, list[int], list[int]]:
+        """GP-UCB-CPD's state replayed over the trials by the changepoint module
+        (:meth:`GPUCBCPD.replay`, with each trial's uniform decision as issued and
+        running trials in ``H`` without a value): (position where the history H
+        starts, :math:`|U|`, trial indices that restarted, the n that fired)."""
         st = self._state
         if "detector" not in st:
-            kernel = self._base_kernel()
+            # the integration domain: the decision set of the whole space (no fixed
+            # features); its volume the product of the range widths in the user's
+            # units (a choice counts 1) times the share inside the constraints
+            domain = self._decision_set(st["space"], {})
+            box = math.prod(
+                float(p.upper - p.lower)
+                for p in st["space"].search_space.parameters.values()
+                if isinstance(p, RangeParameter)
+            )
             st["detector"] = ChangePointDetector(
-                kernel,
-                finite_domain(st["unit"], volume=st["volume"]),
+                self._base_kernel(),
+                finite_domain(domain.unit, volume=box * domain.fraction),
                 c=self.cpd_c,
                 threshold=lambda n: cpd_threshold(
                     n, self.cpd_C, self.cpd_alpha, self.d
@@ -559,30 +590,22 @@ class BanditNode(ExternalGenerationNode):
                 alpha=self.cpd_alpha,
                 d=self.d,
             )
-        det: ChangePointDetector = st["detector"]
-        start, U, restarts, fired = 0, [], [], []
-        for pos, e in enumerate(active):
-            if not e.uniform:
-                continue
-            U.append(pos)
-            if e.f is None:
-                continue
-            done = [p for p in U if active[p].f is not None]
-            if len(done) < 2:
-                continue
-            X = torch.tensor([active[p].x for p in done], dtype=torch.double)
-            y = torch.tensor([active[p].f for p in done], dtype=torch.double)
-            n = det.scan(X, y)
-            if n is not None:
-                start, U = pos + 1, []
-                restarts.append(e.index)
-                fired.append(n)
-        return start, U, restarts, fired
+        algo = GPUCBCPD.replay(
+            [torch.tensor(e.x, dtype=torch.double) for e in active],
+            [e.f for e in active],
+            st["detector"],
+            uniform=[e.uniform for e in active],
+            xi=self.xi,
+        )
+        state = algo.state
+        start = state.restarts[-1] + 1 if state.restarts else 0
+        restarts = [active[t].index for t in state.restarts]
+        return start, len(state.uniform), restarts, list(state.detections)
 
     # ------------------------------------------------------------------ decision
     @property
     def d(self) -> int:
-        return int(self._state["unit"].shape[-1])
+        return self._state["space"].dim
 
     def get_next_candidate(self, pending_parameters: list[dict]) -> dict:
         # one torch thread: the matrices are small, and extra threads only compete
@@ -593,26 +616,32 @@ class BanditNode(ExternalGenerationNode):
 
     def _next_candidate(self) -> dict:
         st = self._state
-        unit: Tensor = st["unit"]
-        active: list[_Trial] = st["trials"] + st["proposed"]
+        cands = st["set"]
+        unit: Tensor = cands.unit
+        # the live trials in order: the experiment's, then this call's earlier
+        # candidates (other nodes' first, then this node's)
+        active: list[_Trial] = st["trials"] + st["foreign"] + st["proposed"]
         position = len(active)  # this trial's position among the live trials
         meta: dict[str, Any] = {
             "algorithm": self.algorithm,
             "pending_view": self.pending,
             "t": position + 1,
             "failed": len(st["failed"]),
+            "decision_set_size": int(unit.shape[0]),
         }
+        if st["fixed"]:
+            meta["fixed_features"] = dict(st["fixed"])
         # --- GP-UCB-CPD: restarts and the uniform-exploration rule
         start, uniform = 0, False
         if self.restarts:
-            start, U, restarts, fired = self._cpd(active)
-            uniform = explore_uniformly(len(U), position - start, self.xi)
+            start, num_uniform, restarts, fired = self._cpd(active)
+            uniform = explore_uniformly(num_uniform, position - start, self.xi)
             meta.update(
                 cpd_uniform=uniform,
                 cpd_restarts=restarts,
                 cpd_detections=fired,
                 cpd_history=position - start,
-                cpd_uniform_count=len(U),
+                cpd_uniform_count=num_uniform,
             )
         # --- long-term constraints: this epoch's multipliers
         kappa = None
@@ -624,9 +653,21 @@ class BanditNode(ExternalGenerationNode):
             meta.update(
                 epoch=epoch, kappa=kappa.tolist(), epochs_used=used, delta_epoch=delta
             )
+        # under "ignore": the arms in flight (running trials and this call's earlier
+        # candidates), excluded while another candidate remains (see the module)
+        busy: list[int] = []
+        if self.pending == "ignore":
+            index = {tuple(row): i for i, row in enumerate(unit.tolist())}
+            busy = sorted(
+                {index.get(tuple(e.x)) for e in active if e.f is None} - {None}
+            )
+            if len(busy) >= unit.shape[0]:
+                busy = []
+            meta["excluded_in_flight"] = len(busy)
         if uniform:
             rng = np.random.default_rng([int(self.seed), position])
-            best = int(rng.integers(unit.shape[0]))
+            free = sorted(set(range(unit.shape[0])) - set(busy))
+            best = free[int(rng.integers(len(free)))]
             meta["sigma_multiplier"] = None
             return self._propose(best, uniform=True, meta=meta)
         # --- the data the model sees
@@ -681,18 +722,40 @@ class BanditNode(ExternalGenerationNode):
         acqf = self._acquisition(model, unit, recent, t, position, R, delta)
         with torch.no_grad():
             scores = acqf(unit.unsqueeze(-2))
+        if not bool(torch.isfinite(scores).all()):
+            self._not_finite(scores, done)
+        if busy:
+            scores = scores.clone()
+            scores[busy] = -math.inf
         best = int(scores.argmax())
         mult = getattr(acqf, "sigma_multiplier", self.beta)
         meta["sigma_multiplier"] = float(torch.as_tensor(mult).reshape(-1)[0])
         meta["round"] = t
         return self._propose(best, uniform=False, meta=meta)
 
+    def _not_finite(self, scores: Tensor, done: list[_Trial]) -> None:
+        """Acquisition values that are not finite: an error naming the largest
+        target (values so large that the GP overflows), never a silent argmax."""
+        bad = int((~torch.isfinite(scores)).sum())
+        worst = max(done, key=lambda e: abs(e.f), default=None)
+        culprit = (
+            f" The largest value is trial {worst.index}'s {self._state['metric']!r} = "
+            f"{worst.f!r} (as maximized)."
+            if worst is not None
+            else ""
+        )
+        raise ValueError(
+            f"BanditNode's acquisition is not finite at {bad} of {scores.numel()} "
+            f"candidates.{culprit} Values this large overflow the GP: rescale the "
+            "objective (or constraints) or mark the trial abandoned."
+        )
+
     def _propose(self, best: int, uniform: bool, meta: dict) -> dict:
         st = self._state
         st["proposed"].append(
             _Trial(
                 index=-1,  # issued by this call: no Ax trial, no times of its own
-                x=st["unit"][best].tolist(),
+                x=st["set"].unit[best].tolist(),
                 f=None,
                 g=None,
                 created=math.nan,
@@ -701,7 +764,7 @@ class BanditNode(ExternalGenerationNode):
             )
         )
         self._last_meta = meta
-        return dict(st["cands"][best])
+        return dict(st["set"].params[best])
 
     def _censored_view(
         self, H: list[_Trial], targets: dict[int, float]
@@ -796,6 +859,33 @@ class BanditNode(ExternalGenerationNode):
         return IGPUCB(model, B=self.B, R=R, delta=delta, t=t)
 
     def _gen(self, experiment, data=None, n=None, pending_observations=None, **kwargs):
+        """Ax's generation call: the decision set with the call's fixed features
+        (``get_next_trials(fixed_parameters=...)`` arrives here as
+        ``fixed_features``), and the candidates other nodes made earlier in the same
+        call (Ax has not attached them to the experiment yet; they are pending)."""
+        st = self._state
+        fixed_features = kwargs.get("fixed_features")
+        fixed = dict(fixed_features.parameters) if fixed_features is not None else {}
+        st["fixed"] = fixed
+        st["set"] = self._decision_set(st["space"], fixed)
+        # this call's candidates not yet on the experiment: Ax lists them as pending
+        # observations without a trial index, in the order they were made; the last
+        # ones are this node's own (recorded with their uniform tags)
+        known = {e.index for e in st["trials"]} | set(st["failed"])
+        lists = list((pending_observations or {}).values())
+        in_call = [
+            o.parameters
+            for o in (max(lists, key=len) if lists else [])
+            if o.trial_index is None or int(o.trial_index) not in known
+        ]
+        others = in_call[: max(len(in_call) - len(st["proposed"]), 0)]
+        if others:
+            coords = st["space"].coordinates(others).tolist()
+            st["foreign"] = [
+                _Trial(-1, x, None, None, math.nan, None, False) for x in coords
+            ]
+        else:
+            st["foreign"] = []
         gr = super()._gen(
             experiment=experiment,
             data=data,
@@ -808,26 +898,58 @@ class BanditNode(ExternalGenerationNode):
         return gr
 
 
+def _check_value(trial: int, metric: str, value: float) -> None:
+    """A trial's metric value must be finite (NaN / inf would freeze the GP)."""
+    if not math.isfinite(value):
+        raise ValueError(
+            f"Trial {trial} has the non-finite value {value!r} for the metric "
+            f"{metric!r}: BanditNode needs finite values. Attach a finite value or "
+            f"mark the trial abandoned (client.mark_trial_abandoned(trial_index="
+            f"{trial})) to leave it out (it is then counted in the metadata's "
+            "'failed')."
+        )
+
+
+class InitialTrials(MaxTrialsAwaitingData):
+    """The Sobol node's pause: at most ``threshold`` initial trials (failed and
+    abandoned ones are replaced). Once they exist the strategy moves on to the
+    bandit node at its next generation, so this node no longer limits how many
+    trials one call may ask for (Ax's ``GenerationStrategy.gen`` asks the current
+    node for that limit *before* moving on: with ``MaxTrialsAwaitingData`` itself,
+    ``get_next_trials(max_trials=4)`` right after the initialization made 1)."""
+
+    def num_till_threshold(
+        self, experiment: Experiment, trials_from_node: set[int]
+    ) -> int:
+        left = super().num_till_threshold(experiment, trials_from_node)
+        return left if left > 0 else -1
+
+
 def bandit_generation_strategy(
     algorithm: str = "IGP-UCB",
     num_init: int = 3,
     seed: int = 0,
     **node_kwargs: Any,
 ) -> GenerationStrategy:
-    """A ``GenerationStrategy``: ``num_init`` Sobol trials, then :class:`BanditNode`
-    (``node_kwargs``: its options) for every later trial. The Sobol node pauses
-    while its trials await data, so it never makes more than ``num_init``; the
-    bandit node has no transition and never loops."""
-    _check_int("num_init", num_init, 1)
+    """A ``GenerationStrategy``: ``num_init`` Sobol trials (Ax's Sobol generator,
+    which keeps the search space's semantics and fixed features; points may repeat
+    in a space smaller than ``num_init``), then :class:`BanditNode`
+    (``node_kwargs``: its options, all checked here) for every later trial. One call
+    makes at most ``num_init`` Sobol trials; after them every trial is a bandit
+    decision on the data that has arrived (running trials pending under the
+    ``pending`` rule). The bandit node has no transition and never loops."""
+    check_count("num_init", num_init, 1)
+    check_count("seed", seed, 0)
+    node = BanditNode(name="bandit", algorithm=algorithm, seed=seed, **node_kwargs)
     sobol = GenerationNode(
         name="Sobol",
         generator_specs=[
             GeneratorSpec(
-                generator_enum=Generators.SOBOL, generator_kwargs={"seed": seed}
+                generator_enum=Generators.SOBOL,
+                generator_kwargs={"seed": seed, "deduplicate": False},
             )
         ],
         transition_criteria=[MinTrials(threshold=num_init, transition_to="bandit")],
-        pausing_criteria=[MaxTrialsAwaitingData(threshold=num_init)],
+        pausing_criteria=[InitialTrials(threshold=num_init)],
     )
-    node = BanditNode(name="bandit", algorithm=algorithm, seed=seed, **node_kwargs)
     return GenerationStrategy(name=f"Sobol+{algorithm}", nodes=[sobol, node])

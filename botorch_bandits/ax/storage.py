@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from botorch_bandits.ax.generation import BanditNode
+from botorch_bandits.ax.generation import BanditNode, InitialTrials
 
 
 def bandit_node_to_dict(node: BanditNode) -> dict[str, Any]:
@@ -25,6 +25,7 @@ def bandit_node_from_json(**kwargs: Any) -> BanditNode:
 
 def register() -> None:
     """Add the encoder and decoder to Ax's core JSON registries (idempotent)."""
+    from ax.storage.json_store.encoders import pausing_criterion_to_dict
     from ax.storage.json_store.registry import (
         CORE_DECODER_REGISTRY,
         CORE_ENCODER_REGISTRY,
@@ -32,3 +33,6 @@ def register() -> None:
 
     CORE_ENCODER_REGISTRY[BanditNode] = bandit_node_to_dict
     CORE_DECODER_REGISTRY["BanditNode"] = bandit_node_from_json
+    # the Sobol node's pause (a MaxTrialsAwaitingData): Ax's own encoding
+    CORE_ENCODER_REGISTRY[InitialTrials] = pausing_criterion_to_dict
+    CORE_DECODER_REGISTRY["InitialTrials"] = InitialTrials

@@ -6,31 +6,15 @@ References:
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, fields, replace
 
 import torch
-from gpytorch.kernels import Kernel, MaternKernel, RBFKernel
+from gpytorch.kernels import Kernel
 from torch import Tensor
 
+from botorch_bandits.models import make_kernel, one_thread
 
-def make_kernel(
-    name: str, lengthscale: float, dtype: torch.dtype = torch.double
-) -> Kernel:
-    """``"rbf"`` (squared exponential) or ``"matern52"`` with a fixed lengthscale and
-    unit variance (k(x, x) = 1, as the papers assume)."""
-    if name == "rbf":
-        kernel = RBFKernel()
-    elif name == "matern52":
-        kernel = MaternKernel(nu=2.5)
-    else:
-        raise ValueError(f"`kernel` must be 'rbf' or 'matern52', got kernel={name!r}.")
-    if not lengthscale > 0:
-        raise ValueError(f"`lengthscale` must be > 0, got lengthscale={lengthscale!r}.")
-    kernel.lengthscale = lengthscale
-    kernel.raw_lengthscale.requires_grad_(False)
-    return kernel.to(dtype)
+__all__ = ["make_kernel", "one_thread"]  # re-exported from the core (models)
 
 
 @dataclass(frozen=True)
@@ -260,18 +244,6 @@ def jittered_cholesky(K: Tensor) -> Tensor:
     raise RuntimeError(  # pragma: no cover - k(x, x) = 1 factorizes by 1e-6
         "The kernel matrix did not factorize with jitter <= 1e-6."
     )
-
-
-@contextmanager
-def one_thread() -> Iterator[None]:
-    """Run the block on one torch thread (restored after): factorizations then give
-    bit-identical results in this process, a worker process or a Dask worker."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(threads)
 
 
 def _sample(K: Tensor, gen: torch.Generator) -> Tensor:

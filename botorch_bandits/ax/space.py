@@ -1,0 +1,207 @@
+r"""The bandit node's decision set, built with Ax's own search-space transforms.
+
+Ax's models never see the user's parameters: its adapter transforms map them to a
+numeric unit cube first. The node does the same with the transforms Ax's BoTorch
+models use for continuous relaxation (``ax.adapter.registry.Cont_X_trans``):
+``RemoveFixed`` (fixed parameters, including one-value choices), ``OrderedChoice
+ToIntegerRange`` (ordered choices, also Ax's encoding of ``step_size``),
+``OneHot`` (unordered choices), ``IntToFloat`` (integers), ``Log`` / ``Logit``
+(``scaling="log"`` / logit), ``UnitX`` (everything into [0, 1]). The GP works on
+those coordinates, so a log-scale parameter is modelled -- and its candidates are
+drawn -- uniformly in the log, as Ax's models do.
+
+The finite decision set:
+
+* a fully discrete space with at most ``num_candidates`` points: every point;
+* otherwise ``num_candidates`` points of a scrambled Sobol sequence (seeded, so
+  fixed for the experiment's life) drawn in the transformed cube and mapped back
+  with the transforms' ``untransform`` (which rounds integers to the nearest --
+  Ax's strict rounding, deterministic -- and picks one-hot choices), repeated
+  points dropped.
+
+Every candidate is then checked with Ax's ``SearchSpace.check_membership`` (bounds,
+choices and the linear parameter constraints) and rejected if it fails, so the set
+is drawn *inside* the constrained region (rejection sampling, as Ax's Sobol does);
+further Sobol points are drawn until ``num_candidates`` are valid or ``max_draws``
+have been tried. Features fixed for one call (``get_next_trials(fixed_parameters=
+...)``) are set on every candidate before the check.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from ax.adapter.registry import Cont_X_trans
+from ax.adapter.transforms.int_to_float import IntToFloat
+from ax.core.observation import ObservationFeatures
+from ax.core.parameter import (
+    ChoiceParameter,
+    FixedParameter,
+    ParameterType,
+    RangeParameter,
+)
+from ax.core.search_space import SearchSpace
+from torch import Tensor
+
+#: rejection sampling gives up after this many Sobol draws per wanted candidate
+DRAWS_PER_CANDIDATE = 64
+
+
+@dataclass
+class DecisionSet:
+    """Candidates in the user's space and their coordinates in the GP's cube."""
+
+    params: list[dict[str, Any]]
+    unit: Tensor  # N x d, Ax-transformed unit-cube coordinates
+    fraction: float  # share of the cube's draws (or grid points) that were valid
+    draws: int  # points drawn (or enumerated) to get them
+
+
+class Space:
+    """Ax's transforms fitted on one search space: coordinates of any
+    parameterization and the decision set of a call.
+
+    Args:
+        search_space: The experiment's search space.
+    """
+
+    def __init__(self, search_space: SearchSpace) -> None:
+        for p in search_space.parameters.values():
+            if not isinstance(p, (RangeParameter, ChoiceParameter, FixedParameter)):
+                raise ValueError(
+                    "BanditNode supports range, choice and fixed parameters, got "
+                    f"{p.name!r} of type {type(p).__name__}."
+                )
+        self.search_space = search_space
+        space = search_space.clone()
+        self.transforms = []
+        for cls in Cont_X_trans:
+            t = cls(search_space=space)
+            if isinstance(t, IntToFloat):
+                # deterministic rounding to the nearest integer: Ax switches to
+                # randomized rounding (global RNG, up to 10^4 tries a point) when a
+                # constraint involves an integer; the membership check below rejects
+                # the rounded points that break a constraint instead, so the seeded
+                # decision set stays the same for the experiment's life
+                t.rounding = "strict"
+            space = t.transform_search_space(space)
+            self.transforms.append(t)
+        #: the GP's coordinates: the transformed parameters, in Ax's order
+        self.names = list(space.parameters)
+
+    @property
+    def dim(self) -> int:
+        """The GP's input dimension (at least 1: an all-fixed space is one point,
+        given one constant coordinate)."""
+        return max(len(self.names), 1)
+
+    def coordinates(self, parameterizations: list[dict[str, Any]]) -> Tensor:
+        """``N x d`` unit-cube coordinates of parameterizations in the user's space."""
+        obs = [ObservationFeatures(parameters=dict(p)) for p in parameterizations]
+        for t in self.transforms:
+            obs = t.transform_observation_features(obs)
+        rows = [[float(o.parameters[n]) for n in self.names] for o in obs]
+        if not self.names:
+            rows = [[0.0] for _ in obs]
+        return torch.tensor(rows, dtype=torch.double).reshape(-1, self.dim)
+
+    def _untransform(self, unit: Tensor) -> list[dict[str, Any]]:
+        obs = [
+            ObservationFeatures(parameters=dict(zip(self.names, row, strict=True)))
+            for row in unit.tolist()
+        ]
+        for t in reversed(self.transforms):
+            obs = t.untransform_observation_features(obs)
+        return [o.parameters for o in obs]
+
+    def _grid(self) -> list[list[Any]] | None:
+        """Every parameter's values when the space is discrete, else ``None``."""
+        axes = []
+        for p in self.search_space.parameters.values():
+            if isinstance(p, FixedParameter):
+                axes.append([p.value])
+            elif isinstance(p, ChoiceParameter):
+                axes.append(list(p.values))
+            elif p.parameter_type == ParameterType.INT:
+                axes.append(list(range(int(p.lower), int(p.upper) + 1)))
+            else:
+                return None
+        return axes
+
+    def decision_set(
+        self, num_candidates: int, seed: int, fixed: dict[str, Any] | None = None
+    ) -> DecisionSet:
+        """The call's decision set (see the module); ``fixed``: features fixed for
+        this call. Raises ``ValueError`` when no point of the space satisfies the
+        constraints (with the fixed features)."""
+        fixed = dict(fixed or {})
+        unknown = sorted(set(fixed) - set(self.search_space.parameters))
+        if unknown:
+            raise ValueError(
+                f"`fixed_parameters` names {unknown}, which are not parameters of the "
+                f"search space {sorted(self.search_space.parameters)}."
+            )
+        names = list(self.search_space.parameters)
+        grid = self._grid()
+        size = math.prod(len(a) for a in grid) if grid is not None else None
+        seen: set[tuple] = set()
+        valid: list[dict[str, Any]] = []
+
+        def admit(batch: list[dict[str, Any]]) -> int:
+            ok = 0
+            for p in batch:
+                p = {**p, **fixed}
+                if not self.search_space.check_membership(
+                    p, raise_error=False, check_all_parameters_present=True
+                ):
+                    continue
+                ok += 1
+                key = tuple(p[n] for n in names)
+                if key not in seen and len(valid) < num_candidates:
+                    seen.add(key)
+                    valid.append(p)
+            return ok
+
+        if size is not None and size <= num_candidates:
+            points = [
+                dict(zip(names, v, strict=True)) for v in itertools.product(*grid)
+            ]
+            accepted, draws = admit(points), size
+        else:
+            from torch.quasirandom import SobolEngine
+
+            engine = SobolEngine(len(self.names), scramble=True, seed=seed)
+            max_draws = DRAWS_PER_CANDIDATE * num_candidates
+            accepted = draws = 0
+            chunk = num_candidates
+            while len(valid) < num_candidates and draws < max_draws:
+                unit = engine.draw(chunk, dtype=torch.double)
+                accepted += admit(self._untransform(unit))
+                draws += chunk
+                chunk = max(num_candidates, 1024)
+        if not valid:
+            constraints = [str(c) for c in self.search_space.parameter_constraints]
+            raise ValueError(
+                f"No point of the search space satisfies its parameter constraints "
+                f"{constraints} with the fixed parameters {fixed} ({draws} points "
+                "tried): BanditNode needs a non-empty decision set; loosen the "
+                "constraints or the fixed parameters."
+            )
+        if len(valid) < num_candidates and size is None:
+            warnings.warn(
+                f"BanditNode's decision set has {len(valid)} of num_candidates="
+                f"{num_candidates} points: only {accepted} of {draws} Sobol points "
+                "satisfied the parameter constraints (or repeated a point).",
+                stacklevel=2,
+            )
+        return DecisionSet(
+            params=valid,
+            unit=self.coordinates(valid),
+            fraction=accepted / max(draws, 1),
+            draws=draws,
+        )

@@ -1,0 +1,123 @@
+"""Argument checks shared by the whole package (one module, one wording).
+
+Every check names the argument as the caller wrote it, its value and what is
+allowed, e.g. ``ValueError: `R` must be a finite number > 0, got R=inf.``; each
+returns the value converted (``float`` / ``int``) so a constructor can store it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from typing import Any
+
+import torch
+from torch import Tensor
+
+__all__ = [
+    "check_choice",
+    "check_count",
+    "check_finite",
+    "check_nonnegative",
+    "check_nonnegative_values",
+    "check_open_unit",
+    "check_positive",
+    "check_round",
+]
+
+
+def _as_float(name: str, value: Any, allowed: str) -> float:
+    """``float(value)`` for a real number (not a bool, a string or a tensor with
+    more than one element), else a ``ValueError`` naming the argument."""
+    if isinstance(value, (bool, str, bytes)) or value is None:
+        raise ValueError(f"`{name}` must be {allowed}, got {name}={value!r}.")
+    try:
+        return float(value)
+    except (TypeError, ValueError, RuntimeError):
+        raise ValueError(f"`{name}` must be {allowed}, got {name}={value!r}.") from None
+
+
+def check_finite(name: str, value: Any, allow_none: bool = False) -> float | None:
+    """A finite real number."""
+    if allow_none and value is None:
+        return None
+    allowed = "a finite number" + (" or None" if allow_none else "")
+    v = _as_float(name, value, allowed)
+    if not math.isfinite(v):
+        raise ValueError(f"`{name}` must be {allowed}, got {name}={value!r}.")
+    return v
+
+
+def check_positive(
+    name: str,
+    value: Any,
+    allow_zero: bool = False,
+    allow_none: bool = False,
+    finite: bool = True,
+) -> float | None:
+    """A number > 0 (``>= 0`` with ``allow_zero``), finite unless ``finite=False``
+    (NaN is always rejected)."""
+    if allow_none and value is None:
+        return None
+    bound = ">= 0" if allow_zero else "> 0"
+    allowed = ("a finite number " if finite else "a number ") + bound
+    allowed += " or None" if allow_none else ""
+    v = _as_float(name, value, allowed)
+    ok = (v >= 0 if allow_zero else v > 0) and (math.isfinite(v) or not finite)
+    if not ok:  # also rejects NaN
+        raise ValueError(f"`{name}` must be {allowed}, got {name}={value!r}.")
+    return v
+
+
+def check_nonnegative(name: str, value: Any, finite: bool = True) -> float:
+    """A number >= 0 (finite unless ``finite=False``)."""
+    return check_positive(name, value, allow_zero=True, finite=finite)
+
+
+def check_nonnegative_values(name: str, value: float | Tensor) -> float | Tensor:
+    """Like :func:`check_nonnegative` but keeps a tensor (one value per batch)."""
+    if isinstance(value, Tensor) and value.ndim > 0:
+        if not bool(torch.all((value >= 0) & torch.isfinite(value))):
+            raise ValueError(
+                f"`{name}` must be finite numbers >= 0, got {name}={value.tolist()!r}."
+            )
+        return value
+    return check_nonnegative(name, value)
+
+
+def check_open_unit(name: str, value: Any) -> float:
+    """A number in the open interval (0, 1) (a confidence such as ``delta``)."""
+    v = _as_float(name, value, "a number in (0, 1)")
+    if not 0.0 < v < 1.0:
+        raise ValueError(f"`{name}` must lie in (0, 1), got {name}={value!r}.")
+    return v
+
+
+def check_count(
+    name: str, value: Any, minimum: int = 0, allow_none: bool = False
+) -> int | None:
+    """An integer >= ``minimum`` (bools are rejected)."""
+    if allow_none and value is None:
+        return None
+    ok = isinstance(value, int) and not isinstance(value, bool) and value >= minimum
+    if not ok:
+        none = " or None" if allow_none else ""
+        raise ValueError(
+            f"`{name}` must be an integer >= {minimum}{none}, got {name}={value!r}."
+        )
+    return value
+
+
+def check_round(name: str, t: Any) -> int:
+    """A round index t >= 1."""
+    return check_count(name, t, minimum=1)
+
+
+def check_choice(name: str, value: Any, allowed: Iterable[Any]) -> Any:
+    """One of ``allowed``."""
+    allowed = tuple(allowed)
+    if value not in allowed:
+        raise ValueError(
+            f"`{name}` must be one of {list(allowed)}, got {name}={value!r}."
+        )
+    return value
