@@ -5,8 +5,9 @@ experiment's data.
 Every call recomputes the round's state from the experiment alone -- the trials in
 index order, their objective and constraint values, which trials are still running
 and when their data arrived, which trials explored uniformly -- so a reloaded
-experiment makes the same next decision as an uninterrupted one (nothing is cached
-on the node; it stores only its constructor arguments).
+experiment makes the same next decision as an uninterrupted one (the node persists
+only its constructor arguments; it caches Ax's transforms and the decision sets,
+pure functions of the search space, the fixed features and the options).
 
 Bandit semantics in Ax (DESIGN.md facts):
 
