@@ -3,9 +3,46 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
+import os
 import sys
 import time
 from collections.abc import Sequence
+
+#: the packages each command needs beyond the core, and the extra that brings them
+NEEDS: dict[str, tuple[tuple[str, str], ...]] = {
+    "demo": (
+        ("ax", "ax"),
+        ("sqlalchemy", "ax"),
+        ("matplotlib", "plot"),
+        ("tqdm", "plot"),
+    ),
+    "ax-check": (("ax", "ax"), ("sqlalchemy", "ax")),
+    "loop-demo": (("matplotlib", "plot"), ("tqdm", "plot")),
+    "reproduce": (("matplotlib", "plot"), ("tqdm", "plot")),
+}
+
+
+class CommandError(Exception):
+    """An error the user can act on: printed as one line, exit code 2."""
+
+
+def _missing(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is None
+    except (ImportError, ValueError):  # a module set to None, a broken package
+        return True
+
+
+def check_extras(command: str) -> None:
+    """Name the ``pip install`` a command needs before it does any work."""
+    missing = [(m, extra) for m, extra in NEEDS.get(command, ()) if _missing(m)]
+    if missing:
+        extras = ",".join(sorted({extra for _, extra in missing}))
+        names = ", ".join(m for m, _ in missing)
+        raise CommandError(
+            f"`{command}` needs {names}: pip install 'botorch-bandits[{extras}]'"
+        )
 
 
 def _positive_int(text: str) -> int:
@@ -19,6 +56,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="botorch-bandits",
         description="Bandit algorithms with regret guarantees for BoTorch and Ax.",
+    )
+    parser.add_argument(
+        "--debug",
+        action="store_true",
+        help="show the full traceback of an error (also: BOTORCH_BANDITS_DEBUG=1)",
     )
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser(
@@ -62,7 +104,9 @@ def build_parser() -> argparse.ArgumentParser:
     loop.add_argument(
         "--kernel", choices=["rbf", "matern52"], default="rbf", help="kernel (rbf)"
     )
-    loop.add_argument("--out", default="runs/demo", help="output folder (runs/demo)")
+    loop.add_argument(
+        "--out", default="runs/loop-demo", help="output folder (runs/loop-demo)"
+    )
     loop.add_argument("--smoke", action="store_true", help="tiny run: T=10, 1 seed")
     loop.add_argument(
         "--no-progress", action="store_true", help="hide the progress bar"
@@ -273,8 +317,36 @@ def _ax_demo(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run a command. An error a user can act on prints one line on stderr and
+    exits 2 (``--debug`` or ``BOTORCH_BANDITS_DEBUG=1``: the traceback instead);
+    Ctrl-C stops cleanly, says how to continue, and exits 130."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    debug = args.debug or os.environ.get("BOTORCH_BANDITS_DEBUG", "") not in ("", "0")
+    if not debug:
+        import logging
+
+        logging.disable(logging.INFO)  # Ax announces its storage at INFO on import
+    try:
+        check_extras(args.command)
+        return _dispatch(args, parser)
+    except KeyboardInterrupt:
+        hint = ""
+        if args.command == "demo":
+            hint = f"; continue with: botorch-bandits demo --resume --out {args.out}"
+        print(f"botorch-bandits: interrupted{hint}", file=sys.stderr)
+        return 130
+    except Exception as err:
+        if debug:
+            raise
+        text = " ".join(str(err).split()) or type(err).__name__
+        print(f"botorch-bandits {args.command}: error: {text}", file=sys.stderr)
+        if not isinstance(err, (CommandError, ValueError, OSError, RuntimeError)):
+            print("(run with --debug for the traceback)", file=sys.stderr)
+        return 2
+
+
+def _dispatch(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if args.command == "reproduce":
         return _reproduce(args, parser)
     if args.command == "demo":

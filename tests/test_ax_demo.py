@@ -120,3 +120,221 @@ def test_sigkill_and_resume_lose_nothing_and_decide_the_same(tmp_path) -> None:
             assert before in resumed
     # ... and the resumed run made the uninterrupted run's decisions and data
     assert resumed == expected
+
+
+# ------------------------------------------------------------------ both halves
+def _both(out: Path, *extra: str) -> list[str]:
+    """The default demo (the bandit half, then Ax's default strategy), small."""
+    return [
+        sys.executable,
+        "-m",
+        "botorch_bandits.cli",
+        "demo",
+        "--trials",
+        "6",
+        "--no-progress",
+        "--out",
+        str(out),
+        *extra,
+    ]
+
+
+def _state(out: Path) -> tuple:
+    return (
+        _trials(out / "demo.db", "demo-igp-ucb"),
+        _trials(out / "demo.db", "demo-ax-default"),
+        (out / "regret.csv").read_text(),
+    )
+
+
+def _kill_after(out: Path, k: int, env: dict) -> None:
+    """Start the demo and SIGKILL its process group once ``k`` trials (over both
+    experiments) are stored COMPLETED."""
+    proc = subprocess.Popen(
+        _both(out),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        start_new_session=True,
+    )
+    deadline = time.time() + 240
+    while _completed(out / "demo.db") < k and proc.poll() is None:
+        assert time.time() < deadline, "the demo made no progress"
+        time.sleep(0.02)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert proc.returncode == -signal.SIGKILL, f"the run ended before {k} trials"
+
+
+#: kill points: completed trials over both halves (6 per half; 6..11 are Ax's)
+KILL_POINTS = (1, 3, 5, 7, 9, 11)
+
+
+def test_sigkill_anywhere_in_either_half_resumes_exactly(tmp_path) -> None:
+    """A real SIGKILL at 6 points spread over both halves; each resumed run ends
+    with the uninterrupted run's trials, stored values and regret.csv (on main
+    a kill in the first half could never be resumed: the second experiment was
+    missing; and Ax's default strategy drifted after a resume)."""
+    env = {**os.environ, "PYTHONWARNINGS": "ignore"}
+    ref = subprocess.run(_both(tmp_path / "whole"), capture_output=True, env=env)
+    assert ref.returncode == 0, ref.stderr[-2000:]
+    expected = _state(tmp_path / "whole")
+    assert len(expected[0]) == len(expected[1]) == 6
+    start = time.time()
+    for k in KILL_POINTS:
+        out = tmp_path / f"killed-{k}"
+        _kill_after(out, k, env)
+        res = subprocess.run(_both(out, "--resume"), capture_output=True, env=env)
+        assert res.returncode == 0, (k, res.stderr[-2000:])
+        assert _state(out) == expected, f"kill after {k} completed trials"
+    print(f"{len(KILL_POINTS)} kill points resumed in {time.time() - start:.1f} s")
+
+
+@pytest.mark.parametrize("stored", ["experiment", "optimization"])
+def test_a_kill_during_the_setup_resumes_with_the_right_strategy(
+    tmp_path, stored
+) -> None:
+    """A kill after ``configure_experiment`` (or ``configure_optimization``) but
+    before the strategy was saved: the resume sets the bandit strategy, never Ax's
+    default under the bandit's label."""
+    from ax import Client, RangeParameterConfig
+
+    from botorch_bandits.ax.sql import sqlite_storage
+
+    (tmp_path / "cut").mkdir()
+    client = Client(storage_config=sqlite_storage(tmp_path / "cut" / "demo.db"))
+    client.configure_experiment(
+        name="demo-igp-ucb",
+        parameters=[
+            RangeParameterConfig(name="x", bounds=(0.0, 1.0), parameter_type="float")
+        ],
+    )
+    if stored == "optimization":
+        client.configure_optimization(objective="f")
+    run_demo(tmp_path / "cut", trials=5, show_progress=False, resume=True)
+    run_demo(tmp_path / "whole", trials=5, show_progress=False)
+    assert _trials(tmp_path / "cut" / "demo.db", "demo-igp-ucb") == _trials(
+        tmp_path / "whole" / "demo.db", "demo-igp-ucb"
+    )
+    from botorch_bandits.ax.sql import load_client
+
+    gs = load_client("demo-igp-ucb", tmp_path / "cut" / "demo.db")._generation_strategy
+    assert gs.name == "Sobol+IGP-UCB"
+
+
+def test_two_resumes_on_one_database_one_proceeds(tmp_path) -> None:
+    env = {**os.environ, "PYTHONWARNINGS": "ignore"}
+    out = tmp_path / "run"
+    _kill_after(out, 2, env)
+    procs = [
+        subprocess.Popen(
+            _both(out, "--resume"),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for _ in range(2)
+    ]
+    results = [(p.wait(timeout=300), p.stderr.read()) for p in procs]
+    codes = sorted(rc for rc, _ in results)
+    assert codes == [0, 2], results
+    err = next(e for rc, e in results if rc == 2)
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "in use by another process" in lines[0], err
+    with sqlite3.connect(out / "demo.db") as con:
+        assert con.execute("pragma integrity_check").fetchone()[0] == "ok"
+        rows = con.execute(
+            'select experiment_id, count(*), count(distinct "index") from trial_v2 '
+            "group by experiment_id"
+        ).fetchall()
+    assert [(n, d) for _, n, d in rows] == [(6, 6), (6, 6)]
+
+
+def _cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "botorch_bandits.cli", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONWARNINGS": "ignore", **(env or {})},
+    )
+
+
+def test_cli_errors_are_one_line(tmp_path) -> None:
+    # --resume on a folder with nothing to resume
+    res = _cli("demo", "--resume", "--out", str(tmp_path / "missing"))
+    assert res.returncode == 2 and len(res.stderr.strip().splitlines()) <= 2
+    assert "Nothing to resume" in res.stderr
+    # a damaged database
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "demo.db").write_bytes(os.urandom(4096))
+    res = _cli("demo", "--resume", "--no-progress", "--out", str(tmp_path / "bad"))
+    assert res.returncode == 2 and len(res.stderr.strip().splitlines()) <= 2
+    assert "not a SQLite database" in res.stderr
+    # a missing extra (simulated: the module is unimportable), before any work
+    res = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; sys.modules['ax'] = None; "
+            "from botorch_bandits.cli import main; "
+            f"sys.exit(main(['demo', '--out', {str(tmp_path / 'x')!r}]))",
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1
+    assert "pip install 'botorch-bandits[ax]'" in res.stderr
+    assert not (tmp_path / "x").exists()
+    # --debug shows the traceback
+    res = _cli("--debug", "demo", "--resume", "--out", str(tmp_path / "missing"))
+    assert res.returncode == 1 and "Traceback" in res.stderr
+
+
+def test_ctrl_c_stops_cleanly_and_says_how_to_resume(tmp_path) -> None:
+    out = tmp_path / "run"
+    proc = subprocess.Popen(
+        _both(out),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONWARNINGS": "ignore"},
+        start_new_session=True,
+    )
+    deadline = time.time() + 240
+    while _completed(out / "demo.db") < 2 and proc.poll() is None:
+        assert time.time() < deadline
+        time.sleep(0.02)
+    os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C reaches the whole process group
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert f"botorch-bandits demo --resume --out {out}" in lines[0]
+
+
+def test_outputs_are_never_written_through_a_symlink(tmp_path) -> None:
+    outside = tmp_path / "outside.csv"
+    outside.write_text("keep me\n")
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "regret.csv").symlink_to(outside)
+    with pytest.raises(ValueError, match="symlink"):
+        run_demo(out, trials=4, show_progress=False)
+    assert outside.read_text() == "keep me\n"
+    assert not (out / "demo.db").exists()  # refused before any work
+
+
+def test_atomic_outputs_replace_whole_files(tmp_path) -> None:
+    from botorch_bandits._io import atomic_open
+
+    target = tmp_path / "a.csv"
+    target.write_text("old\n")
+    with pytest.raises(RuntimeError), atomic_open(target) as fh:
+        fh.write("half")
+        raise RuntimeError("killed mid-write")
+    assert target.read_text() == "old\n"  # never half a file
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.csv"]
+    with atomic_open(target) as fh:
+        fh.write("new\n")
+    assert target.read_text() == "new\n"

@@ -36,6 +36,8 @@ from typing import Any
 
 import numpy as np
 
+from botorch_bandits._io import atomic_open, atomic_path, check_not_symlink
+
 EXPERIMENTS = {"bandit": "demo-igp-ucb", "ax-default": "demo-ax-default"}
 LABELS = {"bandit": "IGP-UCB (botorch_bandits)", "ax-default": "Ax default strategy"}
 
@@ -190,37 +192,74 @@ def run_async(
 # --------------------------------------------------------------------------------------
 # the demo
 # --------------------------------------------------------------------------------------
-def _new_client(name: str, storage: Any, seed: int, strategy: str, fn: DemoFunction):
-    from ax import Client, RangeParameterConfig
+STRATEGY_NAMES = {"bandit": "Sobol+IGP-UCB"}
 
+
+def _bandit_strategy(seed: int, fn: DemoFunction) -> Any:
     from botorch_bandits.ax.generation import bandit_generation_strategy
 
-    client = Client(storage_config=storage, random_seed=seed)
-    client.configure_experiment(
-        name=name,
-        parameters=[
-            RangeParameterConfig(name="x", bounds=(0.0, 1.0), parameter_type="float")
-        ],
+    return bandit_generation_strategy(
+        algorithm="IGP-UCB",
+        num_init=3,
+        seed=seed,
+        pending="hallucinate",
+        kernel="rbf",
+        lengthscale=fn.lengthscale,
+        noise=fn.noise_sd**2,
+        B=fn.rkhs_norm,
+        R=fn.noise_sd,
+        delta=0.1,
+        num_candidates=512,
     )
-    client.configure_optimization(objective="f")
-    if strategy == "bandit":
-        client.set_generation_strategy(
-            bandit_generation_strategy(
-                algorithm="IGP-UCB",
-                num_init=3,
-                seed=seed,
-                pending="hallucinate",
-                kernel="rbf",
-                lengthscale=fn.lengthscale,
-                noise=fn.noise_sd**2,
-                B=fn.rkhs_norm,
-                R=fn.noise_sd,
-                delta=0.1,
-                num_candidates=512,
+
+
+def _complete_setup(client: Any, strategy: str, seed: int, fn: DemoFunction) -> None:
+    """Finish what a killed run may have left unset: the optimization config and the
+    generation strategy (each saved by its own ``Client`` call); a strategy other
+    than the one the half runs is an error, never a silent substitute."""
+    if client._experiment.optimization_config is None:
+        client.configure_optimization(objective="f")
+    gs = client._maybe_generation_strategy
+    want = STRATEGY_NAMES.get(strategy)
+    if gs is None:
+        if client._experiment.trials:
+            raise ValueError(
+                f"Experiment {client._experiment.name!r} has trials but no stored "
+                "generation strategy; it cannot be resumed."
             )
+        if strategy == "bandit":
+            client.set_generation_strategy(_bandit_strategy(seed, fn))
+        else:
+            client.configure_generation_strategy()
+    elif want is not None and gs.name != want:
+        raise ValueError(
+            f"Experiment {client._experiment.name!r} stores the strategy {gs.name!r}, "
+            f"not {want!r}; it cannot be resumed as {LABELS[strategy]}."
         )
+
+
+def _open_client(
+    name: str, storage: Any, seed: int, strategy: str, fn: DemoFunction, resume: bool
+) -> Any:
+    """The half's client: loaded from the file when it holds the experiment (a
+    resumed run, killed at any point of its setup), else created."""
+    from ax import Client, RangeParameterConfig
+
+    from botorch_bandits.ax.sql import _experiment_names, load_client
+
+    if resume and name in _experiment_names():
+        client = load_client(name, storage, random_seed=seed)
     else:
-        client.configure_generation_strategy()
+        client = Client(storage_config=storage, random_seed=seed)
+        client.configure_experiment(
+            name=name,
+            parameters=[
+                RangeParameterConfig(
+                    name="x", bounds=(0.0, 1.0), parameter_type="float"
+                )
+            ],
+        )
+    _complete_setup(client, strategy, seed, fn)
     return client
 
 
@@ -249,7 +288,7 @@ def run_demo(
     ``regret.png`` to ``out_dir``; returns the final cumulative regret per strategy.
     ``stop_after``: stop each strategy after that many completions in this call (a
     stand-in for a kill, for tests)."""
-    from botorch_bandits.ax.sql import load_client, sqlite_storage
+    from botorch_bandits.ax.sql import writer_lock
 
     for name, value, low in (("trials", trials, 4), ("parallelism", parallelism, 1)):
         if isinstance(value, bool) or not isinstance(value, int) or value < low:
@@ -260,10 +299,41 @@ def run_demo(
             f"`strategies` must be among {list(EXPERIMENTS)}, got {unknown!r}."
         )
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     db = out / "demo.db"
     if resume and not db.exists():
         raise FileNotFoundError(f"Nothing to resume: {db} does not exist.")
+    out.mkdir(parents=True, exist_ok=True)
+    for path in (db, out / "regret.csv", out / "regret.png"):
+        check_not_symlink(path)  # before any work, not at the end of the run
+    with writer_lock(db):  # one writer per database, for the whole run
+        return _run_locked(
+            out,
+            db,
+            trials,
+            parallelism,
+            seed,
+            resume,
+            executor,
+            show_progress,
+            strategies,
+            stop_after,
+        )
+
+
+def _run_locked(
+    out: Path,
+    db: Path,
+    trials: int,
+    parallelism: int,
+    seed: int,
+    resume: bool,
+    executor: Executor | None,
+    show_progress: bool,
+    strategies: tuple[str, ...],
+    stop_after: int | None,
+) -> dict[str, float]:
+    from botorch_bandits.ax.sql import sqlite_storage
+
     if not resume and db.exists():
         db.unlink()  # a fresh run replaces the previous one
     storage = sqlite_storage(db)
@@ -272,7 +342,11 @@ def run_demo(
     # (a SIGKILL of this process alone leaves the idle pool workers behind; kill
     # the job's process group, ``kill -9 -PGID``, to stop it whole -- no data
     # lives in the workers)
-    pool = ProcessPoolExecutor(max_workers=parallelism) if own else executor
+    pool = (
+        ProcessPoolExecutor(max_workers=parallelism, initializer=_ignore_sigint)
+        if own
+        else executor
+    )
     logging.disable(logging.INFO)  # Ax logs every trial at INFO
     bar = None
     if show_progress:
@@ -285,11 +359,7 @@ def run_demo(
             warnings.simplefilter("ignore")
             for strategy in strategies:
                 name = EXPERIMENTS[strategy]
-                client = (
-                    load_client(name, storage, random_seed=seed)
-                    if resume
-                    else _new_client(name, storage, seed, strategy, fn)
-                )
+                client = _open_client(name, storage, seed, strategy, fn, resume)
                 if bar is not None:
                     bar.set_postfix_str(LABELS[strategy])
                     done = sum(
@@ -316,8 +386,16 @@ def run_demo(
     return {s: float(c[-1]) for s, c in curves.items()}
 
 
+def _ignore_sigint() -> None:
+    """Pool workers leave Ctrl-C to the main process (which stops the pool and
+    says how to resume): no traceback per worker."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def _write(out: Path, curves: dict[str, np.ndarray], trials: int, parallelism: int):
-    with open(out / "regret.csv", "w", newline="") as fh:
+    with atomic_open(out / "regret.csv", "w", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(["strategy", "trial", "cumulative_regret"])
         for s, c in curves.items():
@@ -338,7 +416,8 @@ def _write(out: Path, curves: dict[str, np.ndarray], trials: int, parallelism: i
     ax.legend()
     ax.grid(alpha=0.3)
     fig.tight_layout()
-    fig.savefig(out / "regret.png", dpi=120)
+    with atomic_path(out / "regret.png") as tmp:
+        fig.savefig(tmp, dpi=120)
     plt.close(fig)
 
 

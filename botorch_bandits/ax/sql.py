@@ -3,7 +3,7 @@ strategy: save with ``ax.Client(storage_config=sqlite_storage(path))`` -- the
 ``Client`` saves every ``get_next_trials`` / ``complete_trial`` -- and continue in
 another process with :func:`load_client`.
 
-Importing this module applies two narrow patches to Ax's SQL store (idempotent, see
+Importing this module applies three narrow patches to Ax's SQL store (idempotent, see
 :func:`install_patches`); every process that saves should import it (using
 :func:`sqlite_storage` or :func:`load_client` does) so that its saves keep what the
 bandit node relies on:
@@ -27,10 +27,18 @@ bandit node relies on:
   ``ExternalGenerationNode`` builds fresh arms, so this is a guard, not a change of
   the stored result.
 
-Not patched: Ax writes each trial's data as ``data.full_df.to_json()`` (pandas'
-default ``double_precision=10``, *decimal places*) and reads it with pandas' fast
-float parser, so a reloaded mean or sem equals the saved one to about 1e-10
-(absolute), not bit for bit (rescale objectives of tiny magnitude).
+* **Exact data.** Ax writes each trial's data as ``data.full_df.to_json()``
+  (pandas' default ``double_precision=10``, *decimal places*) and reads it with
+  pandas' fast float parser, so a reloaded mean was only within about 1e-10 of the
+  saved one -- enough to move the next candidate of a model refitted after a
+  resume (Ax's default strategy drifted by 1e-8, then by 3e-3 a trial later). The
+  patch writes every finite float with Python's round-tripping repr (still the same
+  JSON layout, readable by unpatched Ax) and reads it with pandas'
+  ``precise_float=True``: a reloaded value equals the saved one bit for bit.
+
+:func:`load_client` attaches the loaded experiment and strategy without saving
+them (Ax's ``Client.load_from_database`` saves both on load, rewriting every data
+row of an intact file).
 
 Ax binds one SQL engine per process (``ax.storage.sqa_store.db.SESSION_FACTORY``);
 a ``Client`` does not rebind it. :func:`sqlite_storage` and :func:`load_client`
@@ -40,8 +48,11 @@ the process writes to: use one file at a time in a process.
 
 from __future__ import annotations
 
+import contextlib
+import math
 import os
 import weakref
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -87,23 +98,67 @@ def _own_arms(generator_run: Any) -> None:
         )
 
 
+def _data_to_sqa(self: Any, data: Any, *args: Any, **kw: Any) -> Any:
+    """Ax's row with every finite float written exactly (Python's shortest repr,
+    which round-trips): pandas' ``to_json`` keeps 10 decimal places."""
+    import json
+
+    import pandas as pd
+
+    sqa = _ORIGINALS["data_to_sqa"](self, data, *args, **kw)
+    df = data.full_df
+    obj = json.loads(sqa.data_json)
+    for col in df.columns:
+        if col in obj and pd.api.types.is_float_dtype(df[col]):
+            keys = list(obj[col])
+            for key, value in zip(keys, df[col].tolist(), strict=True):
+                if math.isfinite(value):
+                    obj[col][key] = value
+    sqa.data_json = json.dumps(obj, allow_nan=False)
+    return sqa
+
+
+def _data_from_sqa(self: Any, data_sqa: Any) -> Any:
+    """Ax's decoder with pandas' correctly rounded float parser (``precise_float``):
+    the exact values written by :func:`_data_to_sqa` come back bit for bit."""
+    from io import StringIO
+
+    import pandas as pd
+    from ax.core.data import Data
+
+    df = pd.read_json(StringIO(data_sqa.data_json), dtype=False, precise_float=True)
+    if "trial_index" in df.columns:
+        df["trial_index"] = df["trial_index"].astype(int)
+    if "metric_signature" not in df.columns:
+        df["metric_signature"] = df["metric_name"]
+    dat = Data(df=df)
+    dat.db_id = data_sqa.id
+    return dat
+
+
 def _generator_run_to_sqa(self: Any, generator_run: Any, *args: Any, **kw: Any):
     _own_arms(generator_run)
     return _ORIGINALS["generator_run_to_sqa"](self, generator_run, *args, **kw)
 
 
 def install_patches() -> None:
-    """Apply the two patches described in the module docstring (idempotent; runs
+    """Apply the patches described in the module docstring (idempotent; runs
     on import of this module)."""
     from ax.storage.sqa_store.encoder import Encoder
     from ax.storage.sqa_store.timestamp import IntTimestamp
 
     if _ORIGINALS:
         return
+    from ax.storage.sqa_store.decoder import Decoder
+
     _ORIGINALS["bind"] = IntTimestamp.process_bind_param
     _ORIGINALS["generator_run_to_sqa"] = Encoder.generator_run_to_sqa
+    _ORIGINALS["data_to_sqa"] = Encoder.data_to_sqa
+    _ORIGINALS["data_from_sqa"] = Decoder.data_from_sqa
     IntTimestamp.process_bind_param = _bind_precise
     Encoder.generator_run_to_sqa = _generator_run_to_sqa
+    Encoder.data_to_sqa = _data_to_sqa
+    Decoder.data_from_sqa = _data_from_sqa
 
 
 def uninstall_patches() -> None:
@@ -114,8 +169,12 @@ def uninstall_patches() -> None:
 
     if not _ORIGINALS:
         return
+    from ax.storage.sqa_store.decoder import Decoder
+
     IntTimestamp.process_bind_param = _ORIGINALS.pop("bind")
     Encoder.generator_run_to_sqa = _ORIGINALS.pop("generator_run_to_sqa")
+    Encoder.data_to_sqa = _ORIGINALS.pop("data_to_sqa")
+    Decoder.data_from_sqa = _ORIGINALS.pop("data_from_sqa")
     _ARM_OWNERS.clear()
 
 
@@ -176,6 +235,38 @@ def sqlite_storage(path: str | os.PathLike) -> Any:
 sqlite_storage_config = sqlite_storage
 
 
+class DatabaseBusyError(RuntimeError):
+    """Another process holds the writer lock of a SQLite file."""
+
+
+@contextlib.contextmanager
+def writer_lock(path: str | os.PathLike) -> Iterator[Path]:
+    """Hold the one-writer lock of the SQLite file ``path`` for the block: an
+    exclusive ``flock`` on ``<path>.lock`` (released by the OS when the process
+    dies, even by SIGKILL, so a killed run never leaves a stale lock). A second
+    process gets :class:`DatabaseBusyError` at once, naming the file and the pid
+    that holds it -- never two writers appending trials to one experiment."""
+    import fcntl
+
+    db = _check_path(path, "path")
+    lock = db.with_name(db.name + ".lock")
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "?"
+            raise DatabaseBusyError(
+                f"{db} is in use by another process (pid {holder}): one writer per "
+                "database; wait for it to finish or stop it first."
+            ) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, str(os.getpid()).encode(), 0)
+        yield db
+    finally:
+        os.close(fd)  # releases the lock
+
+
 def _experiment_names() -> list[str]:
     from ax.storage.sqa_store.db import session_scope
     from ax.storage.sqa_store.sqa_classes import SQAExperiment
@@ -228,10 +319,23 @@ def load_client(
             f"`experiment_name`: no experiment {experiment_name!r} in {path}; it "
             f"holds {names}."
         )
-    client = Client.load_from_database(
-        experiment_name, storage_config=StorageConfig(url=url)
+    # Ax's ``Client.load_from_database`` sets the experiment and the strategy
+    # through ``set_experiment`` / ``set_generation_strategy``, which *save* them:
+    # loading an intact file rewrote every data row. Load with Ax's own loader and
+    # attach without saving; later calls save as usual.
+    from ax.api.utils.storage import db_settings_from_storage_config
+    from ax.storage.sqa_store.with_db_settings_base import WithDBSettingsBase
+
+    config = StorageConfig(url=url)
+    loader = WithDBSettingsBase(db_settings=db_settings_from_storage_config(config))
+    experiment, strategy = loader._load_experiment_and_generation_strategy(
+        experiment_name=experiment_name
     )
-    client._random_seed = random_seed
+    client = Client(storage_config=config, random_seed=random_seed)
+    client._maybe_experiment = experiment
+    if strategy is not None:
+        client._maybe_generation_strategy = strategy
+        strategy._experiment = experiment
     return client
 
 
@@ -241,9 +345,11 @@ except ImportError:  # Ax without SQLAlchemy: nothing to patch (the functions ra
     pass
 
 __all__ = [
+    "DatabaseBusyError",
     "install_patches",
     "load_client",
     "sqlite_storage",
     "sqlite_storage_config",
     "uninstall_patches",
+    "writer_lock",
 ]

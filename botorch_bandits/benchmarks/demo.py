@@ -13,6 +13,7 @@ from pathlib import Path
 import torch
 from torch import Tensor
 
+from botorch_bandits._io import atomic_open, atomic_path
 from botorch_bandits.acquisition import GPUCB, IGPUCB, GPThompsonSampling
 from botorch_bandits.benchmarks.problems import FiniteArmProblem, rkhs_function
 from botorch_bandits.beta import GreedyGamma
@@ -92,7 +93,7 @@ def run_bandit(
 
 
 def run_demo(
-    out_dir: str | Path = "runs/demo",
+    out_dir: str | Path = "runs/loop-demo",
     horizon: int = 100,
     seeds: int = 3,
     kernel: str = "rbf",
@@ -141,7 +142,7 @@ def run_demo(
         for name, (mean, se) in stats.items()
         for t in range(horizon)
     ]
-    with open(out / "regret.csv", "w", newline="") as fh:
+    with atomic_open(out / "regret.csv", "w", newline="") as fh:
         writer = csv.writer(fh)
         writer.writerow(
             ["algorithm", "step", "mean_cumulative_regret", "se_cumulative_regret"]
@@ -176,5 +177,6 @@ def _plot(stats: dict[str, tuple[Tensor, Tensor]], path: Path, kernel: str) -> N
     ax.set_title(f"RKHS function ({kernel}, l = 0.2), mean ± s.e.")
     ax.legend()
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=120)
     plt.close(fig)

@@ -28,6 +28,7 @@ from typing import Any
 
 import torch
 
+from botorch_bandits._io import atomic_open, atomic_path
 from botorch_bandits.benchmarks import constrained as C
 from botorch_bandits.benchmarks import piecewise as PW
 from botorch_bandits.benchmarks import problems as P
@@ -725,7 +726,7 @@ def write_csv(result: ReproduceResult, path: Path) -> Path:
     """Long form, one row per (problem, algorithm, step, metric), every step, values
     with 8 significant digits."""
     name = result.experiment.name
-    with open(path, "w", newline="") as fh:
+    with atomic_open(path, "w", newline="") as fh:
         writer = csv.writer(fh)
         writer.writerow(CSV_COLUMNS)
         for job in result.jobs:
@@ -794,7 +795,8 @@ def plot(result: ReproduceResult, path: Path) -> Path:
     title = f"{exp.title}: {result.seeds} seeds, mean ± s.e."
     fig.suptitle(textwrap.fill(title, width=60 * len(panels)), fontsize=10)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=110)
     plt.close(fig)
     return path
 
@@ -821,6 +823,7 @@ def _plot_sweep(result: ReproduceResult, law: Any, path: Path, plt: Any) -> Path
     )
     fig.suptitle(textwrap.fill(title, width=60), fontsize=10)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=110)
     plt.close(fig)
     return path
