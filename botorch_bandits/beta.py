@@ -64,6 +64,7 @@ from botorch_bandits.validation import (
     check_open_unit,
     check_positive,
     check_round,
+    check_tensor,
 )
 
 BetaUnit = Literal["sqrt", "linear"]
@@ -89,11 +90,10 @@ def sigma_multiplier(beta: float | Tensor, unit: BetaUnit) -> float | Tensor:
     Returns:
         :math:`\sqrt{\beta}` for ``"sqrt"``, :math:`\beta` for ``"linear"``.
     """
-    if unit == "sqrt":
-        return beta**0.5
-    if unit == "linear":
-        return beta
-    raise ValueError(f"`unit` must be 'sqrt' or 'linear', got unit={unit!r}.")
+    if unit not in ("sqrt", "linear"):
+        raise ValueError(f"`unit` must be 'sqrt' or 'linear', got unit={unit!r}.")
+    check_nonnegative_values("beta", beta)  # a negative beta has no square root
+    return beta**0.5 if unit == "sqrt" else beta
 
 
 def to_botorch_beta(beta: float | Tensor, unit: BetaUnit) -> float | Tensor:
@@ -265,8 +265,10 @@ def _self_normalized_width(
 # --------------------------------------------------------------------------------------
 def _noise_vector(noise: float | Tensor, K: Tensor) -> Tensor:
     noise_t = torch.as_tensor(noise, dtype=K.dtype, device=K.device)
-    if torch.any(noise_t <= 0) or torch.any(torch.isnan(noise_t)):
-        raise ValueError(f"`noise` (lambda) must be > 0, got noise={noise!r}.")
+    if torch.any(noise_t <= 0) or not bool(torch.isfinite(noise_t).all()):
+        raise ValueError(
+            f"`noise` (lambda) must be finite and > 0, got noise={noise!r}."
+        )
     return noise_t.expand(K.shape[:-1])  # batch_shape x n
 
 
@@ -288,6 +290,7 @@ def information_gain_path(K: Tensor, noise: float | Tensor) -> Tensor:
     Returns:
         ``batch_shape x n`` tensor of cumulative information gains.
     """
+    check_tensor("K", K, min_ndim=2, square=True)
     lam = _noise_vector(noise, K)  # batch_shape x n
     L = torch.linalg.cholesky(K + torch.diag_embed(lam))  # batch_shape x n x n
     diag = L.diagonal(dim1=-2, dim2=-1)  # batch_shape x n
@@ -307,6 +310,7 @@ def information_gain(K: Tensor, noise: float | Tensor) -> Tensor:
     Returns:
         ``batch_shape`` tensor (0 for ``n = 0``).
     """
+    check_tensor("K", K, min_ndim=2, square=True)
     if K.shape[-1] == 0:
         return K.new_zeros(K.shape[:-2])
     return information_gain_path(K, noise)[..., -1]
@@ -325,10 +329,11 @@ def incremental_information_gain(variances: Tensor, noise: float | Tensor) -> Te
     Returns:
         ``batch_shape x T`` tensor of cumulative sums :math:`I_1, \dots, I_T`.
     """
+    check_tensor("variances", variances)
     if torch.any(variances < 0):
         raise ValueError("`variances` must be >= 0 (posterior variances).")
     lam = torch.as_tensor(noise, dtype=variances.dtype, device=variances.device)
-    if torch.any(lam <= 0):
+    if torch.any(lam <= 0) or not bool(torch.isfinite(lam).all()):
         raise ValueError(f"`noise` (lambda) must be > 0, got noise={noise!r}.")
     return (0.5 * torch.log1p(variances / lam)).cumsum(dim=-1)
 
@@ -573,7 +578,7 @@ class GreedyGamma:
     def __init__(self, K: Tensor, noise: float, horizon: int) -> None:
         if K.ndim != 2:
             raise ValueError(f"`K` must be N x N, got shape {tuple(K.shape)}.")
-        self.K = K
+        self.K = check_tensor("K", K, min_ndim=2, square=True)
         self.noise = check_positive("noise", noise)
         self.horizon = check_count("horizon", horizon, minimum=1)
         self.gammas_: Tensor | None = None

@@ -37,14 +37,16 @@ import torch
 from gpytorch.kernels import Kernel
 from torch import Tensor
 
-from botorch_bandits.validation import check_positive, check_round
+from botorch_bandits.validation import check_positive, check_round, check_tensor
 
 
 # --------------------------------------------------------------------------------------
 # schedules (Theorem 3.1 and the experiments of §4)
 # --------------------------------------------------------------------------------------
 def _rate(alpha: float, d: int) -> float:
-    r""":math:`(2\alpha + d) / (2\alpha + d + 1)`."""
+    r""":math:`(2\alpha + d) / (2\alpha + d + 1)` (``alpha > 0``, ``d >= 1``)."""
+    check_positive("alpha", alpha)
+    check_round("d", d)
     return (2 * alpha + d) / (2 * alpha + d + 1)
 
 
@@ -113,6 +115,7 @@ def finite_domain(points: Tensor, volume: float | None = None) -> IntegrationDom
     (``volume`` default 1: the mean over the set). For the paper's 1000-point grid
     of [0, 5], ``volume=5`` gives the midpoint rule of :math:`\int_0^5`, whose error
     for the smooth (Matérn-5/2) means is :math:`O(N^{-2})` relative."""
+    check_tensor("points", points)
     if points.ndim != 2 or points.shape[0] < 1:
         raise ValueError(
             f"`points` must be N x d with N >= 1, got {tuple(points.shape)}."
@@ -177,7 +180,8 @@ class ChangePointDetector:
         self.kernel = kernel
         self.domain = domain
         self.c = check_positive("c", c)
-        self.alpha, self.d = float(alpha), int(d)
+        self.alpha = check_positive("alpha", alpha)
+        self.d = check_round("d", d)
         if threshold is None:
             threshold = lambda n: cpd_threshold(n, 2.6, self.alpha, self.d)  # noqa: E731
         elif isinstance(threshold, (int, float)):

@@ -27,7 +27,12 @@ from typing import Any, Literal
 import torch
 from torch import Tensor
 
-from botorch_bandits.validation import check_positive
+from botorch_bandits.validation import (
+    check_nonnegative,
+    check_open_unit,
+    check_positive,
+    check_tensor,
+)
 
 Clock = Literal["iteration", "time"]
 
@@ -221,10 +226,8 @@ def sdf_beta(
         ("R", R),
         ("B_y", B_y),
     ):
-        if not float(value) >= 0:
-            raise ValueError(f"`{name}` must be >= 0, got {name}={value!r}.")
-    if not 0 < delta < 1:
-        raise ValueError(f"`delta` must lie in (0, 1), got delta={delta!r}.")
+        check_nonnegative(name, value)
+    check_open_unit("delta", delta)
     return B_f + (R + B_y) * math.sqrt(2.0 * (gamma_prev + 1.0 + math.log(2.0 / delta)))
 
 
@@ -233,8 +236,8 @@ def sdf_inflation(recent_sigmas: Tensor, B_y: float) -> Tensor:
     GP-UCB-SDF for the (up to) ``m`` most recent queries, whose feedback may still be
     censored. ``recent_sigmas``: ``... x m`` posterior standard deviations at those
     queries under the current model; returns ``...``."""
-    if not float(B_y) >= 0:
-        raise ValueError(f"`B_y` must be >= 0, got B_y={B_y!r}.")
+    check_nonnegative("B_y", B_y)
+    check_tensor("recent_sigmas", recent_sigmas)
     if bool((recent_sigmas < 0).any()):
         raise ValueError("`recent_sigmas` are standard deviations and must be >= 0.")
     return B_y * recent_sigmas.sum(-1)

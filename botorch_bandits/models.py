@@ -19,7 +19,7 @@ from linear_operator.operators import DenseLinearOperator, DiagLinearOperator
 from torch import Tensor
 
 from botorch_bandits._matching import match_points
-from botorch_bandits.validation import check_count, check_positive
+from botorch_bandits.validation import check_count, check_positive, check_tensor
 
 
 def make_kernel(
@@ -51,6 +51,13 @@ def one_thread() -> Iterator[None]:
         torch.set_num_threads(threads)
 
 
+def _noise_floor(dtype: torch.dtype) -> float:
+    """GPyTorch's smallest fixed noise for ``dtype`` (``settings.min_fixed_noise``)."""
+    from gpytorch.settings import min_fixed_noise
+
+    return float(min_fixed_noise.value(dtype))
+
+
 def fixed_gp(
     train_X: Tensor, train_Y: Tensor, kernel: Kernel, noise: float
 ) -> SingleTaskGP:
@@ -64,12 +71,33 @@ def fixed_gp(
         kernel: The kernel ``k`` (its hyperparameters are used as they are).
         noise: :math:`\lambda > 0`.
     """
-    if not noise > 0:
-        raise ValueError(f"`noise` (lambda) must be > 0, got noise={noise!r}.")
-    if train_Y.ndim != train_X.ndim or train_Y.shape[-1] != 1:
+    check_positive("noise", noise)
+    check_tensor("train_X", train_X, min_ndim=2)
+    check_tensor("train_Y", train_Y, min_ndim=2)
+    if not isinstance(kernel, Kernel):
+        raise ValueError(
+            f"`kernel` must be a gpytorch Kernel, got kernel={kernel!r} of type "
+            f"{type(kernel).__name__}."
+        )
+    if (
+        train_Y.ndim != train_X.ndim
+        or train_Y.shape[-1] != 1
+        or train_Y.shape[:-1] != train_X.shape[:-1]
+    ):
         raise ValueError(
             "`train_Y` must be batch_shape x n x 1 matching `train_X`, got shapes "
             f"{tuple(train_X.shape)} and {tuple(train_Y.shape)}."
+        )
+    if train_X.dtype != train_Y.dtype:
+        raise ValueError(
+            f"`train_X` and `train_Y` must share a dtype, got train_X.dtype="
+            f"{train_X.dtype} and train_Y.dtype={train_Y.dtype}."
+        )
+    floor = _noise_floor(train_X.dtype)
+    if noise < floor:
+        raise ValueError(
+            f"`noise` must be >= {floor:g} for {train_X.dtype} (GPyTorch's floor on a "
+            f"fixed noise, which it would use silently instead), got noise={noise!r}."
         )
     model = SingleTaskGP(
         train_X,
@@ -183,6 +211,7 @@ class FiniteArmGP(Model):
         keep_root: bool = False,
     ) -> None:
         super().__init__()
+        check_tensor("arms", arms, min_ndim=2)
         if arms.ndim not in (2, 3) or arms.shape[-2] < 1:
             raise ValueError(
                 "`arms` must be N x d (shared) or S x N x d (per seed) with N >= 1, "
@@ -216,9 +245,11 @@ class FiniteArmGP(Model):
             with torch.no_grad():
                 K = kernel.to(arms)(arms).to_dense()
         noise_t = torch.as_tensor(noise, dtype=arms.dtype, device=arms.device)
-        if noise_t.numel() not in (1, S) or not bool(torch.all(noise_t > 0)):
+        if noise_t.numel() not in (1, S) or not bool(
+            torch.all((noise_t > 0) & torch.isfinite(noise_t))
+        ):
             raise ValueError(
-                "`noise` (lambda) must be > 0: a number or one value per seed "
+                "`noise` (lambda) must be finite and > 0: a number or one value per seed "
                 f"({S}), got noise={noise!r}."
             )
         self.register_buffer("arms", arms)
@@ -425,7 +456,18 @@ class FiniteArmGP(Model):
             and arm_idx.shape == (S,)
             and arm_idx.device == cov.device
         ):
-            arm_idx = torch.as_tensor(arm_idx, device=cov.device).reshape(S).long()
+            raw = torch.as_tensor(arm_idx, device=cov.device)
+            if raw.is_floating_point() and not bool((raw == raw.round()).all()):
+                raise ValueError(
+                    f"`arm_idx` must be integer arm indices, got arm_idx={arm_idx!r} "
+                    "(a fractional index is not an arm)."
+                )
+            if raw.numel() != S:
+                raise ValueError(
+                    f"`arm_idx` must have one index per seed ({S}), got "
+                    f"arm_idx={arm_idx!r}."
+                )
+            arm_idx = raw.reshape(S).long()
         if not (isinstance(y, Tensor) and y.dtype == cov.dtype and y.shape == (S,)):
             y = torch.as_tensor(y, dtype=cov.dtype, device=cov.device).reshape(S)
         # validate on the host: one transfer each, no per-check device syncs

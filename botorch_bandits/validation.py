@@ -121,3 +121,36 @@ def check_choice(name: str, value: Any, allowed: Iterable[Any]) -> Any:
             f"`{name}` must be one of {list(allowed)}, got {name}={value!r}."
         )
     return value
+
+
+def check_tensor(
+    name: str,
+    value: Any,
+    min_ndim: int = 1,
+    square: bool = False,
+    floating: bool = True,
+    finite: bool = True,
+) -> Tensor:
+    """A tensor with at least ``min_ndim`` dimensions (the last two equal with
+    ``square``), of a floating dtype, with finite entries."""
+    if not isinstance(value, Tensor):
+        raise ValueError(
+            f"`{name}` must be a torch.Tensor, got {name} of type "
+            f"{type(value).__name__}."
+        )
+    shape = tuple(value.shape)
+    if value.ndim < min_ndim:
+        raise ValueError(
+            f"`{name}` must have at least {min_ndim} dimensions, got {name} of "
+            f"shape {shape}."
+        )
+    if square and shape[-1] != shape[-2]:
+        raise ValueError(f"`{name}` must be square (... x n x n), got shape {shape}.")
+    if floating and not value.is_floating_point():
+        raise ValueError(
+            f"`{name}` must have a floating dtype (float32 / float64), got "
+            f"{name}.dtype={value.dtype}."
+        )
+    if finite and value.is_floating_point() and not bool(torch.isfinite(value).all()):
+        raise ValueError(f"`{name}` must be finite (no NaN or inf).")
+    return value

@@ -116,3 +116,18 @@ def batch_multiplier(value: float | Tensor, like: Tensor) -> Tensor:
     broadcasts against ``like`` (``(b1 x ... x bk) x 1``, model batch dims last)."""
     mult = torch.as_tensor(value, dtype=like.dtype, device=like.device)
     return mult.unsqueeze(-1) if mult.ndim > 0 else mult
+
+
+def model_input_dim(model: Any) -> int | None:
+    """The model's input dimension ``d`` when it can be read cheaply (a finite-arm
+    engine's arms, a GPyTorch model's training inputs), else ``None``."""
+    arms = getattr(model, "arms", None)
+    if isinstance(arms, Tensor):
+        return int(arms.shape[-1])
+    try:
+        inputs = model.train_inputs
+    except Exception:  # no inputs, or none readable (e.g. uneven seeds)
+        return None
+    if isinstance(inputs, tuple) and inputs and isinstance(inputs[0], Tensor):
+        return int(inputs[0].shape[-1])
+    return None

@@ -27,6 +27,7 @@ from torch import Tensor
 
 from botorch_bandits import beta as schedules
 from botorch_bandits import validation
+from botorch_bandits.acquisition._common import model_input_dim
 from botorch_bandits.acquisition.thompson import GPThompsonSampling
 from botorch_bandits.acquisition.ucb import _ScheduledUCB
 from botorch_bandits.delays import sdf_beta, sdf_inflation
@@ -45,9 +46,16 @@ class _SDFMixin:
         gamma: Any,
         beta: float | None,
     ) -> None:
+        validation.check_tensor("recent", recent, min_ndim=1)
         if recent.ndim < 2:
             raise ValueError(
                 f"`recent` must be m x d (the last m queries), got shape {tuple(recent.shape)}."
+            )
+        d = model_input_dim(self.model)
+        if d is not None and recent.shape[-1] != d:
+            raise ValueError(
+                f"`recent` must have the model's input dimension d={d}, got shape "
+                f"{tuple(recent.shape)}."
             )
         validation.check_nonnegative("B_y", B_y)
         validation.check_open_unit("delta", delta)
@@ -64,8 +72,7 @@ class _SDFMixin:
                     "The beta_t schedule needs `B_f` and `R` (or pass a constant `beta`)."
                 )
             for name, value in (("B_f", B_f), ("R", R)):
-                if not bool(torch.all(torch.as_tensor(value) >= 0)):
-                    raise ValueError(f"`{name}` must be >= 0, got {name}={value!r}.")
+                validation.check_nonnegative_values(name, value)
             self.__dict__.update(
                 B_f=B_f if isinstance(B_f, Tensor) and B_f.numel() > 1 else float(B_f),
                 R=R if isinstance(R, Tensor) and R.numel() > 1 else float(R),

@@ -51,11 +51,13 @@ from linear_operator.utils.warnings import NumericalWarning
 from torch import Size, Tensor
 
 from botorch_bandits import beta as schedules
+from botorch_bandits import validation
 from botorch_bandits._matching import match_points
 from botorch_bandits.acquisition._common import (
     RoundScheduleMixin,
     batch_multiplier,
     check_round,
+    model_input_dim,
 )
 from botorch_bandits.acquisition.ucb import _scale_arguments
 
@@ -198,6 +200,13 @@ class GPThompsonSampling(RoundScheduleMixin, AcquisitionFunction):
                 raise ValueError(
                     "sampler='exact' needs `candidates` (an N x d tensor)."
                 )
+            validation.check_tensor("candidates", candidates, min_ndim=2)
+            d = model_input_dim(model)
+            if d is not None and candidates.shape[-1] != d:
+                raise ValueError(
+                    f"`candidates` must have the model's input dimension d={d}, got "
+                    f"shape {tuple(candidates.shape)}."
+                )
             if candidates.ndim < 2 or candidates.shape[-2] < 1:
                 raise ValueError(
                     "`candidates` must be an N x d tensor (or batch_shape x N x d, one "
@@ -221,8 +230,7 @@ class GPThompsonSampling(RoundScheduleMixin, AcquisitionFunction):
             raise UnsupportedError(
                 "Multi-output models need a `posterior_transform` to give one objective."
             )
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
-            raise ValueError(f"`seed` must be an integer or None, got seed={seed!r}.")
+        validation.check_count("seed", seed, 0, allow_none=True)
         self.sampler = sampler
         self.num_features = num_features
         self.seed = seed

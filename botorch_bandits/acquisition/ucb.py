@@ -183,6 +183,8 @@ class GPUCB(_ScheduledUCB):
                 f"got schedule={schedule!r}."
             )
         missing = [k for k, v in required[schedule].items() if v is None]
+        if beta is not None:  # a constant beta: checked before the schedule's needs
+            validation.check_nonnegative("beta", beta)
         if missing:
             raise ValueError(
                 f"schedule={schedule!r} needs {', '.join(f'`{m}`' for m in missing)}."
