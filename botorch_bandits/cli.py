@@ -193,7 +193,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _reproduce(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from botorch_bandits.benchmarks.reproduce import EXPERIMENTS, reproduce
+    from botorch_bandits.benchmarks.reproduce import (
+        EXPERIMENTS,
+        problem_label,
+        reproduce,
+    )
 
     if args.list:
         for name in EXPERIMENTS:
@@ -250,7 +254,7 @@ def _reproduce(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
                 for t in marks
             )
             print(
-                f"  {job['problem']:26s} {job['algorithm']:11s}{cells}"
+                f"  {problem_label(job['problem'], job['steps']):26s} {job['algorithm']:11s}{cells}"
                 f"{float(bv_mean[-1]):>12.5f} ± {float(bv_se[-1]):<7.5f}"
                 f"{float(iw_mean[-1]):>12.5f} ± {float(iw_se[-1]):<7.5f}"
             )
@@ -272,7 +276,10 @@ def _reproduce(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
                 f"{float(v[t - 1]):.3f}±{float(v_se[t - 1]):.3f}"
                 for t in checkpoints
             )
-            print(f"  {job['problem']:12s} {job['algorithm']:8s} {cells}")
+            print(
+                f"  {problem_label(job['problem'], job['steps']):12s} "
+                f"{job['algorithm']:8s} {cells}"
+            )
     piecewise = [j for j in result.jobs if "detection_delays" in j]
     if piecewise:
         print(
@@ -282,7 +289,8 @@ def _reproduce(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
             delays = job["detection_delays"]
             mean = f"{sum(delays) / len(delays):7.1f}" if delays else "     --"
             print(
-                f"  {job['problem']:15s} {job['algorithm']:19s} detected {len(delays):4d}, "
+                f"  {problem_label(job['problem'], job['steps']):15s} "
+                f"{job['algorithm']:19s} detected {len(delays):4d}, "
                 f"delay {mean} steps, missed {job['missed_changes']:4d}, false "
                 f"{job['false_alarms']:4d}; uniform steps per seed {job['uniform_steps']:.1f}"
             )

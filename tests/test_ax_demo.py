@@ -338,3 +338,50 @@ def test_atomic_outputs_replace_whole_files(tmp_path) -> None:
     with atomic_open(target) as fh:
         fh.write("new\n")
     assert target.read_text() == "new\n"
+
+
+def test_loading_never_writes(tmp_path) -> None:
+    """On main ``load_client`` rewrote every data row of an intact file (Ax's
+    ``load_from_database`` saves what it loads)."""
+    from botorch_bandits.ax.sql import load_client
+
+    run_demo(tmp_path, trials=4, show_progress=False, strategies=("bandit",))
+    db = tmp_path / "demo.db"
+
+    def snapshot() -> dict:
+        with sqlite3.connect(db) as con:
+            tables = [
+                t
+                for (t,) in con.execute(
+                    "select name from sqlite_master where type='table'"
+                )
+            ]
+            return {t: con.execute(f"select * from {t}").fetchall() for t in tables}
+
+    before = snapshot()
+    client = load_client("demo-igp-ucb", db)
+    assert len(client._experiment.trials) == 4
+    assert snapshot() == before
+    assert db.stat().st_size > 0
+
+
+def test_reloaded_data_is_exact(tmp_path) -> None:
+    """Values come back bit for bit (Ax alone keeps 10 decimal places)."""
+    from ax import Client, RangeParameterConfig
+
+    from botorch_bandits.ax.sql import load_client, sqlite_storage
+
+    client = Client(storage_config=sqlite_storage(tmp_path / "x.db"), random_seed=0)
+    client.configure_experiment(
+        name="exact",
+        parameters=[
+            RangeParameterConfig(name="x", bounds=(0.0, 1.0), parameter_type="float")
+        ],
+    )
+    client.configure_optimization(objective="f")
+    values = [0.1 + 1e-13, 1 / 3, -2.718281828459045e-7, 123456.78901234567]
+    for v in values:
+        ((idx, _),) = client.get_next_trials(max_trials=1).items()
+        client.complete_trial(trial_index=idx, raw_data={"f": v})
+    df = load_client("exact", tmp_path / "x.db")._experiment.lookup_data().df
+    assert df.sort_values("trial_index")["mean"].tolist() == values

@@ -185,3 +185,22 @@ def test_dask_local_cluster_matches_local_run(tmp_path) -> None:
             a["final_cumulative_regret"], b["final_cumulative_regret"], rtol=1e-10
         )
     assert (tmp_path / "chowdhury2017-fig2.csv").exists()
+
+
+def test_smoke_runs_are_labelled_with_the_sizes_that_ran(tmp_path) -> None:
+    """A smoke run of the T = 900..2400 sweep names the horizons it ran (the CSV's
+    problems, the plot's title), not the paper's."""
+    import csv
+
+    from botorch_bandits.benchmarks.reproduce import _run_title, reproduce
+
+    result = reproduce(
+        "avanesov-fig1", smoke=True, seeds=1, out=tmp_path, show_progress=False
+    )
+    with open(tmp_path / "avanesov-fig1.csv") as fh:
+        problems = {row["problem"] for row in csv.DictReader(fh)}
+    steps = sorted({j["steps"] for j in result.jobs})
+    assert problems == {f"pw-K3-T{t}" for t in steps}
+    assert max(steps) <= 60
+    title = _run_title(result)
+    assert f"T = {steps[0]}..{steps[-1]}" in title and "reduced size" in title

@@ -99,6 +99,37 @@ PIECEWISE_SETTINGS: dict[str, tuple[int, int]] = {
 }
 """Piecewise-stationary problems (Avanesov §4): name -> (pieces K, horizon T)."""
 
+PROBLEM_TITLES: dict[str, str] = {
+    "rkhs-se": "RKHS function, SE kernel",
+    "rkhs-matern52": "RKHS function, Matérn-5/2 kernel",
+    "gp-se": "GP sample, SE kernel",
+    "gp-matern52": "GP sample, Matérn-5/2 kernel",
+    "rosenbrock": "Rosenbrock",
+    "hartmann3": "Hartmann-3",
+    "gp-se-grid1000": "GP sample on a 1000-point grid, SE kernel",
+    "e1": "App. E.1, exact g",
+    "e1-noisy-g": "App. E.1, noisy g",
+    "e2": "App. E.2, exact g",
+    "e2-noisy-g": "App. E.2, noisy g",
+}
+"""Readable titles of the problems (plots say these, not the internal names)."""
+
+
+def problem_title(problem: str, steps: int) -> str:
+    """A problem's title with the horizon that actually ran."""
+    if problem in PIECEWISE_SETTINGS:
+        return f"K = {PIECEWISE_SETTINGS[problem][0]} pieces, T = {steps}"
+    return f"{PROBLEM_TITLES.get(problem, problem)}, T = {steps}"
+
+
+def problem_label(problem: str, steps: int) -> str:
+    """The CSV's problem name: a piecewise problem's name carries its horizon, so it
+    names the horizon that actually ran (``pw-K3-T22`` in a smoke run, not T900)."""
+    if problem in PIECEWISE_SETTINGS:
+        return f"pw-K{PIECEWISE_SETTINGS[problem][0]}-T{steps}"
+    return problem
+
+
 DELAYED_CSV_METRICS = (
     "simple_regret",
     "simple_regret_in_window",
@@ -496,7 +527,12 @@ def _constrained_name(algorithm: str, epoch_length: int) -> tuple[str, int]:
 
 
 def _init_worker() -> None:
+    """One torch thread per worker; Ctrl-C is left to the main process (which stops
+    the pool and prints one line), so no worker prints a traceback."""
+    import signal
+
     torch.set_num_threads(1)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 @dataclass
@@ -519,7 +555,7 @@ class ReproduceResult:
             half = avg[max(mean.shape[0] // 2 - 1, 0)]
             rows.append(
                 (
-                    job["problem"],
+                    problem_label(job["problem"], job["steps"]),
                     job["algorithm"],
                     float(mean[-1]),
                     float(se[-1]),
@@ -615,7 +651,13 @@ def reproduce(
             jobs = [run_job(**spec, progress=bar, threads=None) for spec in specs]
         else:
             with ProcessPoolExecutor(max_workers=n, initializer=_init_worker) as pool:
-                jobs = _run_executor(pool, specs, bar, T)
+                try:
+                    jobs = _run_executor(pool, specs, bar, T)
+                except KeyboardInterrupt:  # the workers ignore it: stop them now
+                    for proc in list((pool._processes or {}).values()):
+                        proc.terminate()
+                    pool.shutdown(wait=False, cancel_futures=True)
+                    raise
     if bar is not None:
         bar.close()
     order = {(s["problem"], s["algorithm"]): i for i, s in enumerate(specs)}
@@ -735,7 +777,7 @@ def write_csv(result: ReproduceResult, path: Path) -> Path:
                 writer.writerows(
                     (
                         name,
-                        job["problem"],
+                        problem_label(job["problem"], job["steps"]),
                         job["algorithm"],
                         step,
                         metric,
@@ -786,19 +828,31 @@ def plot(result: ReproduceResult, path: Path) -> Path:
             label = exp.labels.get(job["algorithm"], job["algorithm"])
             ax.plot(steps, mean, label=label)
             ax.fill_between(steps, mean - se, mean + se, alpha=0.2)
-        ax.set_title(problem)
+        steps_run = next(j["steps"] for j in result.jobs if j["problem"] == problem)
+        ax.set_title(problem_title(problem, steps_run))
         ax.set_xlabel("step t")
         ax.set_ylabel(metrics[metric])
         if metric == "simple_regret":  # spans 1 .. 1e-5 and reaches 0: linear near 0
             ax.set_yscale("symlog", linthresh=1e-4)
         ax.legend(fontsize=8)
-    title = f"{exp.title}: {result.seeds} seeds, mean ± s.e."
+    title = f"{_run_title(result)}: {result.seeds} seeds, mean ± s.e."
     fig.suptitle(textwrap.fill(title, width=60 * len(panels)), fontsize=10)
     fig.tight_layout()
     with atomic_path(path) as tmp:
         fig.savefig(tmp, dpi=110)
     plt.close(fig)
     return path
+
+
+def _run_title(result: ReproduceResult) -> str:
+    """The experiment's title, or -- for a run at other sizes than the paper's (a
+    smoke run, ``--horizon``) -- one that says which horizons actually ran."""
+    exp = result.experiment
+    if result.horizon == exp.horizon:
+        return exp.title
+    steps = sorted({int(j["steps"]) for j in result.jobs})
+    ran = f"T = {steps[0]}" if len(steps) == 1 else f"T = {steps[0]}..{steps[-1]}"
+    return f"{exp.name} at reduced size ({ran}; the paper's setting: {exp.title})"
 
 
 def _plot_sweep(result: ReproduceResult, law: Any, path: Path, plt: Any) -> Path:
@@ -818,7 +872,7 @@ def _plot_sweep(result: ReproduceResult, law: Any, path: Path, plt: Any) -> Path
     ax.set_ylabel("dynamic regret R_T")
     ax.legend(fontsize=8)
     title = (
-        f"{exp.title}: {result.seeds} seeds; exponent 95% CI "
+        f"{_run_title(result)}: {result.seeds} seeds; exponent 95% CI "
         f"({law.ci[0]:.3f}, {law.ci[1]:.3f})"
     )
     fig.suptitle(textwrap.fill(title, width=60), fontsize=10)
