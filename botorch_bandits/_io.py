@@ -1,14 +1,16 @@
-"""Output files, written atomically and never through a symlink.
+"""The commands' plumbing: output files and worker processes.
 
 A command's outputs (CSV, PNG) are written to a temporary file in the same folder
 and renamed over the target (``os.replace``, atomic on POSIX): a reader or a killed
 run never sees half a file. A target that is a symlink is refused -- writing
-through it would change a file outside the output folder."""
+through it would change a file outside the output folder. Pool workers leave Ctrl-C
+to the main process (:func:`ignore_sigint`)."""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -49,3 +51,9 @@ def atomic_open(path: str | os.PathLike, mode: str = "w", **kwargs) -> Iterator:
     :func:`atomic_path`)."""
     with atomic_path(path) as tmp, open(tmp, mode, **kwargs) as fh:
         yield fh
+
+
+def ignore_sigint() -> None:
+    """A pool worker's initializer: Ctrl-C is left to the main process, which stops
+    the pool and prints one line -- no traceback per worker."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)

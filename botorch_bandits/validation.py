@@ -49,29 +49,23 @@ def check_finite(name: str, value: Any, allow_none: bool = False) -> float | Non
 
 
 def check_positive(
-    name: str,
-    value: Any,
-    allow_zero: bool = False,
-    allow_none: bool = False,
-    finite: bool = True,
+    name: str, value: Any, allow_zero: bool = False, allow_none: bool = False
 ) -> float | None:
-    """A number > 0 (``>= 0`` with ``allow_zero``), finite unless ``finite=False``
-    (NaN is always rejected)."""
+    """A finite number > 0 (``>= 0`` with ``allow_zero``)."""
     if allow_none and value is None:
         return None
     bound = ">= 0" if allow_zero else "> 0"
-    allowed = ("a finite number " if finite else "a number ") + bound
-    allowed += " or None" if allow_none else ""
+    allowed = f"a finite number {bound}" + (" or None" if allow_none else "")
     v = _as_float(name, value, allowed)
-    ok = (v >= 0 if allow_zero else v > 0) and (math.isfinite(v) or not finite)
+    ok = (v >= 0 if allow_zero else v > 0) and math.isfinite(v)
     if not ok:  # also rejects NaN
         raise ValueError(f"`{name}` must be {allowed}, got {name}={value!r}.")
     return v
 
 
-def check_nonnegative(name: str, value: Any, finite: bool = True) -> float:
-    """A number >= 0 (finite unless ``finite=False``)."""
-    return check_positive(name, value, allow_zero=True, finite=finite)
+def check_nonnegative(name: str, value: Any) -> float:
+    """A finite number >= 0."""
+    return check_positive(name, value, allow_zero=True)
 
 
 def check_nonnegative_values(name: str, value: float | Tensor) -> float | Tensor:
@@ -124,12 +118,7 @@ def check_choice(name: str, value: Any, allowed: Iterable[Any]) -> Any:
 
 
 def check_tensor(
-    name: str,
-    value: Any,
-    min_ndim: int = 1,
-    square: bool = False,
-    floating: bool = True,
-    finite: bool = True,
+    name: str, value: Any, min_ndim: int = 1, square: bool = False
 ) -> Tensor:
     """A tensor with at least ``min_ndim`` dimensions (the last two equal with
     ``square``), of a floating dtype, with finite entries."""
@@ -146,11 +135,11 @@ def check_tensor(
         )
     if square and shape[-1] != shape[-2]:
         raise ValueError(f"`{name}` must be square (... x n x n), got shape {shape}.")
-    if floating and not value.is_floating_point():
+    if not value.is_floating_point():
         raise ValueError(
             f"`{name}` must have a floating dtype (float32 / float64), got "
             f"{name}.dtype={value.dtype}."
         )
-    if finite and value.is_floating_point() and not bool(torch.isfinite(value).all()):
+    if not bool(torch.isfinite(value).all()):
         raise ValueError(f"`{name}` must be finite (no NaN or inf).")
     return value

@@ -131,3 +131,13 @@ def model_input_dim(model: Any) -> int | None:
     if isinstance(inputs, tuple) and inputs and isinstance(inputs[0], Tensor):
         return int(inputs[0].shape[-1])
     return None
+
+
+def check_input_dim(name: str, X: Tensor, model: Any) -> None:
+    """``X``'s last dimension must be the model's input dimension (when readable)."""
+    d = model_input_dim(model)
+    if d is not None and X.shape[-1] != d:
+        raise ValueError(
+            f"`{name}` must have the model's input dimension d={d}, got shape "
+            f"{tuple(X.shape)}."
+        )

@@ -27,7 +27,7 @@ from torch import Tensor
 
 from botorch_bandits import beta as schedules
 from botorch_bandits import validation
-from botorch_bandits.acquisition._common import model_input_dim
+from botorch_bandits.acquisition._common import check_input_dim
 from botorch_bandits.acquisition.thompson import GPThompsonSampling
 from botorch_bandits.acquisition.ucb import _ScheduledUCB
 from botorch_bandits.delays import sdf_beta, sdf_inflation
@@ -51,12 +51,7 @@ class _SDFMixin:
             raise ValueError(
                 f"`recent` must be m x d (the last m queries), got shape {tuple(recent.shape)}."
             )
-        d = model_input_dim(self.model)
-        if d is not None and recent.shape[-1] != d:
-            raise ValueError(
-                f"`recent` must have the model's input dimension d={d}, got shape "
-                f"{tuple(recent.shape)}."
-            )
+        check_input_dim("recent", recent, self.model)
         validation.check_nonnegative("B_y", B_y)
         validation.check_open_unit("delta", delta)
         if beta is not None:

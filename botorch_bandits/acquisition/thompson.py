@@ -56,8 +56,8 @@ from botorch_bandits._matching import match_points
 from botorch_bandits.acquisition._common import (
     RoundScheduleMixin,
     batch_multiplier,
+    check_input_dim,
     check_round,
-    model_input_dim,
 )
 from botorch_bandits.acquisition.ucb import _scale_arguments
 
@@ -201,12 +201,7 @@ class GPThompsonSampling(RoundScheduleMixin, AcquisitionFunction):
                     "sampler='exact' needs `candidates` (an N x d tensor)."
                 )
             validation.check_tensor("candidates", candidates, min_ndim=2)
-            d = model_input_dim(model)
-            if d is not None and candidates.shape[-1] != d:
-                raise ValueError(
-                    f"`candidates` must have the model's input dimension d={d}, got "
-                    f"shape {tuple(candidates.shape)}."
-                )
+            check_input_dim("candidates", candidates, model)
             if candidates.ndim < 2 or candidates.shape[-2] < 1:
                 raise ValueError(
                     "`candidates` must be an N x d tensor (or batch_shape x N x d, one "

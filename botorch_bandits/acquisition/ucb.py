@@ -208,7 +208,7 @@ class GPUCB(_ScheduledUCB):
         self.dim, self.a, self.b, self.r = dim, a, b, r
         self.B = B
         self.beta_scale = float(beta_scale)
-        self.beta = None if beta is None else validation.check_nonnegative("beta", beta)
+        self.beta = None if beta is None else float(beta)  # checked above
         self.gamma = None if gamma is None else schedules.resolve_gamma(gamma)
         if isinstance(self.gamma, schedules.ObservedInformationGain):
             raise ValueError(

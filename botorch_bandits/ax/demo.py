@@ -36,7 +36,12 @@ from typing import Any
 
 import numpy as np
 
-from botorch_bandits._io import atomic_open, atomic_path, check_not_symlink
+from botorch_bandits._io import (
+    atomic_open,
+    atomic_path,
+    check_not_symlink,
+    ignore_sigint,
+)
 
 EXPERIMENTS = {"bandit": "demo-igp-ucb", "ax-default": "demo-ax-default"}
 LABELS = {"bandit": "IGP-UCB (botorch_bandits)", "ax-default": "Ax default strategy"}
@@ -288,7 +293,7 @@ def run_demo(
     ``regret.png`` to ``out_dir``; returns the final cumulative regret per strategy.
     ``stop_after``: stop each strategy after that many completions in this call (a
     stand-in for a kill, for tests)."""
-    from botorch_bandits.ax.sql import writer_lock
+    from botorch_bandits.ax.sql import sqlite_storage, writer_lock
 
     for name, value, low in (("trials", trials, 4), ("parallelism", parallelism, 1)):
         if isinstance(value, bool) or not isinstance(value, int) or value < low:
@@ -306,92 +311,58 @@ def run_demo(
     for path in (db, out / "regret.csv", out / "regret.png"):
         check_not_symlink(path)  # before any work, not at the end of the run
     with writer_lock(db):  # one writer per database, for the whole run
-        return _run_locked(
-            out,
-            db,
-            trials,
-            parallelism,
-            seed,
-            resume,
-            executor,
-            show_progress,
-            strategies,
-            stop_after,
+        if not resume and db.exists():
+            db.unlink()  # a fresh run replaces the previous one
+        storage = sqlite_storage(db)
+        fn = demo_function(seed)
+        own = executor is None
+        # (a SIGKILL of this process alone leaves the idle pool workers behind; kill
+        # the job's process group, ``kill -9 -PGID``, to stop it whole -- no data
+        # lives in the workers)
+        pool = (
+            ProcessPoolExecutor(max_workers=parallelism, initializer=ignore_sigint)
+            if own
+            else executor
         )
+        logging.disable(logging.INFO)  # Ax logs every trial at INFO
+        bar = None
+        if show_progress:
+            from tqdm.auto import tqdm
 
-
-def _run_locked(
-    out: Path,
-    db: Path,
-    trials: int,
-    parallelism: int,
-    seed: int,
-    resume: bool,
-    executor: Executor | None,
-    show_progress: bool,
-    strategies: tuple[str, ...],
-    stop_after: int | None,
-) -> dict[str, float]:
-    from botorch_bandits.ax.sql import sqlite_storage
-
-    if not resume and db.exists():
-        db.unlink()  # a fresh run replaces the previous one
-    storage = sqlite_storage(db)
-    fn = demo_function(seed)
-    own = executor is None
-    # (a SIGKILL of this process alone leaves the idle pool workers behind; kill
-    # the job's process group, ``kill -9 -PGID``, to stop it whole -- no data
-    # lives in the workers)
-    pool = (
-        ProcessPoolExecutor(max_workers=parallelism, initializer=_ignore_sigint)
-        if own
-        else executor
-    )
-    logging.disable(logging.INFO)  # Ax logs every trial at INFO
-    bar = None
-    if show_progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=trials * len(strategies), desc="demo", unit="trial")
-    curves = {}
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            for strategy in strategies:
-                name = EXPERIMENTS[strategy]
-                client = _open_client(name, storage, seed, strategy, fn, resume)
-                if bar is not None:
-                    bar.set_postfix_str(LABELS[strategy])
-                    done = sum(
-                        t.status.is_completed
-                        for t in client._experiment.trials.values()
+            bar = tqdm(total=trials * len(strategies), desc="demo", unit="trial")
+        curves = {}
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                for strategy in strategies:
+                    name = EXPERIMENTS[strategy]
+                    client = _open_client(name, storage, seed, strategy, fn, resume)
+                    if bar is not None:
+                        bar.set_postfix_str(LABELS[strategy])
+                        done = sum(
+                            t.status.is_completed
+                            for t in client._experiment.trials.values()
+                        )
+                        bar.update(done)
+                    run_async(
+                        client,
+                        lambda params, idx: pool.submit(evaluate, fn, params, idx),
+                        total=trials,
+                        parallelism=parallelism,
+                        seed=seed,
+                        on_complete=(lambda _i: bar.update(1))
+                        if bar is not None
+                        else None,
+                        stop_after=stop_after,
                     )
-                    bar.update(done)
-                run_async(
-                    client,
-                    lambda params, idx: pool.submit(evaluate, fn, params, idx),
-                    total=trials,
-                    parallelism=parallelism,
-                    seed=seed,
-                    on_complete=(lambda _i: bar.update(1)) if bar is not None else None,
-                    stop_after=stop_after,
-                )
-                curves[strategy] = regret_curve(client, fn)
-    finally:
-        if bar is not None:
-            bar.close()
-        if own:
-            pool.shutdown(cancel_futures=True)
-    _write(out, curves, trials, parallelism)
-    return {s: float(c[-1]) for s, c in curves.items()}
-
-
-def _ignore_sigint() -> None:
-    """Pool workers leave Ctrl-C to the main process (which stops the pool and
-    says how to resume): no traceback per worker."""
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+                    curves[strategy] = regret_curve(client, fn)
+        finally:
+            if bar is not None:
+                bar.close()
+            if own:
+                pool.shutdown(cancel_futures=True)
+        _write(out, curves, trials, parallelism)
+        return {s: float(c[-1]) for s, c in curves.items()}
 
 
 def _write(out: Path, curves: dict[str, np.ndarray], trials: int, parallelism: int):

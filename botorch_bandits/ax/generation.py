@@ -155,6 +155,13 @@ class _Trial:
     uniform: bool  # a GP-UCB-CPD uniform-exploration trial
 
 
+def _issued(x: list[float], uniform: bool) -> _Trial:
+    """A candidate issued in this call: no Ax trial yet, no value, no times."""
+    return _Trial(
+        index=-1, x=x, f=None, g=None, created=math.nan, completed=None, uniform=uniform
+    )
+
+
 class BanditNode(ExternalGenerationNode):
     r"""An Ax generation node running a bandit algorithm on a finite decision set.
 
@@ -343,11 +350,11 @@ class BanditNode(ExternalGenerationNode):
     def _space(self, experiment: Experiment) -> Space:
         key = repr(experiment.search_space)
         if key not in self._spaces:
-            self._spaces = {key: Space(experiment.search_space)}
+            self._spaces = {key: Space(experiment.search_space, key=key)}
         return self._spaces[key]
 
     def _decision_set(self, space: Space, fixed: dict[str, Any]) -> Any:
-        key = (repr(space.search_space), repr(sorted(fixed.items())))
+        key = (space.key, repr(sorted(fixed.items())))
         if key not in self._sets:
             if len(self._sets) > 16:
                 self._sets.clear()
@@ -658,9 +665,8 @@ class BanditNode(ExternalGenerationNode):
         # candidates), excluded while another candidate remains (see the module)
         busy: list[int] = []
         if self.pending == "ignore":
-            index = {tuple(row): i for i, row in enumerate(unit.tolist())}
             busy = sorted(
-                {index.get(tuple(e.x)) for e in active if e.f is None} - {None}
+                {cands.index.get(tuple(e.x)) for e in active if e.f is None} - {None}
             )
             if len(busy) >= unit.shape[0]:
                 busy = []
@@ -753,17 +759,7 @@ class BanditNode(ExternalGenerationNode):
 
     def _propose(self, best: int, uniform: bool, meta: dict) -> dict:
         st = self._state
-        st["proposed"].append(
-            _Trial(
-                index=-1,  # issued by this call: no Ax trial, no times of its own
-                x=st["set"].unit[best].tolist(),
-                f=None,
-                g=None,
-                created=math.nan,
-                completed=None,
-                uniform=uniform,
-            )
-        )
+        st["proposed"].append(_issued(st["set"].unit[best].tolist(), uniform))
         self._last_meta = meta
         return dict(st["set"].params[best])
 
@@ -880,13 +876,8 @@ class BanditNode(ExternalGenerationNode):
             if o.trial_index is None or int(o.trial_index) not in known
         ]
         others = in_call[: max(len(in_call) - len(st["proposed"]), 0)]
-        if others:
-            coords = st["space"].coordinates(others).tolist()
-            st["foreign"] = [
-                _Trial(-1, x, None, None, math.nan, None, False) for x in coords
-            ]
-        else:
-            st["foreign"] = []
+        coords = st["space"].coordinates(others).tolist() if others else []
+        st["foreign"] = [_issued(x, uniform=False) for x in coords]
         gr = super()._gen(
             experiment=experiment,
             data=data,
@@ -940,7 +931,6 @@ def bandit_generation_strategy(
     decision on the data that has arrived (running trials pending under the
     ``pending`` rule). The bandit node has no transition and never loops."""
     check_count("num_init", num_init, 1)
-    check_count("seed", seed, 0)
     node = BanditNode(name="bandit", algorithm=algorithm, seed=seed, **node_kwargs)
     sobol = GenerationNode(
         name="Sobol",

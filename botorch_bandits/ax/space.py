@@ -32,7 +32,7 @@ from __future__ import annotations
 import itertools
 import math
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
@@ -60,6 +60,10 @@ class DecisionSet:
     unit: Tensor  # N x d, Ax-transformed unit-cube coordinates
     fraction: float  # share of the cube's draws (or grid points) that were valid
     draws: int  # points drawn (or enumerated) to get them
+    index: dict[tuple, int] = field(init=False, repr=False)  # coordinates -> row
+
+    def __post_init__(self) -> None:
+        self.index = {tuple(row): i for i, row in enumerate(self.unit.tolist())}
 
 
 class Space:
@@ -68,9 +72,10 @@ class Space:
 
     Args:
         search_space: The experiment's search space.
+        key: Its identity for caches (default: its ``repr``).
     """
 
-    def __init__(self, search_space: SearchSpace) -> None:
+    def __init__(self, search_space: SearchSpace, key: str | None = None) -> None:
         for p in search_space.parameters.values():
             if not isinstance(p, (RangeParameter, ChoiceParameter, FixedParameter)):
                 raise ValueError(
@@ -78,6 +83,7 @@ class Space:
                     f"{p.name!r} of type {type(p).__name__}."
                 )
         self.search_space = search_space
+        self.key = repr(search_space) if key is None else key
         space = search_space.clone()
         self.transforms = []
         for cls in Cont_X_trans:

@@ -118,22 +118,23 @@ def _data_to_sqa(self: Any, data: Any, *args: Any, **kw: Any) -> Any:
     return sqa
 
 
-def _data_from_sqa(self: Any, data_sqa: Any) -> Any:
-    """Ax's decoder with pandas' correctly rounded float parser (``precise_float``):
-    the exact values written by :func:`_data_to_sqa` come back bit for bit."""
-    from io import StringIO
+class _PrecisePandas:
+    """pandas as Ax's SQL decoder module sees it (its ``pd``), with ``read_json``
+    parsing floats correctly rounded (``precise_float=True``): the exact values
+    written by :func:`_data_to_sqa` come back bit for bit. Everything else is
+    pandas itself."""
 
-    import pandas as pd
-    from ax.core.data import Data
+    def __getattr__(self, name: str) -> Any:
+        import pandas
 
-    df = pd.read_json(StringIO(data_sqa.data_json), dtype=False, precise_float=True)
-    if "trial_index" in df.columns:
-        df["trial_index"] = df["trial_index"].astype(int)
-    if "metric_signature" not in df.columns:
-        df["metric_signature"] = df["metric_name"]
-    dat = Data(df=df)
-    dat.db_id = data_sqa.id
-    return dat
+        return getattr(pandas, name)
+
+    @staticmethod
+    def read_json(*args: Any, **kw: Any) -> Any:
+        import pandas
+
+        kw.setdefault("precise_float", True)
+        return pandas.read_json(*args, **kw)
 
 
 def _generator_run_to_sqa(self: Any, generator_run: Any, *args: Any, **kw: Any):
@@ -149,16 +150,16 @@ def install_patches() -> None:
 
     if _ORIGINALS:
         return
-    from ax.storage.sqa_store.decoder import Decoder
+    from ax.storage.sqa_store import decoder
 
     _ORIGINALS["bind"] = IntTimestamp.process_bind_param
     _ORIGINALS["generator_run_to_sqa"] = Encoder.generator_run_to_sqa
     _ORIGINALS["data_to_sqa"] = Encoder.data_to_sqa
-    _ORIGINALS["data_from_sqa"] = Decoder.data_from_sqa
+    _ORIGINALS["decoder_pd"] = decoder.pd
     IntTimestamp.process_bind_param = _bind_precise
     Encoder.generator_run_to_sqa = _generator_run_to_sqa
     Encoder.data_to_sqa = _data_to_sqa
-    Decoder.data_from_sqa = _data_from_sqa
+    decoder.pd = _PrecisePandas()  # the decoder reads data with pd.read_json
 
 
 def uninstall_patches() -> None:
@@ -169,12 +170,12 @@ def uninstall_patches() -> None:
 
     if not _ORIGINALS:
         return
-    from ax.storage.sqa_store.decoder import Decoder
+    from ax.storage.sqa_store import decoder
 
     IntTimestamp.process_bind_param = _ORIGINALS.pop("bind")
     Encoder.generator_run_to_sqa = _ORIGINALS.pop("generator_run_to_sqa")
     Encoder.data_to_sqa = _ORIGINALS.pop("data_to_sqa")
-    Decoder.data_from_sqa = _ORIGINALS.pop("data_from_sqa")
+    decoder.pd = _ORIGINALS.pop("decoder_pd")
     _ARM_OWNERS.clear()
 
 

@@ -28,7 +28,7 @@ from typing import Any
 
 import torch
 
-from botorch_bandits._io import atomic_open, atomic_path
+from botorch_bandits._io import atomic_open, atomic_path, ignore_sigint
 from botorch_bandits.benchmarks import constrained as C
 from botorch_bandits.benchmarks import piecewise as PW
 from botorch_bandits.benchmarks import problems as P
@@ -527,12 +527,9 @@ def _constrained_name(algorithm: str, epoch_length: int) -> tuple[str, int]:
 
 
 def _init_worker() -> None:
-    """One torch thread per worker; Ctrl-C is left to the main process (which stops
-    the pool and prints one line), so no worker prints a traceback."""
-    import signal
-
+    """One torch thread per worker; Ctrl-C is left to the main process."""
     torch.set_num_threads(1)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    ignore_sigint()
 
 
 @dataclass
