@@ -9,12 +9,12 @@ from __future__ import annotations
 import ast
 import math
 import pathlib
-from collections import deque
 
 import pytest
 
 pytest.importorskip("ax")
 
+from _ax_loop import OPTIONS, run_in_flight  # tests/ helper
 from ax import ChoiceParameterConfig, Client, RangeParameterConfig
 from ax.core.trial_status import TrialStatus
 
@@ -44,20 +44,8 @@ def _unit_box(d: int = 2):
 
 
 def _run(client, trials, data, in_flight=3, lifo=False):
-    """Keep ``in_flight`` trials running; complete the oldest (newest) first."""
-    running: deque = deque()
-    made = 0
-    while made < trials or running:
-        if made < trials and len(running) < in_flight:
-            new = client.get_next_trials(
-                max_trials=min(in_flight - len(running), trials - made)
-            )
-            assert new, "the strategy returned no trial"
-            running.extend(new.items())
-            made += len(new)
-            continue
-        idx, params = running.pop() if lifo else running.popleft()
-        client.complete_trial(trial_index=idx, raw_data=data(params))
+    """Keep ``in_flight`` trials running; ``data(params)`` completes them."""
+    run_in_flight(client, trials, lambda p, _i: data(p), in_flight, lifo)
 
 
 def _meta(client, index):
@@ -65,26 +53,8 @@ def _meta(client, index):
 
 
 # ---------------------------------------------------------------- parameter constraints
-CONSTRAINED_OPTIONS = [
-    dict(algorithm="IGP-UCB"),
-    dict(algorithm="GP-UCB"),
-    dict(algorithm="GP-TS"),
-    dict(algorithm="IGP-UCB", pending="hallucinate"),
-    dict(algorithm="GP-TS", pending="censor", window=4, y_min=-2.0, beta=1.0),
-    dict(algorithm="IGP-UCB", hyperparameters="fitted"),
-    dict(algorithm="IGP-UCB", long_term_constraints=True, epoch_length=5),
-    dict(algorithm="IGP-UCB", restarts=True, beta=1.0),
-    dict(  # constraints + censoring + restarts combined
-        algorithm="IGP-UCB",
-        long_term_constraints=True,
-        epoch_length=5,
-        pending="censor",
-        window=4,
-        y_min=-3.0,
-        beta=1.0,
-        restarts=True,
-    ),
-]
+#: each option alone and constraints + censoring + restarts combined
+CONSTRAINED_OPTIONS = OPTIONS
 
 
 @pytest.mark.parametrize(

@@ -46,11 +46,14 @@ def _completed(db: Path) -> int:
         return 0
 
 
+def _command(*args: str) -> list[str]:
+    """``botorch-bandits ARGS`` in this interpreter."""
+    return [sys.executable, "-m", "botorch_bandits.cli", *args]
+
+
 def _demo(out: Path, *extra: str) -> list[str]:
-    return [
-        sys.executable,
-        "-m",
-        "botorch_bandits.cli",
+    """The bandit half alone, 14 trials."""
+    return _command(
         "demo",
         "--bandit-only",
         "--trials",
@@ -59,7 +62,7 @@ def _demo(out: Path, *extra: str) -> list[str]:
         "--out",
         str(out),
         *extra,
-    ]
+    )
 
 
 def test_demo_writes_sqlite_plot_and_compares_with_ax_default(tmp_path) -> None:
@@ -125,18 +128,7 @@ def test_sigkill_and_resume_lose_nothing_and_decide_the_same(tmp_path) -> None:
 # ------------------------------------------------------------------ both halves
 def _both(out: Path, *extra: str) -> list[str]:
     """The default demo (the bandit half, then Ax's default strategy), small."""
-    return [
-        sys.executable,
-        "-m",
-        "botorch_bandits.cli",
-        "demo",
-        "--trials",
-        "6",
-        "--no-progress",
-        "--out",
-        str(out),
-        *extra,
-    ]
+    return _command("demo", "--trials", "6", "--no-progress", "--out", str(out), *extra)
 
 
 def _state(out: Path) -> tuple:
@@ -253,7 +245,7 @@ def test_two_resumes_on_one_database_one_proceeds(tmp_path) -> None:
 
 def _cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "botorch_bandits.cli", *args],
+        _command(*args),
         capture_output=True,
         text=True,
         env={**os.environ, "PYTHONWARNINGS": "ignore", **(env or {})},
