@@ -18,6 +18,7 @@ NEEDS: dict[str, tuple[tuple[str, str], ...]] = {
         ("tqdm", "plot"),
     ),
     "ax-check": (("ax", "ax"), ("sqlalchemy", "ax")),
+    "ax-bench": (("ax", "ax"), ("matplotlib", "plot"), ("tqdm", "plot")),
     "loop-demo": (("matplotlib", "plot"), ("tqdm", "plot")),
     "reproduce": (("matplotlib", "plot"), ("tqdm", "plot")),
 }
@@ -90,6 +91,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     demo.add_argument("--smoke", action="store_true", help="tiny run: 8 trials")
     demo.add_argument(
+        "--mode",
+        choices=("theory", "practical"),
+        default="theory",
+        help="the bandit's mode: 'theory' (the function's known kernel, B and R; "
+        "default) or 'practical' (fitted GP, standardized outcomes, gradient "
+        "optimizer)",
+    )
+    demo.add_argument(
         "--no-progress", action="store_true", help="hide the progress bar"
     )
     loop = sub.add_parser(
@@ -123,6 +132,58 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--jobs", type=_positive_int, default=2, help="processes (2)")
     check.add_argument(
         "--cpd-c", type=float, help="detector constant c for 'piecewise' (20)"
+    )
+    axb = sub.add_parser(
+        "ax-bench",
+        help="Benchmark through ax.Client: the bandit strategies and Ax's default on "
+        "Branin, Hartmann6 (also in 20-D, with a linear constraint, noisy), a mixed "
+        "space and a log-scale parameter; writes OUT/ax_bench.csv, OUT/summary.csv "
+        "and OUT/<problem>.png.",
+    )
+    axb.add_argument(
+        "--problems",
+        help="comma-separated problems (all 7: branin, hartmann6, hartmann6-in-20d, "
+        "mixed, hartmann6-constrained, branin-log, hartmann6-noisy)",
+    )
+    axb.add_argument(
+        "--strategies",
+        help="comma-separated strategies (all 5: IGP-UCB, GP-TS, GP-UCB, "
+        "'IGP-UCB (theory)', 'Ax default')",
+    )
+    axb.add_argument(
+        "--seeds", type=_positive_int, help="seeds 0..n-1 (5; 1 with --smoke)"
+    )
+    axb.add_argument(
+        "--trials", type=_positive_int, help="trials per job (60; 8 with --smoke)"
+    )
+    axb.add_argument(
+        "--workers", type=_positive_int, help="worker processes (CPU count)"
+    )
+    axb.add_argument(
+        "--dask",
+        action="store_true",
+        help="run the jobs on a Dask LocalCluster on 127.0.0.1 (--workers processes, "
+        "one thread each)",
+    )
+    axb.add_argument(
+        "--smoke", action="store_true", help="quick check: 1 seed, 8 trials"
+    )
+    axb.add_argument(
+        "--out", default="runs/ax-bench", help="output folder (runs/ax-bench)"
+    )
+    axb.add_argument(
+        "--resume",
+        action="store_true",
+        help="reuse the finished jobs kept in OUT/jobs (same problem, strategy, seed "
+        "and trials) and run only the others",
+    )
+    axb.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    axb.add_argument(
+        "--growth",
+        metavar="N,N,...",
+        help="instead of the benchmark: seconds of one decision after N completed "
+        "trials (e.g. 100,200,400) on the first of --problems (hartmann6), for "
+        "IGP-UCB practical and theory and Ax default (or --strategies)",
     )
     tsv = sub.add_parser(
         "ts-variance",
@@ -314,6 +375,7 @@ def _ax_demo(args: argparse.Namespace) -> int:
         resume=args.resume,
         show_progress=not args.no_progress,
         strategies=("bandit",) if args.bandit_only else ("bandit", "ax-default"),
+        mode=args.mode,
     )
     for line in summary_lines(result, trials):
         print(line)
@@ -321,6 +383,78 @@ def _ax_demo(args: argparse.Namespace) -> int:
         f"wrote {args.out}/demo.db, {args.out}/regret.png and {args.out}/regret.csv "
         f"in {time.perf_counter() - start:.1f} s"
     )
+    return 0
+
+
+def _ax_bench(args: argparse.Namespace) -> int:
+    if args.dask and _missing("distributed"):
+        raise CommandError(
+            "`ax-bench --dask` needs distributed: pip install 'botorch-bandits[dask]'"
+        )
+    from botorch_bandits.benchmarks.ax_bench import run_bench
+
+    def names(text: str | None) -> list[str] | None:
+        return None if text is None else [n.strip() for n in text.split(",")]
+
+    if args.growth:
+        from botorch_bandits.benchmarks.ax_bench import generation_growth
+
+        try:
+            sizes = [int(n) for n in args.growth.split(",")]
+        except ValueError:
+            raise CommandError(
+                f"--growth must be integers separated by commas, got {args.growth!r}"
+            ) from None
+        kwargs = {}
+        if args.strategies:
+            kwargs["strategies"] = names(args.strategies)
+        problem = (names(args.problems) or ["hartmann6"])[0]
+        rows = generation_growth(problem, sizes, **kwargs)
+        print(
+            f"seconds of one decision after n completed trials ({problem}; median of 3)"
+        )
+        print(f"  {'strategy':20s}" + "".join(f"{f'n={n}':>10s}" for n in sizes))
+        for label in dict.fromkeys(r["strategy"] for r in rows):
+            cells = [r["seconds_median"] for r in rows if r["strategy"] == label]
+            print(f"  {label:20s}" + "".join(f"{c:10.3f}" for c in cells))
+        return 0
+
+    seeds = args.seeds or (1 if args.smoke else 5)
+    trials = args.trials or (8 if args.smoke else 60)
+    result = run_bench(
+        problems=names(args.problems),
+        strategies=names(args.strategies),
+        seeds=seeds,
+        trials=trials,
+        workers=args.workers,
+        dask=args.dask,
+        out=args.out,
+        show_progress=not args.no_progress,
+        resume=args.resume,
+    )
+
+    def count(n: int, word: str) -> str:
+        plural = word[:-1] + "ies" if word.endswith("y") else word + "s"
+        return f"{n} {word if n == 1 else plural}"
+
+    print(
+        f"ax-bench: {count(len(result.problems), 'problem')} x "
+        f"{count(len(result.strategies), 'strategy')} x {count(seeds, 'seed')}, "
+        f"{count(trials, 'trial')} each: {count(len(result.jobs), 'job')} in "
+        f"{result.seconds:.1f} s"
+    )
+    print(
+        f"final regrets after {trials} trials (mean ± s.e. over seeds); median "
+        "seconds of get_next_trials"
+    )
+    for line in result.table_lines():
+        print(line)
+    comparison = result.comparison_lines()
+    if comparison:
+        print("IGP-UCB (practical) against Ax default:")
+        for line in comparison:
+            print(line)
+    print(f"wrote {', '.join(str(p) for p in result.paths)}")
     return 0
 
 
@@ -359,6 +493,8 @@ def _dispatch(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         return _reproduce(args, parser)
     if args.command == "demo":
         return _ax_demo(args)
+    if args.command == "ax-bench":
+        return _ax_bench(args)
     if args.command == "ax-check":
         from botorch_bandits.ax.checks import run_check
 

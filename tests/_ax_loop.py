@@ -32,7 +32,7 @@ def run_in_flight(
         client.complete_trial(trial_index=idx, raw_data=data(params, idx))
 
 
-OPTIONS = [
+_MATRIX = [
     dict(algorithm="IGP-UCB"),
     dict(algorithm="GP-UCB"),
     dict(algorithm="GP-TS"),
@@ -40,7 +40,6 @@ OPTIONS = [
     dict(algorithm="IGP-UCB", pending="censor", window=4, y_min=-1.5, beta=1.0),
     dict(algorithm="GP-TS", pending="censor", window=4, y_min=-1.5, beta=1.0),
     dict(algorithm="IGP-UCB", pending="censor", window_seconds=0.05, y_min=-1.5),
-    dict(algorithm="IGP-UCB", hyperparameters="fitted"),
     dict(algorithm="IGP-UCB", long_term_constraints=True, epoch_length=5),
     dict(algorithm="GP-TS", long_term_constraints=True, multiplier_update="additive"),
     dict(algorithm="IGP-UCB", restarts=True, beta=1.0),
@@ -56,3 +55,20 @@ OPTIONS = [
         restarts=True,
     ),
 ]
+
+#: the option matrix in both modes: the theory mode (fixed kernel, finite decision
+#: set; plus its marginal-likelihood option) and the practical mode (fitted GP on
+#: standardized targets, gradient optimizer)
+OPTIONS = [
+    *({"mode": "theory", **o} for o in _MATRIX),
+    {"mode": "theory", "algorithm": "IGP-UCB", "hyperparameters": "fitted"},
+    *({"mode": "practical", **o} for o in _MATRIX),
+]
+
+
+def resolved_pending(options: dict) -> str:
+    """The pending rule a node built with ``options`` uses (the mode's default)."""
+    default = (
+        "hallucinate" if options.get("mode", "practical") == "practical" else "ignore"
+    )
+    return options.get("pending", default)

@@ -13,7 +13,7 @@ import pytest
 
 pytest.importorskip("ax")
 
-from _ax_loop import OPTIONS, run_in_flight  # tests/ helper
+from _ax_loop import OPTIONS, resolved_pending, run_in_flight  # tests/ helper
 from ax import Client, RangeParameterConfig
 from ax.core.trial_status import TrialStatus
 
@@ -71,7 +71,7 @@ def test_client_loop_with_three_in_flight(options) -> None:
     assert "Fallback_Sobol" not in keys  # no silent Sobol fallback
     meta = trials[10].generator_runs[0].gen_metadata
     assert meta["algorithm"] == options["algorithm"]
-    assert meta["pending_view"] == options.get("pending", "ignore")
+    assert meta["pending_view"] == resolved_pending(options)
     assert meta["t"] == 11
     if not meta.get("cpd_uniform"):
         assert meta["sigma_multiplier"] > 0
@@ -81,6 +81,11 @@ def test_client_loop_with_three_in_flight(options) -> None:
         ("fitted", "hyperparameters"),
     ):
         assert (key in meta) == (present in options)
+    if options["mode"] == "practical" and not meta.get("cpd_uniform"):
+        # the practical mode's fit and optimizer, recorded for every decision
+        assert meta["fit"]["status"] == "fitted"
+        assert len(meta["fit"]["lengthscale"]) == 2
+        assert meta["optimizer"] in ("L-BFGS-B", "decision set")
     # the strategy never loops: the limit call returns
     limit, done = client._generation_strategy.current_generator_run_limit()
     assert limit != 0 and done is False
@@ -88,7 +93,7 @@ def test_client_loop_with_three_in_flight(options) -> None:
 
 def test_arms_are_pulled_again() -> None:
     """A bandit re-pulls its best arm (Ax's BO would avoid an observed point)."""
-    client = _client(algorithm="IGP-UCB", beta=0.1)
+    client = _client(algorithm="IGP-UCB", mode="theory", beta=0.1)
     _run(client, 40, in_flight=1)
     names = [t.arms[0].name for t in client._experiment.trials.values()]
     assert len(set(names)) < len(names)
@@ -115,9 +120,10 @@ print(json.dumps(list(nxt.values())[0]))
 """
 
 
-def test_json_reload_in_a_new_process_makes_the_same_decision(tmp_path) -> None:
+@pytest.mark.parametrize("mode", ["theory", "practical"])
+def test_json_reload_in_a_new_process_makes_the_same_decision(tmp_path, mode) -> None:
     client = _client(
-        algorithm="GP-TS", pending="censor", window=3, beta=1.0, y_min=-1.5
+        algorithm="GP-TS", mode=mode, pending="censor", window=3, beta=1.0, y_min=-1.5
     )
     _run(client, 12, in_flight=3)
     # two trials left running: the reloaded run must see them as pending

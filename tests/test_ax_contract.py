@@ -154,12 +154,14 @@ def _mixed_data(p):
 
 
 @pytest.mark.parametrize("pending", ["ignore", "hallucinate", "censor"])
-def test_mixed_space_keeps_types_choices_and_fixed_parameters(pending) -> None:
+@pytest.mark.parametrize("mode", ["theory", "practical"])
+def test_mixed_space_keeps_types_choices_and_fixed_parameters(mode, pending) -> None:
     """Integers, step sizes, ordered and unordered choices and a one-value choice
     (Ax makes it a FixedParameter, which raised inside the node on main)."""
     client = _client(
         _mixed(),
         constraints=["x + w <= 1.2"],
+        mode=mode,
         pending=pending,
         y_min=-2.0,
         beta=1.0,
@@ -179,10 +181,11 @@ def test_mixed_space_keeps_types_choices_and_fixed_parameters(pending) -> None:
     assert late.count("adam") >= 5
 
 
-def test_fixed_parameters_of_a_call_are_honoured() -> None:
+@pytest.mark.parametrize("mode", ["theory", "practical"])
+def test_fixed_parameters_of_a_call_are_honoured(mode) -> None:
     """On main ``fixed_parameters={"opt": "sgd", "n": 2}`` returned opt="rmsprop",
     n=10."""
-    client = _client(_mixed(), constraints=["x + w <= 1.2"])
+    client = _client(_mixed(), constraints=["x + w <= 1.2"], mode=mode)
     _run(client, 6, _mixed_data)
     for _ in range(3):
         new = client.get_next_trials(
@@ -213,7 +216,7 @@ def test_search_space_smaller_than_num_init() -> None:
 
 
 # ---------------------------------------------------------------- batches
-BATCH_OPTIONS = [
+_BATCH = [
     dict(algorithm="IGP-UCB", pending="ignore"),
     dict(algorithm="GP-UCB", pending="ignore"),
     dict(algorithm="GP-TS", pending="ignore"),
@@ -223,6 +226,7 @@ BATCH_OPTIONS = [
     dict(algorithm="GP-TS", pending="censor", y_min=-1.0, beta=1.0),
     dict(algorithm="IGP-UCB", pending="ignore", restarts=True, beta=1.0),
 ]
+BATCH_OPTIONS = [{"mode": m, **o} for m in ("theory", "practical") for o in _BATCH]
 
 
 def _smooth(p):
@@ -250,7 +254,10 @@ def test_a_batch_after_the_initialization_has_distinct_trials(options) -> None:
 
 
 def test_ignore_excludes_arms_in_flight_and_records_it() -> None:
-    client = _client(_unit_box(), pending="ignore")
+    """The finite decision set's rule (theory mode): the arms in flight are excluded;
+    the practical mode's optimizer skips a result that repeats a point in flight
+    (test_a_batch_after_the_initialization_has_distinct_trials)."""
+    client = _client(_unit_box(), mode="theory", pending="ignore")
     _run(client, 3, _smooth)
     batch = client.get_next_trials(max_trials=50)
     assert len(batch) == 50 and len({tuple(p.values()) for p in batch.values()}) == 50
@@ -385,12 +392,12 @@ def test_outcome_constraints_without_the_option_are_refused() -> None:
         (dict(B_y=-1.0), "B_y"),
         (dict(B_y=math.inf), "B_y"),
         (dict(beta=0.0), "beta"),
-        (dict(lengthscale=math.inf), "lengthscale"),
-        (dict(noise=-1e-3), "noise"),
+        (dict(mode="theory", lengthscale=math.inf), "lengthscale"),
+        (dict(mode="theory", noise=-1e-3), "noise"),
         (dict(num_candidates=0), "num_candidates"),
         (dict(seed=-1), "seed"),
         (dict(seed=1.5), "seed"),
-        (dict(kernel="matern32"), "kernel"),
+        (dict(mode="theory", kernel="matern32"), "kernel"),
         (dict(xi=math.inf), "xi"),
         (dict(restarts="yes"), "restarts"),
         (dict(long_term_constraints=1), "long_term_constraints"),

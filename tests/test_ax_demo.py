@@ -139,11 +139,11 @@ def _state(out: Path) -> tuple:
     )
 
 
-def _kill_after(out: Path, k: int, env: dict) -> None:
+def _kill_after(out: Path, k: int, env: dict, *extra: str) -> None:
     """Start the demo and SIGKILL its process group once ``k`` trials (over both
     experiments) are stored COMPLETED."""
     proc = subprocess.Popen(
-        _both(out),
+        _both(out, *extra),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         env=env,
@@ -162,21 +162,27 @@ def _kill_after(out: Path, k: int, env: dict) -> None:
 KILL_POINTS = (1, 3, 5, 7, 9, 11)
 
 
-def test_sigkill_anywhere_in_either_half_resumes_exactly(tmp_path) -> None:
+@pytest.mark.parametrize("mode", ["theory", "practical"])
+def test_sigkill_anywhere_in_either_half_resumes_exactly(tmp_path, mode) -> None:
     """A real SIGKILL at 6 points spread over both halves; each resumed run ends
     with the uninterrupted run's trials, stored values and regret.csv (on main
     a kill in the first half could never be resumed: the second experiment was
-    missing; and Ax's default strategy drifted after a resume)."""
+    missing; and Ax's default strategy drifted after a resume). In the practical
+    mode too: its fits start from the fit recorded in the last trial's metadata,
+    so a resumed run fits from the same point."""
     env = {**os.environ, "PYTHONWARNINGS": "ignore"}
-    ref = subprocess.run(_both(tmp_path / "whole"), capture_output=True, env=env)
+    flag = ("--mode", mode)
+    ref = subprocess.run(_both(tmp_path / "whole", *flag), capture_output=True, env=env)
     assert ref.returncode == 0, ref.stderr[-2000:]
     expected = _state(tmp_path / "whole")
     assert len(expected[0]) == len(expected[1]) == 6
     start = time.time()
     for k in KILL_POINTS:
         out = tmp_path / f"killed-{k}"
-        _kill_after(out, k, env)
-        res = subprocess.run(_both(out, "--resume"), capture_output=True, env=env)
+        _kill_after(out, k, env, *flag)
+        res = subprocess.run(
+            _both(out, "--resume", *flag), capture_output=True, env=env
+        )
         assert res.returncode == 0, (k, res.stderr[-2000:])
         assert _state(out) == expected, f"kill after {k} completed trials"
     print(f"{len(KILL_POINTS)} kill points resumed in {time.time() - start:.1f} s")

@@ -117,9 +117,10 @@ print(json.dumps(out))
 """
 
 
-def test_reload_in_a_new_process_is_identical_and_decides_the_same(tmp_path):
+@pytest.mark.parametrize("mode", ["theory", "practical"])
+def test_reload_in_a_new_process_is_identical_and_decides_the_same(tmp_path, mode):
     path = tmp_path / "exp.db"
-    client = _client(path, pending="censor", window=4, y_min=-2.0)
+    client = _client(path, mode=mode, pending="censor", window=4, y_min=-2.0)
     running: list[int] = []
     made = 0
     while made < 20 or len(running) > 1:  # two in flight, newest first

@@ -74,6 +74,7 @@ def piecewise_run(
     client.set_generation_strategy(
         bandit_generation_strategy(
             algorithm="IGP-UCB",
+            mode="theory",  # the paper's setting: known kernel, B and R
             num_init=3,
             seed=seed,
             kernel="matern52",
@@ -140,6 +141,7 @@ def constrained_run(seed: int, trials: int, constrained: bool) -> dict[str, Any]
     client.set_generation_strategy(
         bandit_generation_strategy(
             algorithm="IGP-UCB",
+            mode="theory",  # the paper's setting: known kernel, B and R
             num_init=1,  # the simulator's uniformly random first point
             seed=seed,
             kernel="matern52",

@@ -198,13 +198,29 @@ def run_async(
 # the demo
 # --------------------------------------------------------------------------------------
 STRATEGY_NAMES = {"bandit": "Sobol+IGP-UCB"}
+MODES = ("theory", "practical")
 
 
-def _bandit_strategy(seed: int, fn: DemoFunction) -> Any:
+def _strategy_name(strategy: str, mode: str) -> str | None:
+    name = STRATEGY_NAMES.get(strategy)
+    return f"{name} (practical)" if name and mode == "practical" else name
+
+
+def _bandit_strategy(seed: int, fn: DemoFunction, mode: str = "theory") -> Any:
     from botorch_bandits.ax.generation import bandit_generation_strategy
 
+    if mode == "practical":  # B, R and the kernel treated as unknown: fitted
+        return bandit_generation_strategy(
+            algorithm="IGP-UCB",
+            mode="practical",
+            num_init=3,
+            seed=seed,
+            pending="hallucinate",
+            num_candidates=512,
+        )
     return bandit_generation_strategy(
         algorithm="IGP-UCB",
+        mode="theory",  # the RKHS test function's B, R and kernel are known
         num_init=3,
         seed=seed,
         pending="hallucinate",
@@ -218,14 +234,16 @@ def _bandit_strategy(seed: int, fn: DemoFunction) -> Any:
     )
 
 
-def _complete_setup(client: Any, strategy: str, seed: int, fn: DemoFunction) -> None:
+def _complete_setup(
+    client: Any, strategy: str, seed: int, fn: DemoFunction, mode: str = "theory"
+) -> None:
     """Finish what a killed run may have left unset: the optimization config and the
     generation strategy (each saved by its own ``Client`` call); a strategy other
     than the one the half runs is an error, never a silent substitute."""
     if client._experiment.optimization_config is None:
         client.configure_optimization(objective="f")
     gs = client._maybe_generation_strategy
-    want = STRATEGY_NAMES.get(strategy)
+    want = _strategy_name(strategy, mode)
     if gs is None:
         if client._experiment.trials:
             raise ValueError(
@@ -233,7 +251,7 @@ def _complete_setup(client: Any, strategy: str, seed: int, fn: DemoFunction) -> 
                 "generation strategy; it cannot be resumed."
             )
         if strategy == "bandit":
-            client.set_generation_strategy(_bandit_strategy(seed, fn))
+            client.set_generation_strategy(_bandit_strategy(seed, fn, mode))
         else:
             client.configure_generation_strategy()
     elif want is not None and gs.name != want:
@@ -244,7 +262,13 @@ def _complete_setup(client: Any, strategy: str, seed: int, fn: DemoFunction) -> 
 
 
 def _open_client(
-    name: str, storage: Any, seed: int, strategy: str, fn: DemoFunction, resume: bool
+    name: str,
+    storage: Any,
+    seed: int,
+    strategy: str,
+    fn: DemoFunction,
+    resume: bool,
+    mode: str = "theory",
 ) -> Any:
     """The half's client: loaded from the file when it holds the experiment (a
     resumed run, killed at any point of its setup), else created."""
@@ -264,7 +288,7 @@ def _open_client(
                 )
             ],
         )
-    _complete_setup(client, strategy, seed, fn)
+    _complete_setup(client, strategy, seed, fn, mode)
     return client
 
 
@@ -288,6 +312,7 @@ def run_demo(
     show_progress: bool = True,
     strategies: tuple[str, ...] = ("bandit", "ax-default"),
     stop_after: int | None = None,
+    mode: str = "theory",
 ) -> dict[str, float]:
     """Run (or resume) the demo; writes ``demo.db`` (SQLite), ``regret.csv`` and
     ``regret.png`` to ``out_dir``; returns the final cumulative regret per strategy.
@@ -298,6 +323,8 @@ def run_demo(
     for name, value, low in (("trials", trials, 4), ("parallelism", parallelism, 1)):
         if isinstance(value, bool) or not isinstance(value, int) or value < low:
             raise ValueError(f"`{name}` must be an integer >= {low}, got {value!r}.")
+    if mode not in MODES:
+        raise ValueError(f"`mode` must be one of {list(MODES)}, got mode={mode!r}.")
     unknown = [s for s in strategies if s not in EXPERIMENTS]
     if unknown:
         raise ValueError(
@@ -336,7 +363,9 @@ def run_demo(
                 warnings.simplefilter("ignore")
                 for strategy in strategies:
                     name = EXPERIMENTS[strategy]
-                    client = _open_client(name, storage, seed, strategy, fn, resume)
+                    client = _open_client(
+                        name, storage, seed, strategy, fn, resume, mode
+                    )
                     if bar is not None:
                         bar.set_postfix_str(LABELS[strategy])
                         done = sum(

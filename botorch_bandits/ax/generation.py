@@ -40,14 +40,25 @@ Bandit semantics in Ax (DESIGN.md facts):
   ``long_term_constraints=True``; without it the node refuses the experiment with
   an error naming the constraints and the option (the bandit algorithms of the
   other papers have no constraint to honour per trial);
-* raw objective values, no outcome transform (no Winsorize / standardize / log):
-  :math:`\beta_t` bounds :math:`|f - \mu_{t-1}| / \sigma_{t-1}` for the objective as
-  the user states it, with :math:`B` its RKHS norm and :math:`R` its noise scale --
-  a standardizing transform would change both between calls (the objective is
-  negated when it is minimized);
-* fixed kernel hyperparameters (the theory's setting), or ``hyperparameters=
-  "fitted"``: a marginal-likelihood fit on the completed trials at every call (a
-  practical choice outside the theory, recorded in the metadata).
+* two modes, the same algorithm (the objective is negated when it is minimized):
+
+  - ``mode="theory"``: raw objective values, no outcome transform --
+    :math:`\beta_t` bounds :math:`|f - \mu_{t-1}| / \sigma_{t-1}` for the objective
+    as the user states it, with :math:`B` its RKHS norm and :math:`R` its noise
+    scale; a fixed kernel (or ``hyperparameters="fitted"``: a marginal-likelihood
+    fit on the completed trials at every call, recorded in the metadata); the
+    argmax over the finite decision set (``optimizer="finite"``); pending trials
+    ignored by default;
+  - ``mode="practical"`` (the default): BoTorch's standard ``SingleTaskGP`` fitted
+    at every call on the targets standardized over the completed trials (and
+    rounded to a :math:`2^{-30}` grid, so that ``a*y + b``, ``a > 0``, gives the
+    same trials), warm-started from the fit recorded in the latest trial's
+    metadata, falling back to it (with a warning, recorded) when a fit fails; the
+    schedules on the standardized scale with ``B = 1`` and ``R`` the fitted noise's
+    standard deviation unless given; the acquisition maximized over the search
+    space (``optimizer="gradient"``: BoTorch's ``optimize_acqf`` from the best
+    points of the decision set, discrete coordinates held at their starting values,
+    GP-TS on a pathwise draw); pending trials hallucinated by default.
 
 Options, orthogonal and combinable:
 
@@ -83,6 +94,7 @@ Each generator run's metadata records the decision: the round, the multiplier of
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -124,7 +136,16 @@ from botorch_bandits.constraints import (
     replay_multipliers,
 )
 from botorch_bandits.delays import FeedbackLedger
-from botorch_bandits.models import fixed_gp, make_kernel, one_thread
+from botorch_bandits.models import (
+    STANDARDIZED_QUANTUM,
+    fit_practical_gp,
+    fixed_gp,
+    gp_hyperparameters,
+    make_kernel,
+    one_thread,
+    practical_gp,
+    standardize,
+)
 from botorch_bandits.validation import (
     check_choice,
     check_count,
@@ -135,11 +156,33 @@ from botorch_bandits.validation import (
 )
 
 ALGORITHMS = ("IGP-UCB", "GP-UCB", "GP-TS")
+MODES = ("practical", "theory")
+OPTIMIZERS = ("gradient", "finite")
 PENDING = ("ignore", "hallucinate", "censor")
 HYPERPARAMETERS = ("fixed", "fitted")
 MULTIPLIER_UPDATES = ("multiplicative", "additive")
 KERNELS = ("matern52", "rbf")
 _GONE = (TrialStatus.FAILED, TrialStatus.ABANDONED)
+#: the theory mode's defaults (its settings before the practical mode existed)
+THEORY_DEFAULTS = {
+    "pending": "ignore",
+    "kernel": "matern52",
+    "lengthscale": 0.2,
+    "noise": 1e-2,
+    "hyperparameters": "fixed",
+    "R": 0.1,
+    "optimizer": "finite",
+}
+#: the practical mode's defaults (``R=None``: estimated from the fitted noise)
+PRACTICAL_DEFAULTS = {
+    "pending": "hallucinate",
+    "hyperparameters": "fitted",
+    "optimizer": "gradient",
+}
+#: starting points of the gradient optimizer: the best points of the decision set
+NUM_STARTS = 8
+#: L-BFGS-B iterations per start
+MAX_ITER = 200
 
 
 @dataclass
@@ -168,9 +211,12 @@ class BanditNode(ExternalGenerationNode):
     Args:
         name: Node name (``"bandit"``).
         algorithm: ``"IGP-UCB"`` (Chowdhury & Gopalan, Alg. 1), ``"GP-UCB"``
-            (Srinivas et al., Thm 1 schedule on the finite set) or ``"GP-TS"``
-            (Chowdhury & Gopalan, Alg. 2; exact joint draw on the set).
-        pending: ``"ignore"``, ``"hallucinate"`` or ``"censor"`` (see the module).
+            (Srinivas et al., Thm 1 schedule with :math:`|D|` the decision set's
+            size) or ``"GP-TS"`` (Chowdhury & Gopalan, Alg. 2; an exact joint draw on
+            the set, or a pathwise draw for the gradient optimizer).
+        mode: ``"practical"`` (default) or ``"theory"`` (see the module).
+        pending: ``"ignore"``, ``"hallucinate"`` or ``"censor"`` (see the module);
+            default ``"hallucinate"`` (practical) / ``"ignore"`` (theory).
         window: Censoring window m in trials (``pending="censor"``).
         window_seconds: Censoring window in seconds instead (the time clock,
             Verma et al. App. A.4); at most one of the two windows; neither: no
@@ -179,14 +225,23 @@ class BanditNode(ExternalGenerationNode):
         B_y: Bound on :math:`|y|` for the SDF inflation.
         beta: A constant :math:`\beta` (linear unit, multiplies :math:`\sigma`)
             instead of the theory schedules (``None``).
-        kernel, lengthscale: The fixed kernel on the unit cube (``"matern52"``,
-            ``"rbf"``); with ``hyperparameters="fitted"`` the starting point.
-        noise: :math:`\lambda`, the GP's noise variance.
-        hyperparameters: ``"fixed"`` (the theory) or ``"fitted"`` (lengthscale,
-            output scale and noise fitted by marginal likelihood on the completed
-            trials at every call; the schedules then use the fitted model).
-        B, R, delta: RKHS-norm bound, sub-Gaussian noise constant, confidence.
-        num_candidates: Size of the Sobol decision set for continuous spaces.
+        kernel, lengthscale: Theory mode: the fixed kernel on the unit cube
+            (``"matern52"``, ``"rbf"``; default Matern-5/2, 0.2); with
+            ``hyperparameters="fitted"`` the starting point. Refused in the
+            practical mode.
+        noise: Theory mode: :math:`\lambda`, the GP's noise variance (0.01).
+        hyperparameters: Theory mode: ``"fixed"`` (default) or ``"fitted"``
+            (lengthscale, output scale and noise fitted by marginal likelihood on the
+            completed trials at every call; the schedules then use the fitted
+            model). The practical mode always fits (``"fitted"``).
+        B, R, delta: RKHS-norm bound, sub-Gaussian noise constant, confidence; in
+            the practical mode on the standardized scale, ``R=None`` (default) the
+            fitted noise's standard deviation; in the theory mode ``R`` defaults
+            to 0.1.
+        num_candidates: Size of the Sobol decision set for continuous spaces (in
+            the practical mode: where the optimizer's starting points come from).
+        optimizer: ``"gradient"`` (practical default) or ``"finite"`` (theory
+            default; see the module).
         seed: Seed of the decision set, the GP-TS draws and the uniform draws.
         long_term_constraints: Treat the experiment's outcome constraints as
             long-term constraints (see the module).
@@ -209,20 +264,22 @@ class BanditNode(ExternalGenerationNode):
         self,
         name: str = "bandit",
         algorithm: str = "IGP-UCB",
-        pending: str = "ignore",
+        mode: str = "practical",
+        pending: str | None = None,
         window: int | None = None,
         window_seconds: float | None = None,
         y_min: float = 0.0,
         B_y: float = 1.0,
         beta: float | None = None,
-        kernel: str = "matern52",
-        lengthscale: float = 0.2,
-        noise: float = 1e-2,
-        hyperparameters: str = "fixed",
+        kernel: str | None = None,
+        lengthscale: float | None = None,
+        noise: float | None = None,
+        hyperparameters: str | None = None,
         B: float = 1.0,
-        R: float = 0.1,
+        R: float | None = None,
         delta: float = 0.1,
         num_candidates: int = 512,
+        optimizer: str | None = None,
         seed: int = 0,
         long_term_constraints: bool = False,
         epoch_length: int = 20,
@@ -242,10 +299,49 @@ class BanditNode(ExternalGenerationNode):
         if not isinstance(name, str) or not name:
             raise ValueError(f"`name` must be a non-empty string, got name={name!r}.")
         check_choice("algorithm", algorithm, ALGORITHMS)
+        check_choice("mode", mode, MODES)
+        if mode == "practical":
+            # the practical mode fits BoTorch's standard GP: the theory's kernel
+            # settings would be ignored, so they are refused, never mixed in
+            given = {
+                k: v
+                for k, v in (
+                    ("kernel", kernel),
+                    ("lengthscale", lengthscale),
+                    ("noise", noise),
+                )
+                if v is not None
+            }
+            if given or hyperparameters == "fixed":
+                named = ", ".join(f"{k}={v!r}" for k, v in given.items()) or (
+                    "hyperparameters='fixed'"
+                )
+                raise ValueError(
+                    f"mode='practical' fits BoTorch's standard GP (RBF, priors, "
+                    f"standardized outcomes) and does not use {named}: pass "
+                    "mode='theory' for the theory's fixed kernel, or leave them out."
+                )
+            defaults = PRACTICAL_DEFAULTS
+        else:
+            defaults = THEORY_DEFAULTS
+        pending = defaults["pending"] if pending is None else pending
+        hyperparameters = (
+            defaults["hyperparameters"] if hyperparameters is None else hyperparameters
+        )
+        optimizer = defaults["optimizer"] if optimizer is None else optimizer
+        if mode == "theory":
+            kernel = THEORY_DEFAULTS["kernel"] if kernel is None else kernel
+            lengthscale = (
+                THEORY_DEFAULTS["lengthscale"] if lengthscale is None else lengthscale
+            )
+            noise = THEORY_DEFAULTS["noise"] if noise is None else noise
+            R = THEORY_DEFAULTS["R"] if R is None else R
         check_choice("pending", pending, PENDING)
         check_choice("hyperparameters", hyperparameters, HYPERPARAMETERS)
+        check_choice("optimizer", optimizer, OPTIMIZERS)
         check_choice("multiplier_update", multiplier_update, MULTIPLIER_UPDATES)
-        check_choice("kernel", kernel, KERNELS)
+        if mode == "theory":
+            check_choice("kernel", kernel, KERNELS)
         check_count("window", window, 0, allow_none=True)
         check_positive("window_seconds", window_seconds, allow_none=True)
         if window is not None and window_seconds is not None:
@@ -256,10 +352,12 @@ class BanditNode(ExternalGenerationNode):
         check_finite("y_min", y_min)
         check_nonnegative("B_y", B_y)
         check_positive("beta", beta, allow_none=True)
-        check_positive("lengthscale", lengthscale)
-        check_positive("noise", noise)
+        if mode == "theory":
+            check_positive("lengthscale", lengthscale)
+            check_positive("noise", noise)
         check_nonnegative("B", B)
-        check_nonnegative("R", R)
+        if R is not None:
+            check_nonnegative("R", R)
         check_open_unit("delta", delta)
         check_count("num_candidates", num_candidates, 1)
         check_count("seed", seed, 0)
@@ -284,13 +382,16 @@ class BanditNode(ExternalGenerationNode):
         )
         # no silent Sobol fallback: a failure must surface
         self.fallback_specs = {}
-        self.algorithm, self.pending = algorithm, pending
+        self.algorithm, self.mode, self.pending = algorithm, mode, pending
         self.window, self.window_seconds = window, window_seconds
         self.y_min, self.B_y, self.beta = float(y_min), float(B_y), beta
-        self.kernel, self.lengthscale = kernel, float(lengthscale)
-        self.noise, self.hyperparameters = float(noise), hyperparameters
-        self.B, self.R, self.delta = float(B), float(R), float(delta)
-        self.num_candidates, self.seed = num_candidates, seed
+        self.kernel = kernel
+        self.lengthscale = None if lengthscale is None else float(lengthscale)
+        self.noise = None if noise is None else float(noise)
+        self.hyperparameters = hyperparameters
+        self.B, self.delta = float(B), float(delta)
+        self.R = None if R is None else float(R)
+        self.num_candidates, self.optimizer, self.seed = num_candidates, optimizer, seed
         self.long_term_constraints = bool(long_term_constraints)
         self.epoch_length, self.multiplier_update = epoch_length, multiplier_update
         self.penalty_c, self.step, self.num_epochs = (
@@ -314,6 +415,7 @@ class BanditNode(ExternalGenerationNode):
     OPTIONS = (
         "name",
         "algorithm",
+        "mode",
         "pending",
         "window",
         "window_seconds",
@@ -328,6 +430,7 @@ class BanditNode(ExternalGenerationNode):
         "R",
         "delta",
         "num_candidates",
+        "optimizer",
         "seed",
         "long_term_constraints",
         "epoch_length",
@@ -390,7 +493,15 @@ class BanditNode(ExternalGenerationNode):
             for r in df.itertuples()
         }
         trials, failed, points = [], [], []
+        warm = None  # the latest recorded fit of this node: the next fit's start
         for t in sorted(experiment.trials.values(), key=lambda t: t.index):
+            fit = (
+                (t.generator_runs[0].gen_metadata or {}).get("fit")
+                if t.generator_runs
+                else None
+            )
+            if isinstance(fit, dict) and "lengthscale" in fit:
+                warm = {k: fit[k] for k in ("lengthscale", "noise", "mean")}
             f = values.get((t.index, metric))
             if t.status in _GONE or (
                 t.status == TrialStatus.EARLY_STOPPED and f is None
@@ -456,6 +567,10 @@ class BanditNode(ExternalGenerationNode):
             "failed": failed,
             "num_constraints": len(constraints),
             "proposed": [],  # candidates made by this node in this call
+            "warm": warm
+            if warm is not None and len(warm["lengthscale"]) == space.dim
+            else None,
+            "fits": {},  # this call's fits by their data (one fit per data set)
             "foreign": [],  # other nodes' candidates of this call (Sobol)
         }
 
@@ -509,6 +624,8 @@ class BanditNode(ExternalGenerationNode):
 
     def _model(self, X: Tensor, Y: Tensor, hyper: dict | None) -> Any:
         X = X.reshape(-1, self.d)
+        if self.mode == "practical":
+            return practical_gp(X, Y, hyper)
         if hyper is None:
             return fixed_gp(X, Y.reshape(-1, 1), self._base_kernel(), self.noise)
         from gpytorch.kernels import ScaleKernel
@@ -588,8 +705,19 @@ class BanditNode(ExternalGenerationNode):
                 for p in st["space"].search_space.parameters.values()
                 if isinstance(p, RangeParameter)
             )
+            # the detector's kernel is fixed for the run (every call replays the
+            # detections): the theory kernel, or in the practical mode the theory
+            # mode's default (Matern-5/2, lengthscale 0.2 of the unit cube) -- a
+            # fitted kernel would change past detections as the fit moves
+            kernel = (
+                self._base_kernel()
+                if self.mode == "theory"
+                else make_kernel(
+                    THEORY_DEFAULTS["kernel"], THEORY_DEFAULTS["lengthscale"]
+                )
+            )
             st["detector"] = ChangePointDetector(
-                self._base_kernel(),
+                kernel,
                 finite_domain(domain.unit, volume=box * domain.fraction),
                 c=self.cpd_c,
                 threshold=lambda n: cpd_threshold(
@@ -653,14 +781,9 @@ class BanditNode(ExternalGenerationNode):
             )
         # --- long-term constraints: this epoch's multipliers
         kappa = None
-        R, delta = self.R, self.delta
         if self.long_term_constraints:
             kappa, epoch, used = self._multipliers(active)
-            L = self.num_epochs or epoch + 1
-            delta, R = epoch_schedule(self.multiplier_update, self.delta, L, R, kappa)
-            meta.update(
-                epoch=epoch, kappa=kappa.tolist(), epochs_used=used, delta_epoch=delta
-            )
+            meta.update(epoch=epoch, kappa=kappa.tolist(), epochs_used=used)
         # under "ignore": the arms in flight (running trials and this call's earlier
         # candidates), excluded while another candidate remains (see the module)
         busy: list[int] = []
@@ -695,21 +818,41 @@ class BanditNode(ExternalGenerationNode):
                 if self.multiplier_update == "multiplicative"
                 else None,
             )
+        y_min, B_y, R = self.y_min, self.B_y, self.R
+        if self.mode == "practical":
+            # standardized targets (the decision is the same for a*y + b, a > 0);
+            # y_min and B_y are in the objective's units: mapped the same way
+            try:
+                Y0, m, s = standardize(Y0)
+            except ValueError:
+                self._not_finite(None, done)
+            q = STANDARDIZED_QUANTUM
+            y_min = round((self.y_min - m) / s / q) * q
+            B_y = round((self.B_y + abs(m)) / s / q) * q
+            meta["standardize"] = {"mean": m, "std": s}
+            hyper = self._practical_fit(X0, Y0, meta)
+            if R is None:  # the fitted noise's standard deviation (standardized)
+                R = math.sqrt(hyper["noise"])
+            meta["R"] = R
+        elif self.hyperparameters == "fitted":
+            hyper = self._fit_hyperparameters(X0, Y0)
+            if hyper is not None:
+                meta["fitted"] = {
+                    "lengthscale": hyper["lengthscale"].reshape(-1).tolist(),
+                    "outputscale": hyper["outputscale"],
+                    "noise": hyper["noise"],
+                }
+        else:
+            hyper = None
+        delta = self.delta
+        if kappa is not None:
+            L = self.num_epochs or meta["epoch"] + 1
+            delta, R = epoch_schedule(self.multiplier_update, self.delta, L, R, kappa)
+            meta["delta_epoch"] = delta
         targets = {e.index: float(y) for e, y in zip(done, Y0.tolist(), strict=True)}
-        hyper = (
-            self._fit_hyperparameters(X0, Y0)
-            if self.hyperparameters == "fitted"
-            else None
-        )
-        if hyper is not None:
-            meta["fitted"] = {
-                "lengthscale": hyper["lengthscale"].reshape(-1).tolist(),
-                "outputscale": hyper["outputscale"],
-                "noise": hyper["noise"],
-            }
         recent = None
         if self.pending == "censor":
-            X, Y, recent, n_cens, n_late = self._censored_view(H, targets)
+            X, Y, recent, n_cens, n_late = self._censored_view(H, targets, y_min)
             meta.update(censored=n_cens, late=n_late)
         else:
             X, Y = X0, Y0
@@ -726,7 +869,7 @@ class BanditNode(ExternalGenerationNode):
             meta["pending"] = len(waiting)
         model = self._model(X, Y, hyper)
         t = X.shape[0] + 1
-        acqf = self._acquisition(model, unit, recent, t, position, R, delta)
+        acqf = self._acquisition(model, unit, recent, t, position, R, delta, B_y)
         with torch.no_grad():
             scores = acqf(unit.unsqueeze(-2))
         if not bool(torch.isfinite(scores).all()):
@@ -734,15 +877,131 @@ class BanditNode(ExternalGenerationNode):
         if busy:
             scores = scores.clone()
             scores[busy] = -math.inf
-        best = int(scores.argmax())
         mult = getattr(acqf, "sigma_multiplier", self.beta)
         meta["sigma_multiplier"] = float(torch.as_tensor(mult).reshape(-1)[0])
         meta["round"] = t
-        return self._propose(best, uniform=False, meta=meta)
+        if self.optimizer == "gradient":
+            flight = [e.x for e in active if e.f is None]
+            return self._optimized(acqf, scores, flight, meta)
+        return self._propose(int(scores.argmax()), uniform=False, meta=meta)
 
-    def _not_finite(self, scores: Tensor, done: list[_Trial]) -> None:
-        """Acquisition values that are not finite: an error naming the largest
-        target (values so large that the GP overflows), never a silent argmax."""
+    def _practical_fit(self, X0: Tensor, Z0: Tensor, meta: dict) -> dict:
+        """The practical GP's hyperparameters on the completed trials (standardized
+        targets): a marginal-likelihood fit warm-started from the last recorded fit;
+        if the fit fails, the last good hyperparameters with a warning (recorded in
+        the metadata as ``fit.status = "fallback"`` and its reason). One fit per
+        data set in a call (every decision of a batch sees the same completed data)."""
+        st = self._state
+        key = (X0.numpy().tobytes(), Z0.numpy().tobytes())
+        if key not in st["fits"]:
+            warm = st["warm"]
+            reason = None
+            if X0.shape[0] == 0:
+                hyper, status = warm, "prior"
+            else:
+                seed = self.seed * 1_000_003 + X0.shape[0]
+                hyper, reason = fit_practical_gp(X0, Z0, warm, seed)
+                status = "fitted"
+                if hyper is None:
+                    hyper, status = warm, "fallback"
+                    warnings.warn(
+                        f"BanditNode: the GP fit on {X0.shape[0]} trials failed "
+                        f"({reason}); this decision uses "
+                        + (
+                            "the last good hyperparameters"
+                            if warm is not None
+                            else "BoTorch's initial hyperparameters"
+                        )
+                        + " (recorded in the trial's metadata as fit.status="
+                        "'fallback').",
+                        stacklevel=2,
+                    )
+            if hyper is None:  # no fit yet: BoTorch's initial values
+                hyper = gp_hyperparameters(practical_gp(X0, Z0))
+            fit = {"status": status, **hyper}
+            if reason is not None:
+                fit["reason"] = reason
+            st["fits"][key] = fit
+        fit = st["fits"][key]
+        meta["fit"] = dict(fit)
+        return {k: fit[k] for k in ("lengthscale", "noise", "mean")}
+
+    def _optimized(
+        self, acqf: Any, scores: Tensor, flight: list[list[float]], meta: dict
+    ) -> dict:
+        """The acquisition's maximizer over the search space: L-BFGS-B (BoTorch's
+        ``optimize_acqf``, with the search space's linear constraints and the call's
+        fixed features) from the ``NUM_STARTS`` best points of the decision set;
+        discrete coordinates (integers, choices) keep their starting values, so the
+        points of the decision set are the discrete search. The result is mapped back
+        with Ax's transforms and checked exactly (:meth:`Space.contains`); a result that
+        fails the check, or (under ``pending="ignore"``) that repeats a point in
+        flight, gives way to the next best result, then to the best point of the
+        decision set (recorded as ``optimizer`` in the metadata)."""
+        st = self._state
+        space: Space = st["space"]
+        unit = st["set"].unit
+        finite = torch.isfinite(scores)
+        k = min(NUM_STARTS, int(finite.sum()))
+        starts = torch.topk(torch.where(finite, scores, -math.inf), k).indices.tolist()
+        hold = sorted(set(space.discrete) | set(space.fixed_dims(st["fixed"])))
+        free = [i for i in range(self.d) if i not in hold] if space.names else []
+        results: list[tuple[float, Tensor]] = []
+        if free:
+            groups: dict[tuple, list[int]] = {}
+            for i in starts:
+                groups.setdefault(tuple(unit[i, hold].tolist()), []).append(i)
+            bounds = torch.tensor([[0.0] * self.d, [1.0] * self.d], dtype=torch.double)
+            for idx in groups.values():
+                try:
+                    with warnings.catch_warnings(record=True) as caught:
+                        warnings.simplefilter("always")
+                        x, v = self._lbfgs(acqf, unit, idx, hold, bounds)
+                    # BoTorch's warnings (a start that scipy stopped early) are
+                    # recorded with the decision, not printed at every call
+                    for w in caught:
+                        notes = meta.setdefault("optimizer_warnings", [])
+                        if str(w.message) not in notes:
+                            notes.append(str(w.message))
+                except Exception as err:  # a failed start never stops the experiment
+                    meta.setdefault("optimizer_errors", []).append(
+                        f"{type(err).__name__}: {err}"
+                    )
+                    continue
+                results += list(
+                    zip(v.reshape(-1).tolist(), x.reshape(-1, self.d), strict=True)
+                )
+        results.sort(key=lambda r: -r[0])
+        near = torch.tensor(flight, dtype=torch.double).reshape(-1, self.d)
+        for value, x in results:
+            if value < float(scores[starts[0]]):
+                break  # no better than the best start
+            params = space.parameterizations(x.unsqueeze(0))[0]
+            params = {**params, **st["fixed"]}
+            if not space.contains(params):
+                continue
+            coords = space.coordinates([params])
+            if self.pending == "ignore" and near.shape[0] > 0:
+                if bool(((near - coords).abs().amax(-1) < 1e-6).any()):
+                    continue
+            meta["optimizer"] = "L-BFGS-B"
+            meta["acquisition_value"] = value
+            return self._propose_params(params, coords[0].tolist(), meta)
+        meta["optimizer"] = "decision set"
+        return self._propose(starts[0], uniform=False, meta=meta)
+
+    def _not_finite(self, scores: Tensor | None, done: list[_Trial]) -> None:
+        """Acquisition values that are not finite (``scores``), or targets too large
+        to standardize (``None``): an error naming the largest target (values so
+        large that the GP overflows), never a silent argmax."""
+        if scores is None:
+            worst = max(done, key=lambda e: abs(e.f))
+            raise ValueError(
+                f"BanditNode cannot standardize the objective: the largest value is "
+                f"trial {worst.index}'s {self._state['metric']!r} = {worst.f!r} (as "
+                "maximized), and its mean or spread overflows. Rescale the objective "
+                "(or constraints) or mark the trial abandoned."
+            )
         bad = int((~torch.isfinite(scores)).sum())
         worst = max(done, key=lambda e: abs(e.f), default=None)
         culprit = (
@@ -757,21 +1016,47 @@ class BanditNode(ExternalGenerationNode):
             "objective (or constraints) or mark the trial abandoned."
         )
 
+    def _lbfgs(
+        self, acqf: Any, unit: Tensor, idx: list[int], hold: list[int], bounds: Tensor
+    ) -> tuple[Tensor, Tensor]:
+        """BoTorch's ``optimize_acqf`` from the starts ``unit[idx]`` (which share the
+        values of the ``hold`` coordinates, fixed), with the space's constraints."""
+        from botorch.optim import optimize_acqf
+
+        space: Space = self._state["space"]
+        return optimize_acqf(
+            acqf,
+            bounds=bounds,
+            q=1,
+            num_restarts=len(idx),
+            batch_initial_conditions=unit[idx].unsqueeze(-2),
+            fixed_features={i: float(unit[idx[0], i]) for i in hold} or None,
+            inequality_constraints=space.inequality_constraints_with_margin or None,
+            options={"maxiter": MAX_ITER},
+            return_best_only=False,
+        )
+
     def _propose(self, best: int, uniform: bool, meta: dict) -> dict:
         st = self._state
         st["proposed"].append(_issued(st["set"].unit[best].tolist(), uniform))
         self._last_meta = meta
         return dict(st["set"].params[best])
 
+    def _propose_params(self, params: dict, x: list[float], meta: dict) -> dict:
+        """A candidate off the decision set (the gradient optimizer's)."""
+        self._state["proposed"].append(_issued(x, uniform=False))
+        self._last_meta = meta
+        return dict(params)
+
     def _censored_view(
-        self, H: list[_Trial], targets: dict[int, float]
+        self, H: list[_Trial], targets: dict[int, float], y_min: float
     ) -> tuple[Tensor, Tensor, Tensor, int, int]:
         """Every trial of ``H`` with its censored target (Verma et al., Eq. 3), the
         recent queries for :math:`\nu_t`, and the censored / late counts."""
         live = [e for e in H if e.index >= 0]
         extra = [e for e in H if e.index < 0]  # proposed in this call: y_min
         if self.window_seconds is not None:
-            ledger = FeedbackLedger(self.window_seconds, self.y_min, clock="time")
+            ledger = FeedbackLedger(self.window_seconds, y_min, clock="time")
             events = [e.created for e in live] + [
                 e.completed for e in live if e.completed is not None
             ]
@@ -783,7 +1068,7 @@ class BanditNode(ExternalGenerationNode):
             issued = np.array([e.created for e in live] + [now] * len(extra))
             lo = int(np.searchsorted(issued, now - self.window_seconds, side="left"))
         else:
-            ledger = FeedbackLedger(self.window, self.y_min)
+            ledger = FeedbackLedger(self.window, y_min)
             created = [e.created for e in live]
             for e in live:
                 q = ledger.issue(e.x)
@@ -800,7 +1085,7 @@ class BanditNode(ExternalGenerationNode):
         Y = torch.cat(
             [
                 ledger.censored_targets(now),
-                torch.full((len(extra),), self.y_min, dtype=torch.double),
+                torch.full((len(extra),), y_min, dtype=torch.double),
             ]
         )
         recent = X[lo:]
@@ -816,8 +1101,16 @@ class BanditNode(ExternalGenerationNode):
         position: int,
         R: float,
         delta: float,
+        B_y: float,
     ) -> Any:
         seed = self.seed * 1_000_003 + position
+        # GP-TS: an exact joint draw on the decision set, or a pathwise draw (a
+        # function of x) for the gradient optimizer
+        draw = (
+            dict(sampler="pathwise")
+            if self.optimizer == "gradient"
+            else dict(candidates=unit)
+        )
         if self.pending == "censor":
             sched = (
                 dict(beta=float(self.beta))
@@ -826,16 +1119,9 @@ class BanditNode(ExternalGenerationNode):
             )
             if self.algorithm == "GP-TS":
                 return GPThompsonSamplingSDF(
-                    model,
-                    recent,
-                    B_y=self.B_y,
-                    delta=delta,
-                    candidates=unit,
-                    seed=seed,
-                    t=t,
-                    **sched,
+                    model, recent, B_y=B_y, delta=delta, seed=seed, t=t, **draw, **sched
                 )
-            return GPUCBSDF(model, recent, B_y=self.B_y, delta=delta, t=t, **sched)
+            return GPUCBSDF(model, recent, B_y=B_y, delta=delta, t=t, **sched)
         if self.algorithm == "GP-TS":
             sched = (
                 dict(v=float(self.beta))
@@ -843,7 +1129,7 @@ class BanditNode(ExternalGenerationNode):
                 else dict(B=self.B, R=R)
             )
             return GPThompsonSampling(
-                model, delta=delta, candidates=unit, seed=seed, t=t, **sched
+                model, delta=delta, seed=seed, t=t, **draw, **sched
             )
         if self.beta is not None:
             from botorch.acquisition.analytic import UpperConfidenceBound
@@ -919,8 +1205,9 @@ class InitialTrials(MaxTrialsAwaitingData):
 
 def bandit_generation_strategy(
     algorithm: str = "IGP-UCB",
-    num_init: int = 3,
+    num_init: int | None = None,
     seed: int = 0,
+    mode: str = "practical",
     **node_kwargs: Any,
 ) -> GenerationStrategy:
     """A ``GenerationStrategy``: ``num_init`` Sobol trials (Ax's Sobol generator,
@@ -930,8 +1217,12 @@ def bandit_generation_strategy(
     makes at most ``num_init`` Sobol trials; after them every trial is a bandit
     decision on the data that has arrived (running trials pending under the
     ``pending`` rule). The bandit node has no transition and never loops."""
+    if num_init is None:  # Ax's own default initialization budget in practice
+        num_init = 5 if mode == "practical" else 3
     check_count("num_init", num_init, 1)
-    node = BanditNode(name="bandit", algorithm=algorithm, seed=seed, **node_kwargs)
+    node = BanditNode(
+        name="bandit", algorithm=algorithm, mode=mode, seed=seed, **node_kwargs
+    )
     sobol = GenerationNode(
         name="Sobol",
         generator_specs=[
@@ -943,4 +1234,5 @@ def bandit_generation_strategy(
         transition_criteria=[MinTrials(threshold=num_init, transition_to="bandit")],
         pausing_criteria=[InitialTrials(threshold=num_init)],
     )
-    return GenerationStrategy(name=f"Sobol+{algorithm}", nodes=[sobol, node])
+    name = f"Sobol+{algorithm}" + (" (practical)" if mode == "practical" else "")
+    return GenerationStrategy(name=name, nodes=[sobol, node])

@@ -38,6 +38,7 @@ from typing import Any
 import torch
 from ax.adapter.registry import Cont_X_trans
 from ax.adapter.transforms.int_to_float import IntToFloat
+from ax.adapter.transforms.one_hot import OH_PARAM_INFIX
 from ax.core.observation import ObservationFeatures
 from ax.core.parameter import (
     ChoiceParameter,
@@ -50,6 +51,16 @@ from torch import Tensor
 
 #: rejection sampling gives up after this many Sobol draws per wanted candidate
 DRAWS_PER_CANDIDATE = 64
+#: the gradient optimizer's linear constraints are tightened by this much (unit cube)
+CONSTRAINT_MARGIN = 1e-9
+
+
+def _owner(name: str, search_space: SearchSpace) -> str:
+    """The user's parameter behind a transformed coordinate (one-hot coordinates are
+    named ``<parameter>_OH_PARAM_<i>`` by Ax's ``OneHot``)."""
+    if name in search_space.parameters:
+        return name
+    return name.split(OH_PARAM_INFIX)[0]
 
 
 @dataclass
@@ -82,6 +93,19 @@ class Space:
                     "BanditNode supports range, choice and fixed parameters, got "
                     f"{p.name!r} of type {type(p).__name__}."
                 )
+        equal = [
+            str(c)
+            for c in search_space.parameter_constraints
+            if getattr(c, "is_equality", False)
+        ]
+        if equal:
+            raise ValueError(
+                f"BanditNode supports linear inequality parameter constraints, got the "
+                f"equality constraint(s) {equal}: its decision set is drawn by "
+                "rejection sampling, which an equality leaves empty. Eliminate the "
+                "constrained parameter (express it through the others in your "
+                "evaluation) instead."
+            )
         self.search_space = search_space
         self.key = repr(search_space) if key is None else key
         space = search_space.clone()
@@ -99,6 +123,30 @@ class Space:
             self.transforms.append(t)
         #: the GP's coordinates: the transformed parameters, in Ax's order
         self.names = list(space.parameters)
+        self.owner = [_owner(n, search_space) for n in self.names]
+        #: coordinates that take discrete values (integers, choices, one-hot)
+        self.discrete = [
+            i
+            for i, p in enumerate(self.owner)
+            if not (
+                isinstance(search_space.parameters[p], RangeParameter)
+                and search_space.parameters[p].parameter_type == ParameterType.FLOAT
+            )
+        ]
+        #: the linear parameter constraints on the GP's coordinates, as BoTorch's
+        #: ``(indices, coefficients, rhs)`` with ``sum coefficients * x >= rhs``
+        self.inequality_constraints = []
+        for c in space.parameter_constraints:
+            items = sorted(
+                (self.names.index(n), -float(w)) for n, w in c.constraint_dict.items()
+            )
+            self.inequality_constraints.append(
+                (
+                    torch.tensor([i for i, _ in items]),
+                    torch.tensor([w for _, w in items], dtype=torch.double),
+                    -float(c.bound),
+                )
+            )
 
     @property
     def dim(self) -> int:
@@ -115,6 +163,43 @@ class Space:
         if not self.names:
             rows = [[0.0] for _ in obs]
         return torch.tensor(rows, dtype=torch.double).reshape(-1, self.dim)
+
+    @property
+    def inequality_constraints_with_margin(self) -> list[tuple[Tensor, Tensor, float]]:
+        """:attr:`inequality_constraints` tightened by ``CONSTRAINT_MARGIN`` (times the
+        size of the coefficients): the optimizer (SLSQP) may end a hair outside its
+        constraints, and a trial must satisfy them exactly (:meth:`contains`)."""
+        return [
+            (i, w, rhs + CONSTRAINT_MARGIN * float(w.abs().sum()))
+            for i, w, rhs in self.inequality_constraints
+        ]
+
+    def contains(self, params: dict[str, Any]) -> bool:
+        """``params`` is in the search space: Ax's ``check_membership`` (bounds,
+        choices, types) and every linear parameter constraint exactly, without
+        Ax's tolerance."""
+        space = self.search_space
+        if not space.check_membership(
+            params, raise_error=False, check_all_parameters_present=True
+        ):
+            return False
+        for c in space.parameter_constraints:
+            lhs = sum(w * float(params[n]) for n, w in c.constraint_dict.items())
+            if lhs > c.bound:
+                return False
+        return True
+
+    def fixed_dims(self, fixed: dict[str, Any]) -> list[int]:
+        """The coordinates of the parameters in ``fixed`` (features fixed for a call)."""
+        return [i for i, p in enumerate(self.owner) if p in fixed]
+
+    def parameterizations(self, unit: Tensor) -> list[dict[str, Any]]:
+        """Parameterizations in the user's space of unit-cube points (``N x d``):
+        Ax's ``untransform`` (integers rounded to the nearest, one-hot choices by
+        their largest coordinate)."""
+        if not self.names:
+            return self._untransform(unit[:, :0])
+        return self._untransform(unit)
 
     def _untransform(self, unit: Tensor) -> list[dict[str, Any]]:
         obs = [

@@ -20,6 +20,10 @@ def bandit_node_to_dict(node: BanditNode) -> dict[str, Any]:
 
 
 def bandit_node_from_json(**kwargs: Any) -> BanditNode:
+    # nodes saved before the practical mode existed were theory-mode nodes (and
+    # stored every theory setting): they load as such, with their decision set
+    kwargs.setdefault("mode", "theory")
+    kwargs.setdefault("optimizer", "finite")
     return BanditNode(**kwargs)
 
 

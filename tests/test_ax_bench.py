@@ -1,0 +1,201 @@
+"""``botorch-bandits ax-bench``: the problems' stated optima, and a tiny run through
+the command's entry point (CSV columns, regrets, PNGs). The benchmark's numbers are
+its own business (a benchmark, not a test)."""
+
+from __future__ import annotations
+
+import csv
+import itertools
+import math
+
+import pytest
+
+pytest.importorskip("ax")
+pytest.importorskip("matplotlib")
+pytest.importorskip("tqdm")
+
+from botorch_bandits.benchmarks.ax_bench import (
+    CSV_COLUMNS,
+    PROBLEMS,
+    SUMMARY_COLUMNS,
+    ax_parameters,
+    branin,
+    run_job,
+)
+from botorch_bandits.cli import main
+
+
+@pytest.mark.parametrize("name", list(PROBLEMS))
+def test_stated_optimum_is_attained_and_not_above_the_true_one(name):
+    problem = PROBLEMS[name]
+    value = problem(problem.optimizer)
+    assert value == pytest.approx(problem.optimum, abs=1e-4)
+    assert value >= problem.optimum  # so every regret is >= 0
+
+
+def test_optimizers_lie_in_the_search_space():
+    from ax import Client
+
+    for problem in PROBLEMS.values():
+        client = Client()
+        client.configure_experiment(
+            parameters=ax_parameters(problem),
+            parameter_constraints=list(problem.constraints) or None,
+        )
+        space = client._experiment.search_space
+        assert space.check_membership(dict(problem.optimizer)), problem.name
+
+
+def test_mixed_and_log_problems_by_hand():
+    mixed = PROBLEMS["mixed"]
+    base = {"x1": 1.0, "x2": 3.0}
+    assert mixed({**base, "k": 0, "c": "c"}) == pytest.approx(
+        branin(1.0, 3.0) + 2.0 + 3.0
+    )
+    assert mixed({**base, "k": 2, "c": "b"}) == pytest.approx(branin(1.0, 3.0) + 1.5)
+    log = PROBLEMS["branin-log"]
+    assert log({"lr": 1e-4, "x2": 3.0}) == pytest.approx(branin(-5.0, 3.0))
+    assert log({"lr": 1.0, "x2": 3.0}) == pytest.approx(branin(10.0, 3.0))
+    assert log({"lr": 1e-2, "x2": 3.0}) == pytest.approx(branin(2.5, 3.0))
+    embedded = PROBLEMS["hartmann6-in-20d"]
+    point = dict(embedded.optimizer)
+    point.update({f"x{i}": 0.9 for i in range(6, 20)})  # the inert parameters
+    assert embedded(point) == pytest.approx(embedded(embedded.optimizer))
+
+
+def test_noise_is_seeded_by_seed_and_trial():
+    noisy = PROBLEMS["hartmann6-noisy"]
+    x = noisy.optimizer
+    assert noisy.observe(x, 0, 3) == noisy.observe(x, 0, 3)
+    assert noisy.observe(x, 0, 3) != noisy.observe(x, 1, 3)
+    assert noisy.observe(x, 0, 3) != noisy.observe(x, 0, 4)
+    assert PROBLEMS["hartmann6"].observe(x, 0, 3) == PROBLEMS["hartmann6"](x)
+
+
+def test_bad_names_are_named(tmp_path, capsys):
+    code = main(["ax-bench", "--problems", "branin,nope", "--out", str(tmp_path)])
+    assert code == 2
+    assert "`problems`" in capsys.readouterr().err
+    code = main(["ax-bench", "--strategies", "UCB", "--out", str(tmp_path)])
+    assert code == 2
+    assert "`strategies`" in capsys.readouterr().err
+
+
+def test_tiny_run_through_the_command(tmp_path, capsys):
+    out = tmp_path / "bench"
+    problems = ("branin", "mixed")
+    strategies = ("Ax default", "IGP-UCB (theory)")
+    trials = 5
+    code = main(
+        [
+            "ax-bench",
+            "--problems",
+            ",".join(problems),
+            "--strategies",
+            ",".join(strategies),
+            "--seeds",
+            "1",
+            "--trials",
+            str(trials),
+            "--workers",
+            "1",
+            "--no-progress",
+            "--out",
+            str(out),
+        ]
+    )
+    printed = capsys.readouterr().out
+    assert code == 0
+    assert "Ax default" in printed and "IGP-UCB (theory)" in printed
+    with open(out / "ax_bench.csv", newline="") as fh:
+        reader = csv.DictReader(fh)
+        assert tuple(reader.fieldnames) == CSV_COLUMNS
+        rows = list(reader)
+    assert len(rows) == len(problems) * len(strategies) * trials
+    for p in problems:
+        optimum = PROBLEMS[p].optimum
+        for s in strategies:
+            job = [r for r in rows if r["problem"] == p and r["strategy"] == s]
+            assert [int(r["trial"]) for r in job] == list(range(1, trials + 1))
+            cum = [float(r["cumulative_regret"]) for r in job]
+            assert all(b >= a for a, b in itertools.pairwise(cum))
+            for r in job:
+                best, simple = float(r["best_value"]), float(r["simple_regret"])
+                assert float(r["cumulative_regret"]) >= 0
+                assert simple >= 0
+                # minimized: r_t = best value - f* (optimum - best, maximizing -f)
+                assert simple == pytest.approx(best - optimum, abs=1e-12)
+                assert float(r["value"]) == float(r["noise_free_value"])  # no noise
+                assert float(r["gen_seconds"]) >= 0
+            assert cum[0] == pytest.approx(float(job[0]["value"]) - optimum)
+    with open(out / "summary.csv", newline="") as fh:
+        reader = csv.DictReader(fh)
+        assert tuple(reader.fieldnames) == SUMMARY_COLUMNS
+        summary = list(reader)
+    assert len(summary) == len(problems) * len(strategies)
+    assert all(r["gen_seconds_median_t10"] == "" for r in summary)  # 5 < 10 trials
+    for p in problems:
+        assert (out / f"{p}.png").stat().st_size > 0
+
+
+def test_a_job_is_a_function_of_its_seed():
+    first = run_job("hartmann6-noisy", "IGP-UCB (theory)", seed=1, trials=5)
+    again = run_job("hartmann6-noisy", "IGP-UCB (theory)", seed=1, trials=5)
+    for key in ("value", "noise_free_value", "cumulative_regret", "simple_regret"):
+        assert first[key] == again[key]
+    assert all(math.isfinite(v) for v in first["value"])
+    assert first["value"] != first["noise_free_value"]  # noisy
+
+
+def test_resume_reuses_the_kept_jobs(tmp_path, capsys):
+    """Each finished job is kept in OUT/jobs; ``--resume`` loads it instead of
+    running it again (its generation seconds, which a rerun would change, stay)."""
+    args = [
+        "ax-bench",
+        "--problems",
+        "branin",
+        "--strategies",
+        "IGP-UCB (theory)",
+        "--seeds",
+        "2",
+        "--trials",
+        "4",
+        "--workers",
+        "1",
+        "--no-progress",
+        "--out",
+        str(tmp_path),
+    ]
+    assert main(args) == 0
+
+    def rows() -> list[dict]:
+        with open(tmp_path / "ax_bench.csv", newline="") as fh:
+            return list(csv.DictReader(fh))
+
+    first = rows()
+    kept = sorted(p.name for p in (tmp_path / "jobs").iterdir())
+    assert kept == [
+        "branin__IGP-UCB__theory___seed0__T4.json",
+        "branin__IGP-UCB__theory___seed1__T4.json",
+    ]
+    (tmp_path / "jobs" / kept[1]).unlink()  # as if killed before that job ended
+    assert main([*args, "--resume"]) == 0
+    again = rows()
+    assert len(again) == len(first) == 8
+    # seed 0 reused as kept (its timings too); seed 1 run again: same trials
+    assert [r for r in again if r["seed"] == "0"] == [
+        r for r in first if r["seed"] == "0"
+    ]
+    strip = [{k: v for k, v in r.items() if k != "gen_seconds"} for r in again]
+    assert strip == [{k: v for k, v in r.items() if k != "gen_seconds"} for r in first]
+    capsys.readouterr()
+
+
+def test_generation_growth_times_one_decision_after_n_trials():
+    from botorch_bandits.benchmarks.ax_bench import generation_growth
+
+    rows = generation_growth(
+        "branin", sizes=(6, 9), strategies=("IGP-UCB (theory)",), repeats=1
+    )
+    assert [r["completed"] for r in rows] == [6, 9]
+    assert all(r["seconds_median"] > 0 for r in rows)

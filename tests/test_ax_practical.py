@@ -1,0 +1,272 @@
+"""The practical mode of the Ax strategy (issue 15): decisions that do not depend
+on the objective's units, fits that never stop an experiment, acquisition
+optimization over the search space itself, and the defaults a user gets -- all
+through a real ``ax.Client``."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import pytest
+
+pytest.importorskip("ax")
+
+from _ax_loop import run_in_flight  # tests/ helper
+from ax import ChoiceParameterConfig, Client, RangeParameterConfig
+
+from botorch_bandits.ax import BanditNode, bandit_generation_strategy
+from botorch_bandits.ax.storage import bandit_node_from_json
+
+
+def _hartmann3(p: dict) -> float:
+    """Hartmann3 (Dixon & Szego 1978), maximized form: max 3.86278."""
+    alpha = [1.0, 1.2, 3.0, 3.2]
+    A = [[3.0, 10, 30], [0.1, 10, 35], [3.0, 10, 30], [0.1, 10, 35]]
+    P = [
+        [0.3689, 0.1170, 0.2673],
+        [0.4699, 0.4387, 0.7470],
+        [0.1091, 0.8732, 0.5547],
+        [0.0381, 0.5743, 0.8828],
+    ]
+    x = [p["x0"], p["x1"], p["x2"]]
+    return sum(
+        a * math.exp(-sum(A[i][j] * (x[j] - P[i][j]) ** 2 for j in range(3)))
+        for i, a in enumerate(alpha)
+    )
+
+
+def _client(minimize: bool = False, constraints=None, **kwargs) -> Client:
+    client = Client(random_seed=0)
+    client.configure_experiment(
+        name="practical",
+        parameters=[
+            RangeParameterConfig(
+                name=f"x{i}", bounds=(0.0, 1.0), parameter_type="float"
+            )
+            for i in range(3)
+        ],
+        parameter_constraints=constraints,
+    )
+    client.configure_optimization(objective="-f" if minimize else "f")
+    client.set_generation_strategy(bandit_generation_strategy(**kwargs))
+    return client
+
+
+def _trajectory(scale: float, shift: float, minimize: bool, **kwargs) -> list[dict]:
+    client = _client(minimize=minimize, **kwargs)
+    sign = -1.0 if minimize else 1.0
+
+    def data(p: dict, _i: int) -> dict:
+        return {"f": scale * sign * _hartmann3(p) + shift}
+
+    run_in_flight(client, 14, data, in_flight=2)
+    trials = client._experiment.trials
+    return [trials[i].arm.parameters for i in sorted(trials)]
+
+
+@pytest.mark.parametrize(
+    "algorithm, minimize", [("IGP-UCB", False), ("GP-TS", True), ("GP-UCB", False)]
+)
+def test_decisions_do_not_depend_on_the_objective_units(algorithm, minimize) -> None:
+    """Acceptance 1: the same trials, bit for bit, when the objective is multiplied
+    by 100 and shifted by 100 (two trials in flight: batches and hallucinated
+    pending trials included). Before the standardized targets were rounded to a grid,
+    a rounding error of 1e-16 had become a different trial by trial 16."""
+    plain = _trajectory(1.0, 0.0, minimize, algorithm=algorithm)
+    scaled = _trajectory(100.0, 100.0, minimize, algorithm=algorithm)
+    assert plain == scaled
+    assert len({tuple(p.values()) for p in plain}) > 10  # it does explore
+
+
+def test_theory_mode_depends_on_the_units_as_its_B_and_R_say() -> None:
+    """The contrast: with a fixed kernel, B and R the objective's scale is part of
+    the problem statement, so the theory mode's trials change with it."""
+    plain = _trajectory(1.0, 0.0, False, mode="theory")
+    scaled = _trajectory(100.0, 100.0, False, mode="theory")
+    assert plain != scaled
+
+
+def test_a_failed_fit_falls_back_to_the_last_good_hyperparameters(monkeypatch) -> None:
+    """A fit that raises (BoTorch's ``ModelFittingError: All attempts to fit the
+    model have failed.``, as measured on main) no longer stops the experiment: the
+    decision uses the last recorded fit, warns, and records the fallback."""
+    from botorch.exceptions.errors import ModelFittingError
+
+    client = _client()
+
+    def data(p: dict, _i: int) -> dict:
+        return {"f": _hartmann3(p)}
+
+    run_in_flight(client, 8, data, in_flight=1)
+    trials = client._experiment.trials
+    last = trials[max(trials)].generator_runs[0].gen_metadata["fit"]
+    assert last["status"] == "fitted"
+
+    def fail(*args, **kwargs):
+        raise ModelFittingError("All attempts to fit the model have failed.")
+
+    monkeypatch.setattr("botorch.fit.fit_gpytorch_mll", fail)
+    with pytest.warns(UserWarning, match="GP fit on 8 trials failed"):
+        new = client.get_next_trials(max_trials=1)
+    (index,) = new
+    fit = client._experiment.trials[index].generator_runs[0].gen_metadata["fit"]
+    assert fit["status"] == "fallback"
+    assert "All attempts to fit the model have failed" in fit["reason"]
+    for key in ("lengthscale", "noise", "mean"):
+        assert fit[key] == last[key]
+    # and once fitting works again, the experiment goes on with fresh fits
+    monkeypatch.undo()
+    client.complete_trial(trial_index=index, raw_data=data(new[index], index))
+    (index,) = client.get_next_trials(max_trials=1)
+    fit = client._experiment.trials[index].generator_runs[0].gen_metadata["fit"]
+    assert fit["status"] == "fitted"
+
+
+def test_the_fit_is_warm_started_from_the_recorded_fit() -> None:
+    """The node keeps no state between calls: the warm start is read from the
+    previous trial's metadata, so a reloaded experiment starts from the same
+    point (the reload tests check the whole decision)."""
+    client = _client()
+
+    def data(p: dict, _i: int) -> dict:
+        return {"f": _hartmann3(p)}
+
+    run_in_flight(client, 9, data, in_flight=1)
+    node = client._generation_strategy._curr
+    assert isinstance(node, BanditNode)
+    trials = client._experiment.trials
+    recorded = trials[max(trials)].generator_runs[0].gen_metadata["fit"]
+    node.update_generator_state(client._experiment, client._experiment.lookup_data())
+    warm = node._state["warm"]
+    assert warm == {k: recorded[k] for k in ("lengthscale", "noise", "mean")}
+
+
+def test_gradient_optimizer_searches_the_space_and_keeps_its_rules() -> None:
+    """Continuous coordinates are optimized off the decision set (L-BFGS-B), with
+    the linear parameter constraint, a log-scale parameter, an integer and a choice
+    kept exactly; the call's fixed parameters are honoured."""
+    client = Client(random_seed=0)
+    client.configure_experiment(
+        name="mixed",
+        parameters=[
+            RangeParameterConfig(name="x", bounds=(0.0, 1.0), parameter_type="float"),
+            RangeParameterConfig(name="y", bounds=(0.0, 1.0), parameter_type="float"),
+            RangeParameterConfig(
+                name="lr", bounds=(1e-4, 1.0), parameter_type="float", scaling="log"
+            ),
+            RangeParameterConfig(name="n", bounds=(0, 4), parameter_type="int"),
+            ChoiceParameterConfig(
+                name="c", values=["a", "b", "c"], parameter_type="str", is_ordered=False
+            ),
+        ],
+        parameter_constraints=["x + y <= 0.8"],
+    )
+    client.configure_optimization(objective="f")
+    client.set_generation_strategy(bandit_generation_strategy(num_candidates=64))
+
+    def f(p: dict) -> float:
+        return (
+            -((p["x"] - 0.6) ** 2)
+            - (p["y"] - 0.4) ** 2
+            - 0.1 * (math.log10(p["lr"]) + 2.0) ** 2
+            - 0.05 * (p["n"] - 3) ** 2
+            + {"a": 0.0, "b": 0.3, "c": 0.1}[p["c"]]
+        )
+
+    run_in_flight(client, 20, lambda p, _i: {"f": f(p)}, in_flight=2)
+    fixed = client.get_next_trials(max_trials=2, fixed_parameters={"c": "a", "n": 1})
+    for index, p in fixed.items():
+        assert p["c"] == "a" and p["n"] == 1
+        client.complete_trial(trial_index=index, raw_data={"f": f(p)})
+    exp = client._experiment
+    node = client._generation_strategy._curr
+    decision_set = {
+        tuple(sorted(p.items()))
+        for p in node._decision_set(node._state["space"], {}).params
+    }
+    off_set = 0
+    for t in exp.trials.values():
+        p = t.arm.parameters
+        assert exp.search_space.check_membership(p, raise_error=False)
+        assert p["x"] + p["y"] <= 0.8 + 1e-9
+        assert isinstance(p["n"], int) and p["c"] in ("a", "b", "c")
+        assert 1e-4 <= p["lr"] <= 1.0
+        meta = t.generator_runs[0].gen_metadata or {}
+        if meta.get("optimizer") == "L-BFGS-B":
+            off_set += tuple(sorted(p.items())) not in decision_set
+    assert off_set >= 5  # the optimizer, not the finite set, made the decisions
+    # and the decisions improve on the initialization's best
+    init = [t for t in exp.trials.values() if not t.generator_runs[0].gen_metadata]
+    best_init = max(f(t.arm.parameters) for t in init)
+    assert max(f(t.arm.parameters) for t in exp.trials.values()) > best_init
+
+
+def test_defaults_are_the_practical_mode() -> None:
+    """A user who passes nothing gets the practical mode (README: why)."""
+    gs = bandit_generation_strategy()
+    sobol, node = gs._nodes
+    assert isinstance(node, BanditNode)
+    assert node.mode == "practical"
+    assert node.hyperparameters == "fitted"
+    assert node.optimizer == "gradient"
+    assert node.pending == "hallucinate"
+    assert node.R is None and node.B == 1.0
+    assert sobol.transition_criteria[0].threshold == 5
+    theory = bandit_generation_strategy(mode="theory")._nodes[1]
+    assert (theory.kernel, theory.lengthscale, theory.noise, theory.R) == (
+        "matern52",
+        0.2,
+        0.01,
+        0.1,
+    )
+    assert (theory.pending, theory.optimizer, theory.hyperparameters) == (
+        "ignore",
+        "finite",
+        "fixed",
+    )
+
+
+@pytest.mark.parametrize(
+    "kwargs, named",
+    [
+        (dict(lengthscale=0.2), "lengthscale=0.2"),
+        (dict(noise=0.01), "noise=0.01"),
+        (dict(kernel="rbf"), "kernel='rbf'"),
+        (dict(hyperparameters="fixed"), "hyperparameters='fixed'"),
+        (dict(mode="bayes"), "mode"),
+        (dict(optimizer="adam"), "optimizer"),
+    ],
+)
+def test_theory_settings_are_refused_in_the_practical_mode(kwargs, named) -> None:
+    with pytest.raises(ValueError, match=named.replace("(", r"\(")):
+        bandit_generation_strategy(**kwargs)
+
+
+def test_a_node_saved_before_the_modes_loads_in_the_theory_mode() -> None:
+    """Databases written before the practical mode store no ``mode``: their nodes
+    were theory-mode nodes and must decide as before."""
+    saved = BanditNode(mode="theory").options()
+    del saved["mode"], saved["optimizer"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        node = bandit_node_from_json(**saved)
+    assert node.mode == "theory" and node.optimizer == "finite"
+    assert node.options() == BanditNode(mode="theory").options()
+
+
+def test_equality_parameter_constraints_are_refused_by_name() -> None:
+    """Ax's core API allows ``w^T x == b``; the decision set (rejection sampling)
+    would be empty, so the node says why instead of 'no point satisfies'."""
+    from ax.core.parameter import ParameterType, RangeParameter
+    from ax.core.parameter_constraint import ParameterConstraint
+    from ax.core.search_space import SearchSpace
+
+    from botorch_bandits.ax.space import Space
+
+    space = SearchSpace(
+        [RangeParameter(n, ParameterType.FLOAT, 0.0, 1.0) for n in ("a", "b")],
+        parameter_constraints=[ParameterConstraint(equality="a + b == 1")],
+    )
+    with pytest.raises(ValueError, match="equality constraint"):
+        Space(space)
