@@ -66,7 +66,12 @@ def _trajectory(scale: float, shift: float, minimize: bool, **kwargs) -> list[di
 
 
 @pytest.mark.parametrize(
-    "algorithm, minimize", [("IGP-UCB", False), ("GP-TS", True), ("GP-UCB", False)]
+    "algorithm, minimize",
+    [
+        ("IGP-UCB", False),
+        ("GP-TS", True),
+        pytest.param("GP-UCB", False, marks=pytest.mark.slow),
+    ],
 )
 def test_decisions_do_not_depend_on_the_objective_units(algorithm, minimize) -> None:
     """Acceptance 1: the same trials, bit for bit, when the objective is multiplied

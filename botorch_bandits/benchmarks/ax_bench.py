@@ -316,6 +316,31 @@ def _job_environment() -> Iterator[None]:
         torch.set_num_threads(threads)
 
 
+def _new_client(prob: Problem, name: str, strategy: str, seed: int) -> Any:
+    """A fresh in-memory ``Client`` on the problem (minimized) with the strategy."""
+    from ax import Client  # (a fresh Dask worker: Ax logs at INFO on import)
+
+    client = Client(random_seed=seed)
+    client.configure_experiment(
+        name=name,
+        parameters=ax_parameters(prob),
+        parameter_constraints=list(prob.constraints) or None,
+    )
+    client.configure_optimization(objective="-f")
+    _configure_strategy(client, strategy, seed)
+    return client
+
+
+def _complete(client: Any, prob: Problem, seed: int) -> float:
+    """Make one trial, evaluate and complete it; the seconds of the decision."""
+    start = time.perf_counter()
+    ((index, params),) = client.get_next_trials(max_trials=1).items()
+    seconds = time.perf_counter() - start
+    value = prob.observe(params, seed, index)
+    client.complete_trial(trial_index=index, raw_data={"f": value})
+    return seconds
+
+
 def run_job(problem: str, strategy: str, seed: int, trials: int) -> dict[str, Any]:
     """One (problem, strategy, seed): a fresh in-memory ``Client``, ``trials`` trials
     one at a time. Returns the job's keys and per-trial lists ``value`` (observed),
@@ -324,16 +349,7 @@ def run_job(problem: str, strategy: str, seed: int, trials: int) -> dict[str, An
     prob = PROBLEMS[problem]
     values, true_values, gen_seconds = [], [], []
     with _job_environment():
-        from ax import Client  # (a fresh Dask worker: Ax logs at INFO on import)
-
-        client = Client(random_seed=seed)
-        client.configure_experiment(
-            name=f"ax-bench-{problem}-{seed}",
-            parameters=ax_parameters(prob),
-            parameter_constraints=list(prob.constraints) or None,
-        )
-        client.configure_optimization(objective="-f")
-        _configure_strategy(client, strategy, seed)
+        client = _new_client(prob, f"ax-bench-{problem}-{seed}", strategy, seed)
         for _ in range(trials):
             start = time.perf_counter()
             new = client.get_next_trials(max_trials=1)
@@ -800,6 +816,11 @@ __all__ = [
 # --------------------------------------------------------------------------------------
 # generation time against the number of completed trials
 # --------------------------------------------------------------------------------------
+#: trials the strategy makes itself before the Sobol points are attached (Ax's
+#: default initialization budget, and the practical mode's)
+GROWTH_INIT = 5
+
+
 def generation_growth(
     problem: str = "hartmann6",
     sizes: Sequence[int] = (100, 200, 400),
@@ -809,8 +830,8 @@ def generation_growth(
 ) -> list[dict[str, Any]]:
     """Seconds of one ``get_next_trials(max_trials=1)`` call on an experiment that
     already holds ``n`` completed trials, for each ``n`` in ``sizes`` and each
-    strategy: the strategy makes its initial trials, then ``n`` minus those
-    completed trials at scrambled-Sobol points (the same for every strategy) are
+    strategy: the strategy makes its first ``GROWTH_INIT`` trials, then ``n`` minus
+    those completed trials at scrambled-Sobol points (the same for every strategy) are
     attached with their values, then ``repeats`` decisions are timed (each
     completed before the next; the median is reported). The node recomputes its
     state from the experiment on every call, so this is the cost a user waits for
@@ -821,50 +842,15 @@ def generation_growth(
     for n in sizes:
         for label in strategies:
             with _job_environment():
-                from ax import Client
-
-                client = Client(random_seed=seed)
-                client.configure_experiment(
-                    name=f"growth-{problem}-{n}",
-                    parameters=ax_parameters(prob),
-                    parameter_constraints=list(prob.constraints) or None,
-                )
-                client.configure_optimization(objective="-f")
-                _configure_strategy(client, label, seed)
-                # the initial trials, made by the strategy itself
-                while True:
-                    trials = client._experiment.trials
-                    if trials and any(
-                        (t.generator_runs[0]._generation_node_name or "")
-                        not in ("Sobol", "CenterOfSearchSpace")
-                        for t in trials.values()
-                    ):
-                        break
-                    new = client.get_next_trials(max_trials=1)
-                    ((index, params),) = new.items()
-                    client.complete_trial(
-                        trial_index=index,
-                        raw_data={"f": prob.observe(params, seed, index)},
-                    )
-                    if len(client._experiment.trials) >= 8:
-                        break
-                made = len(client._experiment.trials)
-                for params in _sobol_points(prob, n - made, seed):
+                client = _new_client(prob, f"growth-{problem}-{n}", label, seed)
+                # the first trials (the initialization) made by the strategy itself
+                for _ in range(min(GROWTH_INIT, n)):
+                    _complete(client, prob, seed)
+                for params in _sobol_points(prob, n - GROWTH_INIT, seed):
                     index = client.attach_trial(parameters=params)
-                    client.complete_trial(
-                        trial_index=index,
-                        raw_data={"f": prob.observe(params, seed, index)},
-                    )
-                seconds = []
-                for _ in range(repeats):
-                    start = time.perf_counter()
-                    new = client.get_next_trials(max_trials=1)
-                    seconds.append(time.perf_counter() - start)
-                    ((index, params),) = new.items()
-                    client.complete_trial(
-                        trial_index=index,
-                        raw_data={"f": prob.observe(params, seed, index)},
-                    )
+                    value = prob.observe(params, seed, index)
+                    client.complete_trial(trial_index=index, raw_data={"f": value})
+                seconds = [_complete(client, prob, seed) for _ in range(repeats)]
             rows.append(
                 {
                     "problem": problem,
