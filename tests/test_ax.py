@@ -120,7 +120,12 @@ print(json.dumps(list(nxt.values())[0]))
 """
 
 
-@pytest.mark.parametrize("mode", ["theory", "practical"])
+@pytest.mark.parametrize(
+    # the practical mode's reload runs in the default suite through SQLite
+    # (test_ax_sqlite); this JSON one with the slow checks
+    "mode",
+    ["theory", pytest.param("practical", marks=pytest.mark.slow)],
+)
 def test_json_reload_in_a_new_process_makes_the_same_decision(tmp_path, mode) -> None:
     client = _client(
         algorithm="GP-TS", mode=mode, pending="censor", window=3, beta=1.0, y_min=-1.5

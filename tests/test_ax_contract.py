@@ -159,8 +159,9 @@ def _mixed_data(p):
         ("theory", "ignore"),
         ("theory", "hallucinate"),
         ("theory", "censor"),
-        ("practical", "hallucinate"),  # the practical default
-        # (each ~30 s: up to 8 discrete groups optimized per decision)
+        # (each ~30 s: up to 8 discrete groups optimized per decision; the default
+        # run checks a mixed space in test_ax_practical's optimizer test)
+        pytest.param("practical", "hallucinate", marks=pytest.mark.slow),
         pytest.param("practical", "ignore", marks=pytest.mark.slow),
         pytest.param("practical", "censor", marks=pytest.mark.slow),
     ],
