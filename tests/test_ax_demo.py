@@ -292,6 +292,10 @@ def test_cli_errors_are_one_line(tmp_path) -> None:
     assert res.returncode == 1 and "Traceback" in res.stderr
 
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_stops_cleanly_and_says_how_to_resume(tmp_path) -> None:
     out = tmp_path / "run"
     proc = subprocess.Popen(
@@ -303,6 +307,10 @@ def test_ctrl_c_stops_cleanly_and_says_how_to_resume(tmp_path) -> None:
         text=True,
         env={**os.environ, "PYTHONWARNINGS": "ignore"},
         start_new_session=True,
+        # Ctrl-C must reach the demo even when the tests were started in the
+        # background (a shell starts background jobs with SIGINT ignored, which
+        # children inherit: the demo would then run on and exit 0)
+        preexec_fn=_default_sigint,
     )
     deadline = time.time() + 240
     while _completed(out / "demo.db") < 2 and proc.poll() is None:
