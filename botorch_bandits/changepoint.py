@@ -50,12 +50,35 @@ def _rate(alpha: float, d: int) -> float:
     return (2 * alpha + d) / (2 * alpha + d + 1)
 
 
-def cpd_noise_variance(g: float, horizon: int) -> float:
+def _log(x: float, log_base: float) -> float:
+    """``log x`` in base ``log_base`` (``math.e``: the natural log)."""
+    if isinstance(log_base, bool) or not isinstance(log_base, int | float):
+        raise ValueError(
+            f"`log_base` must be a number > 1 (math.e or 10), got {log_base!r}."
+        )
+    if not (math.isfinite(log_base) and log_base > 1):
+        raise ValueError(
+            f"`log_base` must be a number > 1 (math.e or 10), got {log_base!r}."
+        )
+    return math.log(x) / math.log(log_base)
+
+
+LOG_BASE_READINGS: dict[str, float] = {"natural": math.e, "log10": 10.0}
+r"""The two readings of the paper's :math:`\log T` (Eqs. 3.4 and 3.7), by name. The
+paper never says which base; its proofs use the natural log (Eq. B.14 bounds
+:math:`\mathbb P\{\sup_{t\le T}|\varepsilon_t| > \mathfrak g\sqrt{2(u + \log T)}\}
+\le \exp(-u)`, a Gaussian tail bound that holds with :math:`\log = \ln`), so
+``"natural"`` is every default here; ``"log10"`` is the other reading.
+REPRODUCTION.md reports the experiments under both."""
+
+
+def cpd_noise_variance(g: float, horizon: int, log_base: float = math.e) -> float:
     r""":math:`\sigma^2 = 6\mathfrak g^2 \log T` (Eq. 3.4; :math:`\mathfrak g^2`: the
-    noise's sub-Gaussian constant, the variance for Gaussian noise)."""
+    noise's sub-Gaussian constant, the variance for Gaussian noise). ``log_base``:
+    the base of :math:`\log` (default natural, see :data:`LOG_BASE_READINGS`)."""
     check_positive("g", g)
     check_round("horizon", horizon)
-    return 6.0 * g**2 * math.log(horizon)
+    return 6.0 * g**2 * _log(horizon, log_base)
 
 
 def ucb_regularization(t: int, sigma2: float) -> float:
@@ -88,14 +111,23 @@ def cpd_threshold_theory(
     return C * scale * check_round("n", n) ** (-_rate(alpha, d))
 
 
-def cpd_beta(t: int, D: float, horizon: int, alpha: float = 2.5, d: int = 1) -> float:
+def cpd_beta(
+    t: int,
+    D: float,
+    horizon: int,
+    alpha: float = 2.5,
+    d: int = 1,
+    log_base: float = math.e,
+) -> float:
     r""":math:`\beta_t = D\,t^{d(d+1)/(2\alpha+d(d+1))}\log^4 T` (Eq. 3.7), used as
     :math:`\mu + \sqrt{\beta_t}\sigma` (Eq. 2.5; BoTorch's ``UpperConfidenceBound``
-    convention). The experiments use :math:`D = 0.02`."""
+    convention). The experiments use :math:`D = 0.02`. ``log_base``: the base of
+    :math:`\log` (default natural; with base 10, :math:`\log^4 T` is
+    :math:`\ln 10^4 \approx 28` times smaller; see :data:`LOG_BASE_READINGS`)."""
     check_positive("D", D)
     check_round("t", t)
     exponent = d * (d + 1) / (2 * alpha + d * (d + 1))
-    return D * t**exponent * math.log(check_round("horizon", horizon)) ** 4
+    return D * t**exponent * _log(check_round("horizon", horizon), log_base) ** 4
 
 
 # --------------------------------------------------------------------------------------

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import math
 import os
 import sys
 import time
@@ -210,7 +211,17 @@ def build_parser() -> argparse.ArgumentParser:
         help="Run a paper's experiment on the finite-arm engine; writes "
         "OUT/<experiment>.csv (long form) and OUT/<experiment>.png.",
     )
-    rep.add_argument("experiment", nargs="?", help="experiment name (see --list)")
+    rep.add_argument(
+        "experiment",
+        nargs="?",
+        help="experiment name (see --list), or 'all': every figure of the five "
+        "papers under every reading, one after the other",
+    )
+    rep.add_argument(
+        "--resume",
+        action="store_true",
+        help="with 'all': skip the experiments whose CSVs are already in OUT",
+    )
     rep.add_argument(
         "--list", action="store_true", help="print the experiment names, one per line"
     )
@@ -238,8 +249,10 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     rep.add_argument(
         "--cpd-c",
-        type=float,
-        help="change-point detector constant c of the avanesov-* experiments (20)",
+        type=_cpd_c,
+        help="change-point detector constant c of the avanesov-* experiments: a "
+        "number, or 'calibrated' (the default: chosen inside GP-UCB-CPD for the "
+        "experiment's reading, table in OUT/avanesov-calibration-<reading>.csv)",
     )
     det = sub.add_parser(
         "cpd-detector",
@@ -251,6 +264,53 @@ def build_parser() -> argparse.ArgumentParser:
         "--c", default="5,10,20,50", help="comma-separated constants c (5,10,20,50)"
     )
     return parser
+
+
+def _reproduce_all(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from botorch_bandits.benchmarks.reproduce import reproduce_all
+
+    for flag in ("seeds", "horizon", "dask", "algorithms", "cpd_c"):
+        if getattr(args, flag) is not None:
+            parser.error(f"'all' runs every experiment at its own sizes; drop --{flag}")
+    if args.seed != 0:
+        parser.error("'all' runs with the base seed 0; drop --seed")
+
+    def report(name: str, result) -> None:
+        if result is None:
+            print(f"{name}: already in {args.out} (--resume)", flush=True)
+        else:
+            print(
+                f"{name}: {len(result.jobs)} jobs, T={result.horizon}, "
+                f"{result.seeds} seeds, {result.seconds:.1f} s",
+                flush=True,
+            )
+
+    seconds = reproduce_all(
+        out=args.out,
+        smoke=args.smoke,
+        resume=args.resume,
+        workers=args.workers,
+        show_progress=not args.no_progress,
+        report=report,
+    )
+    print(
+        f"all experiments: {seconds:.1f} s wall in this call; see {args.out}/timings.csv"
+    )
+    return 0
+
+
+def _cpd_c(text: str) -> float | str:
+    if text == "calibrated":
+        return text
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(
+            f"must be a number > 0 or 'calibrated', got {text!r}"
+        )
+    return value
 
 
 def _reproduce(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
@@ -266,6 +326,10 @@ def _reproduce(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
         return 0
     if args.experiment is None:
         parser.error("reproduce needs an experiment name (see --list)")
+    if args.experiment == "all":
+        return _reproduce_all(args, parser)
+    if args.resume:
+        parser.error("--resume goes with 'all'")
     if args.experiment not in EXPERIMENTS:
         parser.error(
             f"unknown experiment {args.experiment!r}; choose one of: "
@@ -342,6 +406,18 @@ def _reproduce(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
                 f"{job['algorithm']:8s} {cells}"
             )
     piecewise = [j for j in result.jobs if "detection_delays" in j]
+    if result.calibration is not None:
+        cal = result.calibration
+        print(
+            f"detector constant c = {cal.c:g}, calibrated inside GP-UCB-CPD "
+            f"(reading {cal.reading}; table {cal.path}):"
+        )
+        for r in cal.rows:
+            print(
+                f"  c = {r.c:5g}: detected {r.detected:4d} of {r.changes:4d} changes, "
+                f"false alarms {r.false_alarms:5d}, mean delay {r.mean_delay:7.1f}, "
+                f"R_T {r.regret:9.2f} ± {r.regret_se:.2f}"
+            )
     if piecewise:
         print(
             "restarts (all seeds): detected changes, mean detection delay, missed, false alarms"

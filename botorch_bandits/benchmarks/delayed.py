@@ -2,7 +2,8 @@ r"""The delayed-feedback simulator (Verma, Dai & Low, ICML 2022): a policy choos
 query per step for every seed at once; each query's feedback comes back after a random
 delay, and the policy's model sees it through one of three views of the same record.
 
-* ``censor`` (GP-UCB-SDF, GP-TS-SDF): every issued query stays in the GP; its target is
+* ``censor`` (GP-UCB-SDF, GP-TS-SDF, GP-TS-SDF-unscaled): every issued query stays in
+  the GP; its target is
   :math:`\tilde y_{s,t} = y_s\,\mathbb 1\{d_s \le \min(m, t - s)\}`, else ``y_min``
   (their Eq. 1; App. A.4 for the time clock). When feedback becomes usable, the target
   of that query is replaced in place (:meth:`FiniteArmGP.replace_target`); feedback that
@@ -57,6 +58,7 @@ View = Literal["censor", "ignore", "hallucinate"]
 DELAYED_POLICIES: dict[str, tuple[View, str]] = {
     "GP-UCB-SDF": ("censor", "ucb"),
     "GP-TS-SDF": ("censor", "ts"),
+    "GP-TS-SDF-unscaled": ("censor", "ts"),
     "GP-UCB": ("ignore", "ucb"),
     "asy-TS": ("ignore", "ts"),
     "GP-BUCB": ("hallucinate", "ucb"),
@@ -68,7 +70,28 @@ r"""Algorithm name -> (view of the delayed feedback, acquisition family). With
 :math:`GP(\mu, \beta^2 k)` (:math:`\nu_t^2 k` for GP-TS-SDF). With ``beta="theory"``:
 the SDF methods use :math:`\beta_t = B_f + (R + B_y)\sqrt{2(\gamma_{t-1} + 1 +
 \log(2/\delta))}`, the baselines IGP-UCB's / GP-TS's schedules (Chowdhury & Gopalan),
-all with the observed information gain of the model's points."""
+all with the observed information gain of the model's points. ``GP-TS-SDF-unscaled``:
+the censored view of GP-TS-SDF with the draw's scale fixed to 1 (see
+:data:`UNSCALED_TS_POLICIES`)."""
+
+UNSCALED_TS_POLICIES: frozenset[str] = frozenset({"GP-TS-SDF-unscaled"})
+r"""TS policies whose draw is unscaled: :math:`f_t \sim GP(\mu_{t-1}, k_{t-1})`, the
+posterior itself (scale 1, as the baselines' draws with :math:`\beta = 1`), on the
+same censored view as GP-TS-SDF.
+
+Verma, Dai & Low 2022, §3.2 (Eq. 3) define GP-TS-SDF as "similarly to GP-UCB-SDF,
+except that the t-th function query is selected as follows:
+:math:`x_t = \arg\max_{x} f_t(x)` where
+:math:`f_t \sim \mathcal{GP}(\mu_{t-1}(\cdot), \nu_t^2\sigma_{t-1}^2(\cdot))`" --
+the draw scaled by :math:`\nu_t = B_y\sum_{s=t-m}^{t-1}\sigma_{t-1}(x_s) + \beta_t`,
+which is ``GP-TS-SDF`` here (the default reading: it is the paper's text and what
+Theorem 3 covers). Their experiments (App. C) only say "we set :math:`\beta_t` to be
+a constant (:math:`\beta_t = 1`) for all methods"; the authors' public code, as read
+for this project (not verified here against the paper), draws its TS samples without
+the :math:`\nu_t` scale. ``GP-TS-SDF-unscaled`` is that reading. Its scale is 1 for
+every ``beta`` -- ``beta="theory"`` and any constant included -- since an unscaled draw
+has no schedule to follow (``beta`` and ``B_y`` do not enter it; the window ``m`` and
+``y_min`` still define the censored targets its posterior is built on)."""
 
 
 @dataclass
@@ -571,6 +594,15 @@ def _acquisition(
         )
         if family == "ucb":
             return GPUCBSDF(model, recent, B_y=B_y, delta=delta, t=t, **sched)
+        if algorithm in UNSCALED_TS_POLICIES:  # GP(mu, k_post) on the censored view
+            return GPThompsonSampling(
+                model,
+                v=1.0,
+                delta=delta,
+                t=t,
+                candidates=problem.arms,
+                seed=step_seed,
+            )
         return GPThompsonSamplingSDF(
             model,
             recent,

@@ -44,6 +44,7 @@ PROBLEMS: dict[str, Callable[..., P.BanditProblem]] = {
     "rosenbrock": partial(P.benchmark_function_problem, "rosenbrock"),
     "hartmann3": partial(P.benchmark_function_problem, "hartmann3"),
     "gp-se-grid1000": P.srinivas_gp_problem,
+    "gp-se-grid1000-sv0.5": partial(P.srinivas_gp_problem, signal_variance=0.5),
 }
 """Problem builders by name; each takes ``num_seeds`` and ``seed``."""
 
@@ -107,6 +108,7 @@ PROBLEM_TITLES: dict[str, str] = {
     "rosenbrock": "Rosenbrock",
     "hartmann3": "Hartmann-3",
     "gp-se-grid1000": "GP sample on a 1000-point grid, SE kernel",
+    "gp-se-grid1000-sv0.5": "GP sample on a 1000-point grid, SE kernel, variance 0.5",
     "e1": "App. E.1, exact g",
     "e1-noisy-g": "App. E.1, noisy g",
     "e2": "App. E.2, exact g",
@@ -165,9 +167,21 @@ class Experiment:
     epoch_length: int = 20  # constrained experiments: S
     refit_every: int | None = None  # delayed experiments: hyperparameter refits
     fit: str | None = None  # piecewise sweeps: fit R_T ~ C x^c over "T" or "K"
+    options: dict[str, Any] = field(default_factory=dict)  # the reading's settings
+    reading: str = ""  # what `options` mean, in words (CSV, plot and report say it)
 
 
 _CG = ("IGP-UCB", "GP-TS", "GP-UCB", "EI", "PI")
+_INCUMBENTS = ("EI-mean", "PI-mean", "PI-mean-xi")
+"""EI/PI with the posterior-mean incumbent (and PI with the margin xi): the other
+reading of the incumbent, which neither Chowdhury & Gopalan nor Srinivas et al. state."""
+_INCUMBENT_LABELS = {
+    "EI": "EI (observed incumbent)",
+    "PI": "PI (observed incumbent)",
+    "EI-mean": "EI (posterior-mean incumbent)",
+    "PI-mean": "PI (posterior-mean incumbent)",
+    "PI-mean-xi": "PI (posterior-mean incumbent, xi)",
+}
 _CG_CLAIM = (
     "Chowdhury & Gopalan 2017 §6: IGP-UCB has the lowest cumulative regret; GP-TS "
     "fares well against GP-UCB and GP-EI/PI."
@@ -197,16 +211,18 @@ EXPERIMENTS: dict[str, Experiment] = {
             "chowdhury2017-fig3",
             "Rosenbrock and Hartmann3 (Chowdhury & Gopalan 2017, Fig. 3)",
             ("rosenbrock", "hartmann3"),
-            _CG,
+            (*_CG, *_INCUMBENTS),
             horizon=30000,
             seeds=25,
             claim="GP-EI/PI best; IGP-UCB and GP-TS competitive.",
+            labels=_INCUMBENT_LABELS,
+            reading="EI/PI with both incumbents (observed best; posterior mean)",
         ),
         Experiment(
             "srinivas2010-fig5a",
             "GP samples, SE kernel (Srinivas et al. 2010, Fig. 5a)",
             ("gp-se-grid1000",),
-            ("GP-UCB-finite", "EI", "PI", "mean-only", "variance-only"),
+            ("GP-UCB-finite", "EI", "PI", *_INCUMBENTS, "mean-only", "variance-only"),
             horizon=1000,
             seeds=30,
             beta_scale=0.2,
@@ -214,7 +230,31 @@ EXPERIMENTS: dict[str, Experiment] = {
                 "Srinivas et al. 2010 §6: GP-UCB (Thm 1 beta_t / 5) is comparable to EI "
                 "and beats MPI, mean-only and variance-only in mean average regret."
             ),
-            labels={"GP-UCB-finite": "GP-UCB (Thm 1, beta/5)", "PI": "MPI"},
+            labels={
+                **_INCUMBENT_LABELS,
+                "GP-UCB-finite": "GP-UCB (Thm 1, beta/5)",
+                "PI": "MPI (observed incumbent)",
+            },
+            reading="signal variance 1 (unit-variance kernel); both incumbents",
+        ),
+        Experiment(
+            "srinivas2010-fig5a-sv0.5",
+            "GP samples, SE kernel of variance 0.5 (Srinivas et al. 2010, Fig. 5a)",
+            ("gp-se-grid1000-sv0.5",),
+            ("GP-UCB-finite", "EI", "PI", *_INCUMBENTS, "mean-only", "variance-only"),
+            horizon=1000,
+            seeds=30,
+            beta_scale=0.2,
+            claim=(
+                "Srinivas et al. 2010 §6: GP-UCB (Thm 1 beta_t / 5) is comparable to EI "
+                "and beats MPI, mean-only and variance-only in mean average regret."
+            ),
+            labels={
+                **_INCUMBENT_LABELS,
+                "GP-UCB-finite": "GP-UCB (Thm 1, beta/5)",
+                "PI": "MPI (observed incumbent)",
+            },
+            reading="signal variance 0.5 (noise 0.025 = 5 % of it); both incumbents",
         ),
         Experiment(
             "shi2022-fig1",
@@ -327,10 +367,11 @@ EXPERIMENTS: dict[str, Experiment] = {
             "verma2022-fig5",
             "TS family, Poisson(10) and fixed-10 delays, m = 20 (Verma et al. 2022, Fig. 5)",
             ("gp-se0.02/poisson10/m20", "gp-se0.02/fixed10/m20"),
-            ("GP-TS-SDF", "GP-BTS", "asy-TS"),
+            ("GP-TS-SDF", "GP-TS-SDF-unscaled", "GP-BTS", "asy-TS"),
             horizon=200,
             seeds=25,
             claim="App. C, Fig. 5: GP-TS-SDF outperforms the TS-based baselines.",
+            reading="GP-TS-SDF with the text's scaled draws and with unscaled draws",
         ),
         Experiment(
             "verma2022-lr",
@@ -394,7 +435,39 @@ for _fig, _runs in (
     ("shi2022-fig9", "shi2022-fig8"),
 ):
     EXPERIMENTS[_fig] = replace(EXPERIMENTS[_runs], name=_fig)
+
+PIECEWISE_READINGS: dict[str, dict[str, Any]] = {
+    "natural": {"log_base": math.e},
+    "log10": {"log_base": 10.0},
+}
+"""The readings of Avanesov's log T the figures run under (both with Eq. 3.4's sigma^2
+and the integral over X as written; see :mod:`~botorch_bandits.benchmarks.piecewise`).
+``natural`` is the default reading (the base of the paper's proofs)."""
+
+
+def _reading_text(name: str) -> str:
+    return (
+        f"log = {'ln' if name == 'natural' else 'log10'} in log^4 T and "
+        "sigma^2 = 6 g^2 log T; integral over X; c calibrated"
+    )
+
+
+for _fig in ("avanesov-fig1", "avanesov-fig2", "avanesov-fig3"):
+    EXPERIMENTS[_fig] = replace(
+        EXPERIMENTS[_fig],
+        options=PIECEWISE_READINGS["natural"],
+        reading=_reading_text("natural"),
+    )
+    EXPERIMENTS[f"{_fig}-log10"] = replace(
+        EXPERIMENTS[_fig],
+        name=f"{_fig}-log10",
+        title=EXPERIMENTS[_fig].title.replace(")", "; log10 reading)"),
+        options=PIECEWISE_READINGS["log10"],
+        reading=_reading_text("log10"),
+    )
 EXPERIMENTS = dict(sorted(EXPERIMENTS.items()))  # `--list` prints them in this order
+ALIASES = {"shi2022-fig3", "shi2022-fig5", "shi2022-fig7", "shi2022-fig9"}
+"""Figures drawn from another experiment's runs (``reproduce all`` skips them)."""
 
 
 # --------------------------------------------------------------------------------------
@@ -413,10 +486,12 @@ def run_job(
     epoch_length: int = 20,
     refit_every: int | None = None,
     cpd_c: float | None = None,
+    options: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """One (problem, algorithm) job: build the problem's ``seeds`` instances, simulate,
     and reduce to per-step mean and standard error of every metric. Runs anywhere
-    (a worker process, a Dask worker); the result is plain tensors."""
+    (a worker process, a Dask worker); the result is plain tensors. ``options``: the
+    experiment's reading (keyword arguments of the piecewise simulator)."""
     if threads is not None:
         torch.set_num_threads(threads)
     start = time.perf_counter()
@@ -451,6 +526,7 @@ def run_job(
             c=PW.DEFAULT_CPD_C if cpd_c is None else cpd_c,
             seed=seed,
             progress=progress,
+            **(options or {}),
         )
         per_step = {
             "cumulative_regret": result.cumulative_regret,
@@ -464,6 +540,7 @@ def run_job(
             "missed_changes": missed,
             "false_alarms": false,
             "uniform_steps": float(result.uniform.sum(0).double().mean()),
+            "cpd_c": PW.DEFAULT_CPD_C if cpd_c is None else cpd_c,
         }
     elif problem in DELAYED_SETTINGS:
         setting = DELAYED_SETTINGS[problem]
@@ -541,6 +618,8 @@ class ReproduceResult:
     seconds: float
     csv_path: Path | None
     png_path: Path | None
+    runs_path: Path | None = None
+    calibration: Any = None  # Calibration of the piecewise experiments
 
     def summary(self) -> list[tuple[str, str, float, float, float, float]]:
         """``(problem, algorithm, final mean cumulative regret R_T, its s.e., mean
@@ -587,14 +666,15 @@ def reproduce(
     algorithms: Sequence[str] | None = None,
     seed: int = 0,
     show_progress: bool = True,
-    cpd_c: float | None = None,
+    cpd_c: float | str | None = None,
 ) -> ReproduceResult:
     """Run experiment ``name``; write its CSV and PNG to ``out`` (``None``: write
     nothing). ``smoke`` uses the experiment's small sizes unless ``seeds`` /
     ``horizon`` are given. ``workers``: local worker processes (default: the number of
     CPUs, at most the number of jobs; 1 runs in this process with a per-step bar).
-    ``cpd_c``: the change-point detector's constant c for the piecewise experiments
-    (default :data:`~botorch_bandits.benchmarks.piecewise.DEFAULT_CPD_C`)."""
+    ``cpd_c``: the change-point detector's constant c for the piecewise experiments:
+    a number, or ``"calibrated"`` (the default there: :func:`calibrate` picks it for
+    the experiment's reading, on held-out draws, and writes its table)."""
     if name not in EXPERIMENTS:
         raise ValueError(
             f"`experiment` must be one of {sorted(EXPERIMENTS)}, got {name!r}."
@@ -622,6 +702,24 @@ def reproduce(
         raise ValueError(
             f"`algorithms` must be among {sorted(known)}, got unknown {unknown}."
         )
+    wall_start = time.perf_counter()
+    piecewise = exp.problems[0] in PIECEWISE_SETTINGS
+    calibration = None
+    if piecewise and (cpd_c is None or cpd_c == "calibrated"):
+        calibration = calibrate(
+            exp.options,
+            seeds=S,
+            horizon=_problem_horizon("pw-K4-T1200", T, exp, horizon, smoke),
+            out=out,
+            workers=workers,
+        )
+        cpd_c = calibration.c
+    elif cpd_c is not None and not (
+        isinstance(cpd_c, int | float) and not isinstance(cpd_c, bool) and cpd_c > 0
+    ):
+        raise ValueError(
+            f"`cpd_c` must be a number > 0 or 'calibrated', got cpd_c={cpd_c!r}."
+        )
     specs = [
         dict(
             problem=p,
@@ -634,6 +732,7 @@ def reproduce(
             **({"epoch_length": exp.epoch_length} if constrained else {}),
             **({"refit_every": exp.refit_every} if exp.refit_every else {}),
             **({"cpd_c": cpd_c} if cpd_c is not None else {}),
+            **({"options": exp.options} if exp.options else {}),
         )
         for p in exp.problems
         for a in algos
@@ -660,12 +759,245 @@ def reproduce(
     order = {(s["problem"], s["algorithm"]): i for i, s in enumerate(specs)}
     jobs.sort(key=lambda j: order[(j["problem"], j["algorithm"])])
     result = ReproduceResult(exp, jobs, T, S, time.perf_counter() - start, None, None)
+    result.calibration = calibration
     if out is not None:
         out_dir = Path(out)
         out_dir.mkdir(parents=True, exist_ok=True)
         result.csv_path = write_csv(result, out_dir / f"{name}.csv")
+        result.runs_path = write_runs_csv(result, out_dir / f"{name}-runs.csv")
         result.png_path = plot(result, out_dir / f"{name}.png")
+        record_timing(out_dir, result, time.perf_counter() - wall_start)
     return result
+
+
+TIMING_COLUMNS = ("experiment", "seeds", "horizon", "seconds", "finished")
+
+
+def record_timing(out_dir: Path, result: ReproduceResult, seconds: float) -> None:
+    """Append the run's wall time (calibration, jobs, CSVs and plot) to
+    ``<out>/timings.csv``; a rerun of an experiment replaces its row."""
+    path = out_dir / "timings.csv"
+    rows = []
+    if path.exists():
+        with open(path, newline="") as fh:
+            rows = [
+                r
+                for r in csv.DictReader(fh)
+                if r["experiment"] != result.experiment.name
+            ]
+    rows.append(
+        {
+            "experiment": result.experiment.name,
+            "seeds": result.seeds,
+            "horizon": result.horizon,
+            "seconds": f"{seconds:.1f}",
+            "finished": time.strftime("%Y-%m-%dT%H:%M:%S"),
+        }
+    )
+    with atomic_open(path, "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=TIMING_COLUMNS)
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def all_experiments() -> list[str]:
+    """Every figure of the five papers under every reading, each experiment once
+    (the aliases share their runs' CSVs)."""
+    return [name for name in EXPERIMENTS if name not in ALIASES]
+
+
+def reproduce_all(
+    out: str | Path = "runs/reproduce",
+    smoke: bool = False,
+    resume: bool = False,
+    workers: int | None = None,
+    show_progress: bool = True,
+    names: Sequence[str] | None = None,
+    report: Callable[[str, ReproduceResult | None], None] | None = None,
+) -> float:
+    """Run every experiment (``names``: a subset) one after the other into ``out``,
+    each with its paper's sizes (or smoke sizes). ``resume`` skips an experiment
+    whose CSV and runs CSV are already in ``out`` and whose recorded sizes match, so an
+    interrupted run goes on where it stopped. Returns the wall time of this call;
+    ``<out>/timings.csv`` keeps each experiment's own time (the sum over a resumed
+    run's parts is the whole run's time). ``report(name, result)`` is called after
+    each experiment (``result`` None for a skipped one)."""
+    chosen = list(names) if names else all_experiments()
+    unknown = [n for n in chosen if n not in EXPERIMENTS]
+    if unknown:
+        raise ValueError(
+            f"`names` must be among {sorted(EXPERIMENTS)}, got unknown {unknown}."
+        )
+    out_dir = Path(out)
+    start = time.perf_counter()
+    done = _timings(out_dir) if resume else {}
+    for name in chosen:
+        exp = EXPERIMENTS[name]
+        sizes = (
+            str(exp.smoke_seeds if smoke else exp.seeds),
+            str(exp.smoke_horizon if smoke else exp.horizon),
+        )
+        if (
+            name in done
+            and done[name] == sizes
+            and (out_dir / f"{name}.csv").exists()
+            and (out_dir / f"{name}-runs.csv").exists()
+        ):
+            if report is not None:
+                report(name, None)
+            continue
+        result = reproduce(
+            name, smoke=smoke, out=out_dir, workers=workers, show_progress=show_progress
+        )
+        if report is not None:
+            report(name, result)
+    return time.perf_counter() - start
+
+
+def _timings(out_dir: Path) -> dict[str, tuple[str, str]]:
+    path = out_dir / "timings.csv"
+    if not path.exists():
+        return {}
+    with open(path, newline="") as fh:
+        return {r["experiment"]: (r["seeds"], r["horizon"]) for r in csv.DictReader(fh)}
+
+
+# --------------------------------------------------------------------------------------
+# the detector constant c, chosen inside the algorithm
+# --------------------------------------------------------------------------------------
+CALIBRATION_COLUMNS = (
+    "reading",
+    "c",
+    "changes",
+    "detected",
+    "false_alarms",
+    "false_alarm_rate",
+    "mean_delay",
+    "regret",
+    "regret_se",
+    "n_seeds",
+    "horizon",
+    "picked",
+)
+
+
+@dataclass
+class Calibration:
+    """:func:`~botorch_bandits.benchmarks.piecewise.calibrate_in_algorithm`'s table
+    for one reading, and the picked ``c``."""
+
+    reading: str
+    rows: list[PW.CalibrationRow]
+    c: float
+    path: Path | None = None
+
+
+def reading_name(options: dict[str, Any]) -> str:
+    """The name of a piecewise reading (``natural``, ``log10``; otherwise its
+    settings spelled out)."""
+    for name, opts in PIECEWISE_READINGS.items():
+        if opts == dict(options):
+            return name
+    return "-".join(f"{k}={v}" for k, v in sorted(options.items())) or "natural"
+
+
+def _calibration_job(
+    c: float, horizon: int, seeds: int, options: dict[str, Any]
+) -> PW.CalibrationRow:
+    torch.set_num_threads(1)
+    return PW.calibrate_in_algorithm((c,), horizon=horizon, num_seeds=seeds, **options)[
+        0
+    ]
+
+
+def calibrate(
+    options: dict[str, Any],
+    seeds: int = 64,
+    horizon: int = 1200,
+    out: str | Path | None = "runs/reproduce",
+    workers: int | None = None,
+    c_values: tuple[float, ...] = PW.CALIBRATION_C_VALUES,
+) -> Calibration:
+    """Pick the detector constant for a reading: GP-UCB-CPD with each of ``c_values``
+    on Fig. 3's setting (K = 4, ``horizon``) with held-out draws, ``seeds`` runs each,
+    then :func:`~botorch_bandits.benchmarks.piecewise.pick_c`. The table goes to
+    ``<out>/avanesov-calibration-<reading>.csv``; a table there with the same sizes
+    and values of c is reused (the figures of one reading share one calibration)."""
+    name = reading_name(options)
+    path = None if out is None else Path(out) / f"avanesov-calibration-{name}.csv"
+    if path is not None and path.exists():
+        cached = read_calibration(path)
+        if (
+            cached is not None
+            and [r.c for r in cached.rows] == [float(c) for c in c_values]
+            and cached.n_seeds == seeds
+            and cached.horizon == horizon
+        ):
+            return cached.calibration
+    n = workers or min(os.cpu_count() or 1, len(c_values))
+    args = [(c, horizon, seeds, dict(options)) for c in c_values]
+    if n <= 1:
+        rows = [_calibration_job(*a) for a in args]
+    else:
+        with ProcessPoolExecutor(max_workers=n, initializer=_init_worker) as pool:
+            rows = list(pool.map(_calibration_job, *zip(*args, strict=True)))
+    result = Calibration(name, rows, PW.pick_c(rows), path)
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with atomic_open(path, "w", newline="") as fh:
+            writer = csv.writer(fh)
+            writer.writerow(CALIBRATION_COLUMNS)
+            for r in rows:
+                writer.writerow(
+                    (
+                        name,
+                        f"{r.c:g}",
+                        r.changes,
+                        r.detected,
+                        r.false_alarms,
+                        f"{r.false_alarm_rate:.6g}",
+                        f"{r.mean_delay:.6g}",
+                        f"{r.regret:.8g}",
+                        f"{r.regret_se:.8g}",
+                        seeds,
+                        horizon,
+                        int(r.c == result.c),
+                    )
+                )
+    return result
+
+
+@dataclass
+class _CachedCalibration:
+    calibration: Calibration
+    rows: list[PW.CalibrationRow]
+    n_seeds: int
+    horizon: int
+
+
+def read_calibration(path: Path) -> _CachedCalibration | None:
+    """A calibration table written by :func:`calibrate` (``None`` if it is empty)."""
+    with open(path, newline="") as fh:
+        records = list(csv.DictReader(fh))
+    if not records:
+        return None
+    rows = [
+        PW.CalibrationRow(
+            c=float(r["c"]),
+            changes=int(r["changes"]),
+            detected=int(r["detected"]),
+            false_alarms=int(r["false_alarms"]),
+            mean_delay=float(r["mean_delay"]),
+            regret=float(r["regret"]),
+            regret_se=float(r["regret_se"]),
+        )
+        for r in records
+    ]
+    picked = [float(r["c"]) for r in records if r["picked"] == "1"]
+    cal = Calibration(records[0]["reading"], rows, picked[0], path)
+    return _CachedCalibration(
+        cal, rows, int(records[0]["n_seeds"]), int(records[0]["horizon"])
+    )
 
 
 def _problem_horizon(
@@ -786,6 +1118,34 @@ def write_csv(result: ReproduceResult, path: Path) -> Path:
                         zip(mean.tolist(), se.tolist(), strict=True), start=1
                     )
                 )
+    return path
+
+
+RUNS_COLUMNS = ("experiment", "problem", "algorithm", "seed", "metric", "value")
+
+
+def write_runs_csv(result: ReproduceResult, path: Path) -> Path:
+    """One row per run (seed) and job: the final cumulative regret R_T of every run
+    (the per-run exponent fits and the paired differences of REPRODUCTION.md need
+    the runs, not only their mean). Seed ``s`` of two algorithms on one problem shares
+    its function draws (common random numbers)."""
+    name = result.experiment.name
+    with atomic_open(path, "w", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(RUNS_COLUMNS)
+        for job in result.jobs:
+            finals = job["final_cumulative_regret"].reshape(-1).tolist()
+            writer.writerows(
+                (
+                    name,
+                    problem_label(job["problem"], job["steps"]),
+                    job["algorithm"],
+                    s,
+                    "final_cumulative_regret",
+                    f"{v:.10g}",
+                )
+                for s, v in enumerate(finals)
+            )
     return path
 
 
