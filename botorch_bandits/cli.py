@@ -254,6 +254,19 @@ def build_parser() -> argparse.ArgumentParser:
         "number, or 'calibrated' (the default: chosen inside GP-UCB-CPD for the "
         "experiment's reading, table in OUT/avanesov-calibration-<reading>.csv)",
     )
+    rpt = sub.add_parser(
+        "reproduction-report",
+        help="Write REPRODUCTION.md from the CSVs of `reproduce` (one row per claim "
+        "of the five papers: the paper's figure, ours under each reading, verdict).",
+    )
+    rpt.add_argument(
+        "--csv-dir",
+        default="runs/reproduce",
+        help="folder of the reproductions' CSVs (runs/reproduce)",
+    )
+    rpt.add_argument(
+        "--out", default="REPRODUCTION.md", help="the report (REPRODUCTION.md)"
+    )
     det = sub.add_parser(
         "cpd-detector",
         help="The change-point detector on uniformly sampled GP data (Avanesov §4 "
@@ -565,6 +578,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _dispatch(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    if args.command == "reproduction-report":
+        from botorch_bandits.benchmarks.report import write_report
+
+        try:
+            path = write_report(args.csv_dir, args.out)
+        except ValueError as err:
+            parser.error(str(err))
+        print(f"wrote {path} from the CSVs in {args.csv_dir}")
+        return 0
     if args.command == "reproduce":
         return _reproduce(args, parser)
     if args.command == "demo":
