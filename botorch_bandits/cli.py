@@ -447,6 +447,11 @@ def _reproduce(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
     law = result.power_law()
     if law is not None:
         print(f"fitted R_T ~ {law}".replace(" x^", f" {result.experiment.fit}^"))
+        per_run = result.exponent_per_run()
+        if per_run is not None:
+            print(f"exponent fitted on individual runs (log-log), 95% CI: {per_run}")
+    for a, b, d in result.paired_differences():
+        print(f"paired R_T difference {a} - {b}: {d} (mean ± s.e. over runs)")
     print(f"wrote {result.csv_path} and {result.png_path}")
     return 0
 

@@ -177,3 +177,13 @@ def test_paired_difference_and_verdicts() -> None:
     assert R.verdict([held, failed]) == "depends on an unstated setting"
     assert R.verdict([failed, missing]) == "does not reproduce"
     assert R.verdict([missing]) == "not run"
+
+
+@pytest.mark.slow
+def test_report_on_every_smoke_experiment_leaves_no_claim_unrun(tmp_path) -> None:
+    reproduce_all(out=tmp_path, smoke=True, show_progress=False)
+    text = R.render(R.load(tmp_path))
+    claims = [r for r in _rows(text) if len(r) == 7 and r[0] not in ("paper", "---")]
+    assert len(claims) == len(R.CLAIMS)
+    assert all(r[5] != "**not run**" and "not run" not in r[4] for r in claims)
+    assert text.count("| **yes** |") == 2  # one calibration per reading

@@ -654,6 +654,45 @@ class ReproduceResult:
         ys = [float(j["stats"]["cumulative_regret"][0][-1]) for j in self.jobs]
         return PW.fit_power_law(xs, ys)
 
+    def exponent_per_run(self) -> Any:
+        """For the sweeps: the exponent fitted on individual runs (each run's
+        log-log slope over the sweep; mean and 95 % CI over runs,
+        :func:`~botorch_bandits.benchmarks.report.exponent_per_run`)."""
+        from botorch_bandits.benchmarks.report import exponent_per_run
+
+        how = self.experiment.fit
+        if how is None or len(self.jobs) < 3 or self.seeds < 2:
+            return None
+        xs = [j["steps"] if how == "T" else j["num_pieces"] for j in self.jobs]
+        runs = [j["final_cumulative_regret"].reshape(-1).tolist() for j in self.jobs]
+        return exponent_per_run(xs, runs)
+
+    def paired_differences(self) -> list[tuple[str, str, Any]]:
+        """For Avanesov's Fig. 3: the paired differences of the final regrets
+        (Oracle - CPD, CPD - GP-UCB, GP-UCB - NO-Detector) over runs that share
+        their draws (common random numbers)."""
+        from botorch_bandits.benchmarks.report import FIG3_PAIRS, Paired
+
+        finals = {j["algorithm"]: j["final_cumulative_regret"] for j in self.jobs}
+        if len({j["problem"] for j in self.jobs}) != 1 or self.seeds < 2:
+            return []
+        out = []
+        for a, b in FIG3_PAIRS:
+            if a in finals and b in finals:
+                d = (finals[a] - finals[b]).double()
+                out.append(
+                    (
+                        a,
+                        b,
+                        Paired(
+                            float(d.mean()),
+                            float(d.std() / d.numel() ** 0.5),
+                            d.numel(),
+                        ),
+                    )
+                )
+        return out
+
 
 def reproduce(
     name: str,
