@@ -22,9 +22,8 @@ SUBSET = (
     "avanesov-fig1",
     "avanesov-fig3",
     "srinivas2010-fig5a",
-    "verma2022-fig5",
     "shi2022-fig1",
-)
+)  # cheap ones; the slow test below runs every experiment
 
 
 @pytest.fixture(scope="module")

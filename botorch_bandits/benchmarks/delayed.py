@@ -86,9 +86,9 @@ except that the t-th function query is selected as follows:
 the draw scaled by :math:`\nu_t = B_y\sum_{s=t-m}^{t-1}\sigma_{t-1}(x_s) + \beta_t`,
 which is ``GP-TS-SDF`` here (the default reading: it is the paper's text and what
 Theorem 3 covers). Their experiments (App. C) only say "we set :math:`\beta_t` to be
-a constant (:math:`\beta_t = 1`) for all methods"; the authors' public code, as read
-for this project (not verified here against the paper), draws its TS samples without
-the :math:`\nu_t` scale. ``GP-TS-SDF-unscaled`` is that reading. Its scale is 1 for
+a constant (:math:`\beta_t = 1`) for all methods". The authors' public code is
+reported to draw its TS samples without the :math:`\nu_t` scale (a report we have not
+checked against that code); ``GP-TS-SDF-unscaled`` is that reading. Its scale is 1 for
 every ``beta`` -- ``beta="theory"`` and any constant included -- since an unscaled draw
 has no schedule to follow (``beta`` and ``B_y`` do not enter it; the window ``m`` and
 ``y_min`` still define the censored targets its posterior is built on)."""

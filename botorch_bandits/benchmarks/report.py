@@ -248,7 +248,9 @@ class Claim:
     claim: str
     paper_number: str
     evaluate: Callable[[Data], list[Outcome]]
-    cause: str = ""  # the stated reason when the verdict is not "reproduces"
+    cause: str | Callable[[Data], str] = (
+        ""  # shown when the verdict is not "reproduces"
+    )
 
 
 def verdict(outcomes: list[Outcome]) -> str:
@@ -632,6 +634,34 @@ def _avanesov_order(data: Data) -> list[Outcome]:
     return out
 
 
+def _sqrt_beta_range(horizons: Sequence[int], log_base: float) -> tuple[float, float]:
+    r"""The smallest and largest :math:`\sqrt{\beta_t}` of Avanesov's Eq. 3.7 (D = 0.02,
+    t = 1..T) over the given horizons."""
+    from botorch_bandits.changepoint import cpd_beta
+
+    values = [
+        math.sqrt(cpd_beta(t, 0.02, T, log_base=log_base))
+        for T in horizons
+        for t in (1, T)
+    ]
+    return min(values), max(values)
+
+
+def _avanesov_cause(horizons: Sequence[int], extra: str = "") -> Callable[[Data], str]:
+    def cause(data: Data) -> str:
+        lo_e, hi_e = _sqrt_beta_range(horizons, math.e)
+        lo_10, hi_10 = _sqrt_beta_range(horizons, 10.0)
+        return (
+            "The base of log in β_t = D t^{2/7} log⁴T and σ² = 6g² log T is not stated "
+            f"(nor σ²'s use in §4). √β_t over these runs is {lo_e:.1f}–{hi_e:.1f} "
+            f"with the natural log and {lo_10:.1f}–{hi_10:.1f} with log10, against "
+            "function values of sd 1: under the natural log GP-UCB explores heavily "
+            "and the regret is close to linear." + extra
+        )
+
+    return cause
+
+
 CLAIMS: tuple[Claim, ...] = (
     Claim(
         "Srinivas et al. 2010",
@@ -805,9 +835,7 @@ CLAIMS: tuple[Claim, ...] = (
         "R_T ≈ 1.86 T^0.74 for K = 3 (sub-linear)",
         "exponent 0.74, 95 % CI (0.64, 0.84)",
         _avanesov_exponent("avanesov-fig1", "T", (0.64, 0.84)),
-        "The base of log in β_t = D t^{2/7} log⁴ T and σ² = 6 g² log T is not "
-        "stated; with the natural log √β_t is large and GP-UCB explores almost "
-        "uniformly (even the Oracle's regret is close to linear).",
+        _avanesov_cause((900, 2400)),
     ),
     Claim(
         "Avanesov",
@@ -815,7 +843,7 @@ CLAIMS: tuple[Claim, ...] = (
         "R_T ≈ 502 K^0.282 for T = 2700 (sub-linear in K)",
         "exponent 0.282, 95 % CI (0.21, 0.35)",
         _avanesov_exponent("avanesov-fig2", "K", (0.21, 0.35)),
-        "As Fig. 1: the log base sets how much GP-UCB explores.",
+        _avanesov_cause((2700,)),
     ),
     Claim(
         "Avanesov",
@@ -823,8 +851,12 @@ CLAIMS: tuple[Claim, ...] = (
         "Oracle best, CPD second; GP-UCB only marginally better than NO-Detector",
         "Oracle < CPD < GP-UCB ≈ NO-Detector",
         _avanesov_order,
-        "The log base (β_t, σ²) and the detector constant c are not stated; c is "
-        "calibrated inside the algorithm (table below).",
+        _avanesov_cause(
+            (1200,),
+            " The detector constant c is not stated either; it is calibrated inside "
+            "the algorithm (table below), and a change is found late because uniform "
+            "steps thin out as ξ√|H|.",
+        ),
     ),
 )
 
@@ -865,13 +897,59 @@ def render(data: Data, command: str = "botorch-bandits reproduction-report") -> 
             + ("" if o.holds is None else (" — holds" if o.holds else " — fails"))
             for o in outcomes
         )
-        cause = claim.cause if v not in ("reproduces", "not run") else ""
+        cause = claim.cause(data) if callable(claim.cause) else claim.cause
+        if v in ("reproduces", "not run"):
+            cause = ""
         lines.append(
             f"| {claim.paper} | {claim.figure} | {_cell(claim.claim)} | "
             f"{_cell(claim.paper_number)} | {ours} | **{v}** | {_cell(cause)} |"
         )
-    lines += ["", *_calibration_section(data), "", *_timing_section(data)]
+    lines += [
+        "",
+        *_notes_section(),
+        "",
+        *_calibration_section(data),
+        "",
+        *_timing_section(data),
+    ]
     return "\n".join(lines) + "\n"
+
+
+def _gp_ucb_multiplier() -> list[tuple[str, float, float, float, float]]:
+    """GP-UCB's Thm 3 multiplier at t = 10 and 30000 on Chowdhury & Gopalan's RKHS
+    problems (largest B over the 25 runs), and the largest function range."""
+    import torch
+
+    from botorch_bandits.benchmarks.problems import rkhs_problem
+    from botorch_bandits.benchmarks.simulator import gamma_order
+    from botorch_bandits.beta import gp_ucb_beta_rkhs
+
+    rows = []
+    for kernel in ("rbf", "matern52"):
+        problem = rkhs_problem(kernel, num_seeds=25, seed=0)
+        order = gamma_order(problem)
+        B = float(torch.as_tensor(problem.rkhs_norm).max())
+        values = problem.values
+        spread = float((values.max(-1).values - values.min(-1).values).max())
+        m10, m30k = (
+            math.sqrt(gp_ucb_beta_rkhs(t, B**2, order(t - 1), 0.1)) for t in (10, 30000)
+        )
+        rows.append((kernel, B, m10, m30k, spread))
+    return rows
+
+
+def _notes_section() -> list[str]:
+    lines = ["## Notes", ""]
+    for kernel, B, m10, m30k, spread in _gp_ucb_multiplier():
+        lines.append(
+            f"- GP-UCB in Chowdhury & Gopalan's Fig. 1 ({kernel} RKHS functions): the "
+            "rule they state, Srinivas Thm 3's multiplier √(2B² + 300 γ_{t−1} ln³(t/δ)) "
+            f"with the largest B = {B:.2f} of the runs, is {m10:.0f} at t = 10 and "
+            f"{m30k:.0f} at t = 30000, against function ranges of at most {spread:.2f}: "
+            "the rule itself makes GP-UCB explore almost uniformly, so its near-linear "
+            "regret follows from the stated rule (we do not change it)."
+        )
+    return lines
 
 
 def _calibration_section(data: Data) -> list[str]:
