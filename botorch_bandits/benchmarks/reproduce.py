@@ -8,8 +8,18 @@ on this machine, or on a Dask cluster (``dask="local"`` starts a
 
 Output: ``<out>/<experiment>.csv`` in long form with the columns
 ``experiment,problem,algorithm,step,metric,mean,se,n_seeds`` (mean and standard error
-over seeds at every step) and ``<out>/<experiment>.png`` (cumulative regret, one panel
-per problem, mean ± standard error bands).
+over seeds at every step), ``<out>/<experiment>-runs.csv`` (every run's final
+cumulative regret: ``experiment,problem,algorithm,seed,metric,value``),
+``<out>/<experiment>.png`` (cumulative regret, one panel per problem, mean ± standard
+error bands) and a row of ``<out>/timings.csv`` (the experiment's wall time). The
+piecewise experiments also write their reading's detector calibration,
+``<out>/avanesov-calibration-<reading>.csv``.
+
+Readings: settings a paper leaves unstated are explicit options, and an experiment
+names the reading it runs (``Experiment.reading``; e.g. ``avanesov-fig1`` under the
+natural log, ``avanesov-fig1-log10`` under log10). :func:`reproduce_all` runs every
+experiment (``botorch-bandits reproduce all``), and
+:mod:`~botorch_bandits.benchmarks.report` writes REPRODUCTION.md from the CSVs.
 """
 
 from __future__ import annotations
