@@ -157,6 +157,8 @@ class Paired:
     n: int
 
     def __str__(self) -> str:
+        if max(abs(self.mean), self.se) >= 100:
+            return f"{self.mean:+.0f} ± {self.se:.0f}"
         return f"{self.mean:+.4g} ± {self.se:.2g}"
 
     @property
@@ -295,8 +297,8 @@ def _best_of_pool(exp: str, winner: str) -> Callable[[Data], list[Outcome]]:
             beats = [paired(data, exp, p, winner, a) for a in others]
             holds = all(d.a_better for d in beats)
             text = (
-                f"{p}: R_T {_regrets(data, exp, p, _CG)}; {winner} − best other "
-                f"{min(beats, key=lambda d: d.mean)}"
+                f"{p}: R_T {_regrets(data, exp, p, _CG)}; {winner} − closest other "
+                f"{max(beats, key=lambda d: d.mean)}"
             )
             out.append(Outcome(p, text, holds))
         return out
