@@ -176,6 +176,12 @@ def test_paired_difference_and_verdicts() -> None:
     assert R.verdict([held, failed]) == "depends on an unstated setting"
     assert R.verdict([failed, missing]) == "does not reproduce"
     assert R.verdict([missing]) == "not run"
+    # two problems under one reading: the reading holds only if both do
+    same_reading = [R.Outcome("r", "", True), R.Outcome("r", "", False)]
+    assert R.verdict(same_reading) == "does not reproduce"
+    assert R.verdict([*same_reading, R.Outcome("s", "", True)]) == (
+        "depends on an unstated setting"
+    )
 
 
 @pytest.mark.slow

@@ -256,10 +256,15 @@ class Claim:
 
 
 def verdict(outcomes: list[Outcome]) -> str:
+    """The verdict over readings: a reading holds when every outcome under it (each
+    of its problems) holds; outcomes that did not run are left out."""
     ran = [o for o in outcomes if o.holds is not None]
     if not ran:
         return "not run"
-    held = [o.holds for o in ran]
+    readings: dict[str, bool] = {}
+    for o in ran:
+        readings[o.reading] = readings.get(o.reading, True) and bool(o.holds)
+    held = list(readings.values())
     if all(held):
         return "reproduces"
     if any(held):
@@ -300,7 +305,7 @@ def _best_of_pool(exp: str, winner: str) -> Callable[[Data], list[Outcome]]:
                 f"{p}: R_T {_regrets(data, exp, p, _CG)}; {winner} − closest other "
                 f"{max(beats, key=lambda d: d.mean)}"
             )
-            out.append(Outcome(p, text, holds))
+            out.append(Outcome(exp, text, holds))
         return out
 
     return run
@@ -318,7 +323,7 @@ def _beats(
             for p in data.problems(e):
                 ds = {o: paired(data, e, p, a, o) for o in others}
                 text = f"{e} {p}: " + "; ".join(f"{a} − {o} {d}" for o, d in ds.items())
-                out.append(Outcome(p, text, all(d.a_better for d in ds.values())))
+                out.append(Outcome(e, text, all(d.a_better for d in ds.values())))
         return out
 
     return run
@@ -519,7 +524,7 @@ def _verma_simple(
                 )
             out.append(
                 Outcome(
-                    f"{label or exp} {p}",
+                    label or exp,
                     f"{p} ({winner} lowest mean r_t at every t?): " + "; ".join(cells),
                     holds,
                 )
@@ -564,7 +569,7 @@ def _verma_lr(data: Data) -> list[Outcome]:
             holds = all(vals[sdf][0] >= vals[b][0] for b in base)
             out.append(
                 Outcome(
-                    f"{p} {sdf}",
+                    exp,
                     f"{p}, best accuracy at t = {t}: "
                     + ", ".join(f"{a} {v[0]:.4f}" for a, v in vals.items()),
                     holds,
@@ -833,6 +838,12 @@ CLAIMS: tuple[Claim, ...] = (
         "GP-UCB-SDF has smaller simple regret than the baselines (fixed delays)",
         "lowest simple regret",
         _verma_simple("verma2022-fig1d", "GP-UCB-SDF", ("GP-BUCB", "GP-UCB")),
+        lambda data: _leader_cause(
+            data,
+            "verma2022-fig1d",
+            ("GP-UCB-SDF", "GP-BUCB", "GP-UCB"),
+            "As Fig. 1c: the algorithms know the generating kernel.",
+        ),
     ),
     Claim(
         "Verma, Dai & Low 2022",
@@ -864,6 +875,9 @@ CLAIMS: tuple[Claim, ...] = (
         "GP-UCB-SDF and GP-TS-SDF outperform their baselines (logistic regression)",
         "highest accuracy early",
         _verma_lr,
+        "Our search space is a grid of 512 configurations trained for real, 27 of "
+        "them at the best accuracy, so methods tie early and all reach the best by "
+        "t = 100; the paper tunes on a continuous box with refitted hyperparameters.",
     ),
     Claim(
         "Avanesov",
