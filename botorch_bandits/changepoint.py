@@ -37,7 +37,12 @@ import torch
 from gpytorch.kernels import Kernel
 from torch import Tensor
 
-from botorch_bandits.validation import check_positive, check_round, check_tensor
+from botorch_bandits.validation import (
+    check_finite,
+    check_positive,
+    check_round,
+    check_tensor,
+)
 
 
 # --------------------------------------------------------------------------------------
@@ -52,15 +57,12 @@ def _rate(alpha: float, d: int) -> float:
 
 def _log(x: float, log_base: float) -> float:
     """``log x`` in base ``log_base`` (``math.e``: the natural log)."""
-    if isinstance(log_base, bool) or not isinstance(log_base, int | float):
+    base = check_finite("log_base", log_base)
+    if base <= 1:
         raise ValueError(
-            f"`log_base` must be a number > 1 (math.e or 10), got {log_base!r}."
+            f"`log_base` must be a number > 1 (math.e or 10), got log_base={log_base!r}."
         )
-    if not (math.isfinite(log_base) and log_base > 1):
-        raise ValueError(
-            f"`log_base` must be a number > 1 (math.e or 10), got {log_base!r}."
-        )
-    return math.log(x) / math.log(log_base)
+    return math.log(x) / math.log(base)
 
 
 LOG_BASE_READINGS: dict[str, float] = {"natural": math.e, "log10": 10.0}

@@ -68,6 +68,7 @@ from botorch_bandits.changepoint import (
     finite_domain,
 )
 from botorch_bandits.models import FiniteArmGP
+from botorch_bandits.validation import check_choice
 
 DEFAULT_CPD_C = 20.0
 r"""The detector constant ``c`` of the experiments (:math:`\rho^{CPD}_n = c\,n^{-6/7}`),
@@ -82,17 +83,11 @@ MEASURES = ("volume", "mean")
 """Readings of Algorithm 1's integral: over X as written, or the mean over X."""
 
 
-def _check_choice(name: str, value: Any, allowed: tuple[str, ...]) -> str:
-    if value not in allowed:
-        raise ValueError(f"`{name}` must be one of {list(allowed)}, got {value!r}.")
-    return value
-
-
 def gp_noise_variance(
     problem: PiecewiseProblem, noise_variance: str = "theorem", log_base: float = math.e
 ) -> float:
     r"""The GP's :math:`\sigma^2` under a reading (:data:`NOISE_VARIANCES`)."""
-    _check_choice("noise_variance", noise_variance, NOISE_VARIANCES)
+    check_choice("noise_variance", noise_variance, NOISE_VARIANCES)
     if noise_variance == "noise":
         return problem.noise_sd**2
     return cpd_noise_variance(problem.noise_sd, problem.horizon, log_base)
@@ -104,7 +99,7 @@ def detector_domain(
     """The detector's integration rule under a reading (:data:`MEASURES`): the
     problem's midpoint rule of the integral over X, or the same points weighted to
     sum to 1 (the mean over X)."""
-    _check_choice("measure", measure, MEASURES)
+    check_choice("measure", measure, MEASURES)
     if measure == "volume":
         return problem.domain
     w = problem.domain.weights

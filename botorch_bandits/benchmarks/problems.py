@@ -14,6 +14,7 @@ from gpytorch.kernels import Kernel
 from torch import Tensor
 
 from botorch_bandits.models import make_kernel, one_thread
+from botorch_bandits.validation import check_positive
 
 __all__ = ["make_kernel", "one_thread"]  # re-exported from the core (models)
 
@@ -391,16 +392,7 @@ def srinivas_gp_problem(
             scaled kernel matrix :math:`\sigma_f^2 K` (they know the generating
             kernel); ``B`` is the regularized interpolant's norm in its RKHS.
     """
-    if isinstance(signal_variance, bool) or not (
-        isinstance(signal_variance, (int, float))
-        and math.isfinite(signal_variance)
-        and signal_variance > 0
-    ):
-        raise ValueError(
-            "`signal_variance` must be a finite number > 0 (0.5: noise = 5 % of the "
-            f"signal variance; 1.0: unit variance), got "
-            f"signal_variance={signal_variance!r}."
-        )
+    signal_variance = check_positive("signal_variance", signal_variance)
     grid, K, values = _grid_gp_draws(num_seeds, num_points, lengthscale, seed)
     if signal_variance != 1.0:  # the default stays bit-identical
         K = signal_variance * K

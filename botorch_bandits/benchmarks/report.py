@@ -98,8 +98,9 @@ def load(folder: str | Path) -> Data:
     for path in sorted(folder.glob("*.csv")):
         name = path.name
         if name == "timings.csv":
-            with open(path, newline="") as fh:
-                data.timings = {r["experiment"]: r for r in csv.DictReader(fh)}
+            from botorch_bandits.benchmarks.reproduce import read_timings
+
+            data.timings = read_timings(folder)
         elif name.startswith("avanesov-calibration-"):
             with open(path, newline="") as fh:
                 rows = list(csv.DictReader(fh))
@@ -161,6 +162,14 @@ class Paired:
             return f"{self.mean:+.0f} ± {self.se:.0f}"
         return f"{self.mean:+.4g} ± {self.se:.2g}"
 
+    @classmethod
+    def of(cls, diffs: Sequence[float]) -> Paired:
+        """Mean and standard error of the per-run differences ``diffs``."""
+        n = len(diffs)
+        mean = sum(diffs) / n
+        var = sum((d - mean) ** 2 for d in diffs) / (n - 1) if n > 1 else 0.0
+        return cls(mean, math.sqrt(var / n), n)
+
     @property
     def a_better(self) -> bool:  # lower is better
         return self.mean < -2 * self.se
@@ -174,11 +183,7 @@ def paired(data: Data, exp: str, problem: str, a: str, b: str) -> Paired:
     """The paired difference of the final cumulative regrets of ``a`` and ``b``."""
     xa, xb = data.runs[(exp, problem, a)], data.runs[(exp, problem, b)]
     seeds = sorted(set(xa) & set(xb))
-    diffs = [xa[s] - xb[s] for s in seeds]
-    n = len(diffs)
-    mean = sum(diffs) / n
-    var = sum((d - mean) ** 2 for d in diffs) / (n - 1) if n > 1 else 0.0
-    return Paired(mean, math.sqrt(var / n), n)
+    return Paired.of([xa[s] - xb[s] for s in seeds])
 
 
 def about_equal(data: Data, exp: str, problem: str, a: str, b: str) -> bool:
@@ -355,13 +360,25 @@ def _ei_pi_best(data: Data) -> list[Outcome]:
     return out
 
 
-def _srinivas(data: Data) -> list[Outcome]:
-    out = []
-    for exp, sv in (("srinivas2010-fig5a", "1"), ("srinivas2010-fig5a-sv0.5", "0.5")):
-        if not data.has(exp):
+_SRINIVAS = (("srinivas2010-fig5a", "1"), ("srinivas2010-fig5a-sv0.5", "0.5"))
+"""Srinivas Fig. 5a's experiments and their signal variances."""
+
+
+def _srinivas_runs(data: Data, out: list[Outcome]) -> list[tuple[str, str, str]]:
+    """(experiment, signal variance, problem) of the Srinivas experiments that ran;
+    a *not run* outcome goes to ``out`` for each that did not."""
+    ran = []
+    for exp, sv in _SRINIVAS:
+        if data.has(exp):
+            ran.append((exp, sv, data.problems(exp)[0]))
+        else:
             out.append(_missing(exp, f"signal variance {sv}"))
-            continue
-        (p,) = data.problems(exp)
+    return ran
+
+
+def _srinivas(data: Data) -> list[Outcome]:
+    out: list[Outcome] = []
+    for exp, sv, p in _srinivas_runs(data, out):
         T = data.horizon(exp, p, "GP-UCB-finite")
         for reading, ei in (("observed", "EI"), ("posterior mean", "EI-mean")):
             ucb = data.final(exp, p, "GP-UCB-finite")[0] / T
@@ -382,12 +399,8 @@ def _srinivas(data: Data) -> list[Outcome]:
 
 
 def _srinivas_beats(data: Data) -> list[Outcome]:
-    out = []
-    for exp, sv in (("srinivas2010-fig5a", "1"), ("srinivas2010-fig5a-sv0.5", "0.5")):
-        if not data.has(exp):
-            out.append(_missing(exp, f"signal variance {sv}"))
-            continue
-        (p,) = data.problems(exp)
+    out: list[Outcome] = []
+    for exp, sv, p in _srinivas_runs(data, out):
         ds = {
             o: paired(data, exp, p, "GP-UCB-finite", o)
             for o in ("PI", "mean-only", "variance-only")

@@ -248,25 +248,6 @@ EXPERIMENTS: dict[str, Experiment] = {
             reading="signal variance 1 (unit-variance kernel); both incumbents",
         ),
         Experiment(
-            "srinivas2010-fig5a-sv0.5",
-            "GP samples, SE kernel of variance 0.5 (Srinivas et al. 2010, Fig. 5a)",
-            ("gp-se-grid1000-sv0.5",),
-            ("GP-UCB-finite", "EI", "PI", *_INCUMBENTS, "mean-only", "variance-only"),
-            horizon=1000,
-            seeds=30,
-            beta_scale=0.2,
-            claim=(
-                "Srinivas et al. 2010 §6: GP-UCB (Thm 1 beta_t / 5) is comparable to EI "
-                "and beats MPI, mean-only and variance-only in mean average regret."
-            ),
-            labels={
-                **_INCUMBENT_LABELS,
-                "GP-UCB-finite": "GP-UCB (Thm 1, beta/5)",
-                "PI": "MPI (observed incumbent)",
-            },
-            reading="signal variance 0.5 (noise 0.025 = 5 % of it); both incumbents",
-        ),
-        Experiment(
             "shi2022-fig1",
             "E.1, exact g: Alg. 2 with epoch lengths S = 5..70, T = 350 (Shi & Eryilmaz 2022, Fig. 1)",
             ("e1",),
@@ -445,6 +426,13 @@ for _fig, _runs in (
     ("shi2022-fig9", "shi2022-fig8"),
 ):
     EXPERIMENTS[_fig] = replace(EXPERIMENTS[_runs], name=_fig)
+EXPERIMENTS["srinivas2010-fig5a-sv0.5"] = replace(
+    EXPERIMENTS["srinivas2010-fig5a"],
+    name="srinivas2010-fig5a-sv0.5",
+    title="GP samples, SE kernel of variance 0.5 (Srinivas et al. 2010, Fig. 5a)",
+    problems=("gp-se-grid1000-sv0.5",),
+    reading="signal variance 0.5 (noise 0.025 = 5 % of it); both incumbents",
+)
 
 PIECEWISE_READINGS: dict[str, dict[str, Any]] = {
     "natural": {"log_base": math.e},
@@ -689,18 +677,8 @@ class ReproduceResult:
         out = []
         for a, b in FIG3_PAIRS:
             if a in finals and b in finals:
-                d = (finals[a] - finals[b]).double()
-                out.append(
-                    (
-                        a,
-                        b,
-                        Paired(
-                            float(d.mean()),
-                            float(d.std() / d.numel() ** 0.5),
-                            d.numel(),
-                        ),
-                    )
-                )
+                diffs = (finals[a] - finals[b]).reshape(-1).tolist()
+                out.append((a, b, Paired.of(diffs)))
         return out
 
 
@@ -822,31 +800,30 @@ def reproduce(
 TIMING_COLUMNS = ("experiment", "seeds", "horizon", "seconds", "finished")
 
 
+def read_timings(out_dir: str | Path) -> dict[str, dict[str, str]]:
+    """``<out>/timings.csv`` by experiment (empty if there is none)."""
+    path = Path(out_dir) / "timings.csv"
+    if not path.exists():
+        return {}
+    with open(path, newline="") as fh:
+        return {r["experiment"]: r for r in csv.DictReader(fh)}
+
+
 def record_timing(out_dir: Path, result: ReproduceResult, seconds: float) -> None:
     """Append the run's wall time (calibration, jobs, CSVs and plot) to
     ``<out>/timings.csv``; a rerun of an experiment replaces its row."""
-    path = out_dir / "timings.csv"
-    rows = []
-    if path.exists():
-        with open(path, newline="") as fh:
-            rows = [
-                r
-                for r in csv.DictReader(fh)
-                if r["experiment"] != result.experiment.name
-            ]
-    rows.append(
-        {
-            "experiment": result.experiment.name,
-            "seeds": result.seeds,
-            "horizon": result.horizon,
-            "seconds": f"{seconds:.1f}",
-            "finished": time.strftime("%Y-%m-%dT%H:%M:%S"),
-        }
-    )
-    with atomic_open(path, "w", newline="") as fh:
+    rows = read_timings(out_dir)
+    rows[result.experiment.name] = {
+        "experiment": result.experiment.name,
+        "seeds": result.seeds,
+        "horizon": result.horizon,
+        "seconds": f"{seconds:.1f}",
+        "finished": time.strftime("%Y-%m-%dT%H:%M:%S"),
+    }
+    with atomic_open(out_dir / "timings.csv", "w", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=TIMING_COLUMNS)
         writer.writeheader()
-        writer.writerows(rows)
+        writer.writerows(rows.values())
 
 
 def all_experiments() -> list[str]:
@@ -887,7 +864,7 @@ def reproduce_all(
         )
     out_dir = Path(out)
     start = time.perf_counter()
-    done = _timings(out_dir) if resume else {}
+    done = read_timings(out_dir) if resume else {}
     for name in chosen:
         exp = EXPERIMENTS[name]
         sizes = (
@@ -896,7 +873,7 @@ def reproduce_all(
         )
         if (
             name in done
-            and done[name] == sizes
+            and (done[name]["seeds"], done[name]["horizon"]) == sizes
             and (out_dir / f"{name}.csv").exists()
             and (out_dir / f"{name}-runs.csv").exists()
         ):
@@ -909,14 +886,6 @@ def reproduce_all(
         if report is not None:
             report(name, result)
     return time.perf_counter() - start
-
-
-def _timings(out_dir: Path) -> dict[str, tuple[str, str]]:
-    path = out_dir / "timings.csv"
-    if not path.exists():
-        return {}
-    with open(path, newline="") as fh:
-        return {r["experiment"]: (r["seeds"], r["horizon"]) for r in csv.DictReader(fh)}
 
 
 # --------------------------------------------------------------------------------------
@@ -946,6 +915,8 @@ class Calibration:
     reading: str
     rows: list[PW.CalibrationRow]
     c: float
+    n_seeds: int
+    horizon: int
     path: Path | None = None
 
 
@@ -990,7 +961,7 @@ def calibrate(
             and cached.n_seeds == seeds
             and cached.horizon == horizon
         ):
-            return cached.calibration
+            return cached
     n = workers or min(os.cpu_count() or 1, len(c_values))
     args = [(c, horizon, seeds, dict(options)) for c in c_values]
     if n <= 1:
@@ -998,7 +969,7 @@ def calibrate(
     else:
         with ProcessPoolExecutor(max_workers=n, initializer=_init_worker) as pool:
             rows = list(pool.map(_calibration_job, *zip(*args, strict=True)))
-    result = Calibration(name, rows, PW.pick_c(rows), path)
+    result = Calibration(name, rows, PW.pick_c(rows), seeds, horizon, path)
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
         with atomic_open(path, "w", newline="") as fh:
@@ -1024,15 +995,7 @@ def calibrate(
     return result
 
 
-@dataclass
-class _CachedCalibration:
-    calibration: Calibration
-    rows: list[PW.CalibrationRow]
-    n_seeds: int
-    horizon: int
-
-
-def read_calibration(path: Path) -> _CachedCalibration | None:
+def read_calibration(path: Path) -> Calibration | None:
     """A calibration table written by :func:`calibrate` (``None`` if it is empty)."""
     with open(path, newline="") as fh:
         records = list(csv.DictReader(fh))
@@ -1051,9 +1014,14 @@ def read_calibration(path: Path) -> _CachedCalibration | None:
         for r in records
     ]
     picked = [float(r["c"]) for r in records if r["picked"] == "1"]
-    cal = Calibration(records[0]["reading"], rows, picked[0], path)
-    return _CachedCalibration(
-        cal, rows, int(records[0]["n_seeds"]), int(records[0]["horizon"])
+    first = records[0]
+    return Calibration(
+        first["reading"],
+        rows,
+        picked[0],
+        int(first["n_seeds"]),
+        int(first["horizon"]),
+        path,
     )
 
 
