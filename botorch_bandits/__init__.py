@@ -39,6 +39,7 @@ from botorch_bandits.beta import (
 )
 from botorch_bandits.changepoint import (
     GPUCBCPD,
+    LOG_BASE_READINGS,
     ChangePointDetector,
     box_domain,
     cpd_beta,
@@ -81,6 +82,7 @@ __all__ = [
     "GPUCBSDF",
     "GREEDY_FACTOR",
     "IGPUCB",
+    "LOG_BASE_READINGS",
     "BatchDelay",
     "CallableGamma",
     "ChangePointDetector",
