@@ -618,6 +618,13 @@ class ObservedInformationGain:
     Batched models (e.g. one batch per seed) give one value per batch, returned as a
     ``batch_shape`` tensor, so that every batch gets its own :math:`\beta_t` and
     independent seeds stay independent; an unbatched model gives a float.
+
+    Models with several independent outputs (a multi-output ``SingleTaskGP``, a
+    ``ModelListGP``) give the sum of the per-output gains: the information of all
+    observations about all outputs, an upper bound (data-processing inequality) on
+    the information about any objective scalarized from them. (The theorems are
+    stated for one observed function; with several outputs this is the conservative
+    reading: a larger :math:`\gamma` only widens the confidence width.)
     """
 
     def __call__(self, n: int, model: Any = None) -> float | Tensor:
@@ -648,10 +655,23 @@ def observed_information_gain(model: Any, n: int | None = None) -> Tensor:
                 f"{counts.tolist()} observed points, but gamma_{n} was asked for."
             )
         return tracked if model.batch_shape else tracked.squeeze(0)
+    from botorch.models.model import ModelList
+
+    if isinstance(model, ModelList):
+        # independent outputs: the gain of all observations about all outputs is the
+        # sum of the per-output gains (and, by the data-processing inequality, an
+        # upper bound on the gain about any scalarized objective)
+        gains = [observed_information_gain(m, n) for m in model.models]
+        total = gains[0]
+        for g in gains[1:]:
+            total = total + g
+        return total
     if model is None or not hasattr(model, "covar_module"):
         raise TypeError(
             "gamma='observed' needs an exact GP model with `covar_module` and "
-            f"training data, got {type(model).__name__}."
+            f"training data (or a ModelListGP of them), got {type(model).__name__}; "
+            "pass an a-priori gamma instead (a number, a callable n -> gamma_n, "
+            "GreedyGamma or GammaOrder)."
         )
     train_inputs = getattr(model, "train_inputs", None)
     if not train_inputs:
@@ -667,11 +687,16 @@ def observed_information_gain(model: Any, n: int | None = None) -> Tensor:
         return torch.zeros(())
     (X,) = get_train_inputs(model, transformed=True)
     with torch.no_grad():
-        K = model.covar_module(X).to_dense()  # batch_shape x n x n
-        noise = model.likelihood.noise  # batch_shape x 1 or batch_shape x n
+        K = model.covar_module(X).to_dense()  # batch_shape (x m) x n x n
+        noise = model.likelihood.noise  # batch_shape (x m) x 1 or x n
         if noise.shape[-1] != K.shape[-1]:
             noise = noise.expand(*noise.shape[:-1], K.shape[-1])
-        return information_gain(K, noise)
+        gain = information_gain(K, noise)
+    if getattr(model, "_num_outputs", 1) > 1:
+        # a multi-output BoTorch GP keeps its m independent outputs as the last batch
+        # dimension: their gains add up (as for a ModelListGP)
+        gain = gain.sum(-1)
+    return gain
 
 
 def resolve_gamma(gamma: Any) -> GammaSource:

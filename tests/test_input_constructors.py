@@ -14,6 +14,7 @@ from botorch.acquisition.input_constructors import (
     get_acqf_input_constructor,
 )
 from botorch.acquisition.objective import ScalarizedPosteriorTransform
+from botorch.exceptions.errors import UnsupportedError
 from botorch.models import SingleTaskGP
 from botorch.models.transforms import Normalize, Standardize
 from botorch.utils.datasets import SupervisedDataset
@@ -418,12 +419,27 @@ class TestBadOptions(BotorchTestCase):
         with pytest.raises(ValueError, match="R=None"):
             IGPUCB(**kwargs)
 
-    def test_multi_output_model_cannot_be_conditioned(self):
+    def test_multi_output_model_is_hallucinated_per_output(self):
+        """Every output is hallucinated at its own mean; the objective still needs a
+        posterior transform (BoTorch's rule for multi-output models)."""
         X, Y, Xp, _ = _data(torch.double)
         model = SingleTaskGP(X, torch.cat([Y, -Y], -1)).eval()
-        with pytest.raises(ValueError, match="num_outputs=2"):
-            get_acqf_input_constructor(IGPUCB)(
-                model=model, X_pending=Xp, pending="hallucinate", B=1.0, R=0.1
+        transform = ScalarizedPosteriorTransform(torch.tensor([1.0, 0.5]).double())
+        kwargs = get_acqf_input_constructor(IGPUCB)(
+            model=model,
+            X_pending=Xp,
+            pending="hallucinate",
+            B=1.0,
+            R=0.1,
+            posterior_transform=transform,
+        )
+        acqf = IGPUCB(**kwargs)
+        assert acqf.t == X.shape[0] + Xp.shape[0] + 1
+        with pytest.raises(UnsupportedError, match="posterior transform"):
+            IGPUCB(
+                **get_acqf_input_constructor(IGPUCB)(
+                    model=model, X_pending=Xp, pending="hallucinate", B=1.0, R=0.1
+                )
             )
 
 

@@ -141,3 +141,15 @@ def check_input_dim(name: str, X: Tensor, model: Any) -> None:
             f"`{name}` must have the model's input dimension d={d}, got shape "
             f"{tuple(X.shape)}."
         )
+
+
+def gamma_after(acqf: Any, t: int, extra_gain: Tensor | float) -> float | Tensor:
+    r""":math:`\gamma_{t-1}` for a decision ``t - acqf.t`` places into a q-batch: an
+    a-priori source is asked for ``t - 1``; the observed information gain (which can
+    only answer for the model's own points) is that of the model plus
+    ``extra_gain``, the gain of the batch's earlier points (chain rule)."""
+    from botorch_bandits.beta import ObservedInformationGain
+
+    if isinstance(acqf.gamma, ObservedInformationGain):
+        return acqf.gamma(acqf.t - 1, acqf.model) + extra_gain
+    return acqf.gamma(t - 1, acqf.model)

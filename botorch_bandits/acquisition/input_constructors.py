@@ -25,11 +25,13 @@ declares it and uses it as its algorithm says:
   :meth:`botorch_bandits.delays.FeedbackLedger.censored_targets`); nothing is
   conditioned.
 
-The pending points never reach the acquisition function itself: BoTorch's analytic
-acquisition functions reject ``set_X_pending`` (``UnsupportedError``), and the
-MC meaning of ``X_pending`` (evaluate the candidate *jointly* with the pending points,
-as ``qUpperConfidenceBound`` does) is neither hallucination nor censoring. They act
-through the model, so every class keeps ``q = 1`` and ``X_pending = None``.
+The constructors act through the model (``pending="ignore"`` keeps it unchanged, the
+other views condition it) and build every class with ``X_pending=None``, so one
+decision is one point, whatever Ax passes. The classes accept pending points
+themselves too (``X_pending=``, ``set_X_pending``, ``optimize_acqf(q=q)``), with the
+same rules as these views -- hallucination for GP-UCB / IGP-UCB, censoring for the
+SDF classes, one draw per point for GP-TS -- implemented once, in
+``botorch_bandits.acquisition._batch``.
 
 Nothing is carried over between calls: the round index ``t`` is left to the classes,
 which take ``t - 1`` = the number of observations of the model they are given
@@ -78,9 +80,9 @@ from botorch.acquisition.objective import (
 )
 from botorch.models.model import Model
 from botorch.utils.datasets import SupervisedDataset
-from gpytorch.likelihoods import FixedNoiseGaussianLikelihood
 from torch import Tensor
 
+from botorch_bandits.acquisition._batch import censored_model, hallucinated_model
 from botorch_bandits.acquisition._common import num_observations
 from botorch_bandits.acquisition.sdf import GPUCBSDF, GPThompsonSamplingSDF
 from botorch_bandits.acquisition.thompson import GPThompsonSampling
@@ -153,67 +155,14 @@ def _check_counts(model: Model, train_X: Tensor) -> None:
         )
 
 
-def _single_output(model: Model, what: str) -> None:
-    if model.num_outputs != 1:
-        raise ValueError(
-            f"{what} needs a single-output model (the objective's), got "
-            f"num_outputs={model.num_outputs}."
-        )
-
-
-def _condition(model: Model, X: Tensor, Y: Tensor) -> Model:
-    """``model`` conditioned on ``(X, Y)`` (``p x d``, ``batch x p x 1``): exact GP
-    conditioning with the model's hyperparameters. A fixed-noise likelihood gets the
-    mean of its training noise levels for the new points (:math:`\\lambda` for
-    :func:`botorch_bandits.models.fixed_gp`)."""
-    X = X.expand(*model.batch_shape, *X.shape)  # batch_shape x p x d
-    kwargs: dict[str, Tensor] = {}
-    likelihood = getattr(model, "likelihood", None)
-    if isinstance(likelihood, FixedNoiseGaussianLikelihood):
-        noise = likelihood.noise  # batch_shape x n (already outcome-transformed)
-        if noise.shape[-1] == 0:
-            raise ValueError(
-                "Cannot condition a fixed-noise model without observations: its noise "
-                "level for the pending points is unknown."
-            )
-        level = noise.mean(-1, keepdim=True).unsqueeze(-1)  # batch_shape x 1 x 1
-        kwargs["noise"] = level.expand(Y.shape).to(Y)
-    conditioned = model.condition_on_observations(X=X, Y=Y, **kwargs)
-    inputs = getattr(conditioned, "train_inputs", None)
-    if isinstance(inputs, list):
-        # GPyTorch's get_fantasy_model stores a list; ExactGP (and
-        # num_observations, which counts the round t from it) use a tuple
-        conditioned.train_inputs = tuple(inputs)
-    return conditioned
-
-
-def _hallucinated_model(model: Model, X_pending: Tensor) -> Model:
-    r"""GP-BUCB / GP-BTS: ``model`` conditioned on ``X_pending`` with targets the
-    posterior mean :math:`\mu_{t-1}` of the completed-only ``model`` (Verma et al.
-    2022, §4): the mean is unchanged, the variance is that of all issued points."""
-    _single_output(model, "pending='hallucinate'")
-    with torch.no_grad():  # also fills the caches condition_on_observations needs
-        mean = model.posterior(X_pending).mean  # batch_shape x p x 1
-    return _condition(model, X_pending, mean.detach())
-
-
-def _censored_model(model: Model, X_pending: Tensor, y_min: float) -> Model:
-    r"""GP-UCB-SDF / GP-TS-SDF: ``model`` conditioned on ``X_pending`` with the
-    censored target ``y_min`` (Verma et al. 2022, Eq. (1))."""
-    _single_output(model, "pending='censor'")
-    with torch.no_grad():  # fills the caches condition_on_observations needs
-        mean = model.posterior(X_pending).mean  # batch_shape x p x 1
-    return _condition(model, X_pending, torch.full_like(mean, y_min))
-
-
 def _model_for_pending(
     model: Model, X_pending: Tensor | None, pending: str, y_min: float = 0.0
 ) -> Model:
     if X_pending is None or pending in ("ignore", "in_model"):
         return model
     if pending == "hallucinate":
-        return _hallucinated_model(model, X_pending)
-    return _censored_model(model, X_pending, y_min)
+        return hallucinated_model(model, X_pending)
+    return censored_model(model, X_pending, y_min)
 
 
 def _decision_index(train_X: Tensor, X_pending: Tensor | None, pending: str) -> int:

@@ -27,14 +27,26 @@ from torch import Tensor
 
 from botorch_bandits import beta as schedules
 from botorch_bandits import validation
-from botorch_bandits.acquisition._common import check_input_dim
+from botorch_bandits.acquisition._batch import (
+    censored_model,
+    joint_moments,
+    model_batch_shape,
+    single_output,
+    stage_gain,
+    stage_moments,
+)
+from botorch_bandits.acquisition._common import check_input_dim, gamma_after
 from botorch_bandits.acquisition.thompson import GPThompsonSampling
 from botorch_bandits.acquisition.ucb import _ScheduledUCB
 from botorch_bandits.delays import sdf_beta, sdf_inflation
 
 
 class _SDFMixin:
-    """Computes nu_t from the recent queries and the beta_t schedule (or constant)."""
+    """Computes nu_t from the recent queries and the beta_t schedule (or constant);
+    censors pending points and the earlier points of a q-batch (Verma et al. 2022,
+    §4: batch BO is BO-SDF with the batch's queries pending)."""
+
+    pending_rule = "censor"
 
     def _init_sdf(
         self,
@@ -45,6 +57,8 @@ class _SDFMixin:
         delta: float,
         gamma: Any,
         beta: float | None,
+        y_min: float = 0.0,
+        window: int | None = None,
     ) -> None:
         validation.check_tensor("recent", recent, min_ndim=1)
         if recent.ndim < 2:
@@ -54,6 +68,9 @@ class _SDFMixin:
         check_input_dim("recent", recent, self.model)
         validation.check_nonnegative("B_y", B_y)
         validation.check_open_unit("delta", delta)
+        validation.check_finite("y_min", y_min)
+        if window is not None:
+            validation.check_count("window", window, 0)
         if beta is not None:
             if B_f is not None or R is not None:
                 raise ValueError(
@@ -74,12 +91,35 @@ class _SDFMixin:
                 gamma=schedules.resolve_gamma(gamma),
                 beta=None,
             )
-        self.__dict__.update(recent=recent, B_y=float(B_y), delta=float(delta))
+        self.__dict__.update(
+            recent=recent,
+            B_y=float(B_y),
+            delta=float(delta),
+            y_min=float(y_min),
+            window=window,
+        )
 
-    def _beta_t(self, t: int) -> float | Tensor:
+    def _pending_model(self, model: Model, P: Tensor) -> Model:
+        return censored_model(model, P, self.y_min)
+
+    def _issued_recent(self) -> Tensor:
+        r"""``recent`` followed by the pending points (issued after them, censored),
+        the last ``window`` of them: ``m x d`` or ``m x batch x d``."""
+        recent, P = self.recent, self.X_pending
+        if P is not None:
+            P = P.to(recent)
+            if recent.ndim == 3:
+                P = P.unsqueeze(1).expand(P.shape[0], recent.shape[1], P.shape[-1])
+            recent = torch.cat([recent, P], dim=0)
+        if self.window is not None:
+            recent = recent[max(0, recent.shape[0] - self.window) :]
+        return recent
+
+    def _beta_t(self, t: int, gamma: Any = None) -> float | Tensor:
         if self.beta is not None:
             return self.beta
-        gamma = self.gamma(t - 1, self.model)
+        if gamma is None:
+            gamma = self.gamma(t - 1, self.model)
         if any(isinstance(v, Tensor) and v.ndim > 0 for v in (gamma, self.B_f, self.R)):
             # per-batch values (one per seed): the same formula, elementwise
             gamma, B_f, R = (torch.as_tensor(v) for v in (gamma, self.B_f, self.R))
@@ -92,20 +132,72 @@ class _SDFMixin:
 
     def _nu(self, t: int) -> float | Tensor:
         r""":math:`\nu_t` = inflation from the recent queries + :math:`\beta_t`."""
-        if self.recent.shape[-2] == 0 or self.B_y == 0:
+        recent = self._issued_recent()
+        if recent.shape[0] == 0 or self.B_y == 0:
             return self._beta_t(t)
+        if recent.ndim == 2 and model_batch_shape(self.model):
+            # the same queries for every model batch: m x 1 x d
+            recent = recent.view(
+                recent.shape[0], *[1] * len(self.model.batch_shape), -1
+            )
         with torch.no_grad():
             var = self.model.posterior(
-                self.recent.unsqueeze(-2)
+                recent.unsqueeze(-2), posterior_transform=self.posterior_transform
             ).variance  # m x batch x 1 x 1
         sigmas = var.clamp_min(0).sqrt().squeeze(-1).squeeze(-1)  # m (x batch)
         inflation = sdf_inflation(sigmas.movedim(0, -1), self.B_y)  # (batch)
         nu = inflation + self._beta_t(t)
-        return nu if inflation.ndim > 0 else float(nu)
+        return nu if isinstance(nu, Tensor) and nu.ndim > 0 else float(nu)
+
+    def _stages(self, X: Tensor) -> Any:
+        r"""For a q-batch ``X`` (``batch x q x d``): per point ``j``, the censored
+        posterior mean and variance of ``x_j`` given the batch's earlier points
+        (censored at ``y_min``), :math:`\nu` of that decision (its recent queries
+        include the earlier points, with their censored variances), the joint moments
+        of the batch points and the conditioning set. Yields
+        ``(j, mean_j, var_j, nu_j)`` plus the moments, for the UCB and TS rules."""
+        single_output(self.model, f"A q-batch of {type(self).__name__}")
+        recent = self._issued_recent()  # m x (batch) x d
+        r = recent.shape[0]
+        R = recent.movedim(0, -2) if recent.ndim == 3 else recent  # (batch) x m x d
+        shape = torch.broadcast_shapes(R.shape[:-2], X.shape[:-2])
+        Z = torch.cat(
+            [R.to(X).expand(*shape, *R.shape[-2:]), X.expand(*shape, *X.shape[-2:])],
+            dim=-2,
+        )
+        mean, cov, noise = joint_moments(self.model, Z)
+        q = X.shape[-2]
+        gain: Tensor | float = 0.0
+        out = []
+        for j in range(q):
+            mu, blocks, block = stage_moments(
+                mean, cov, noise, r, j, self.y_min, evaluate=slice(0, r + j + 1)
+            )
+            var = blocks[..., :, 0, 0].clamp_min(1e-12)  # batch x (r + j + 1)
+            issued = var[..., :-1].sqrt()  # recent and the earlier batch points
+            if self.window is not None:
+                issued = issued[..., max(0, issued.shape[-1] - self.window) :]
+            if j == 0:
+                beta = self._beta_t(self.t)
+            else:
+                g = gamma_after(self, self.t + j, gain) if self.beta is None else None
+                beta = self._beta_t(self.t + j, g)
+            beta = torch.as_tensor(beta, dtype=var.dtype, device=var.device)
+            nu = self.B_y * issued.sum(-1) + beta
+            out.append((j, mu[..., -1, 0], var[..., -1], nu))
+            gain = gain + stage_gain(block, noise[..., r + j, :])
+        return out, (mean, cov, noise, r)
 
 
 class GPUCBSDF(_SDFMixin, _ScheduledUCB):
     r"""GP-UCB-SDF: :math:`\mu_{t-1}(x) + \nu_t\sigma_{t-1}(x)` (``"linear"`` unit).
+
+    Pending points (``X_pending`` / ``set_X_pending``) are issued queries whose
+    feedback is censored: the model is conditioned on them at ``y_min`` and they join
+    the ``recent`` queries of the inflation. A q-batch is valued as the sequential
+    rule chooses it (Verma et al. 2022, §4, batch BO as BO-SDF): point ``j`` with the
+    batch's earlier points censored and counted in :math:`\nu`, at round ``t + j``;
+    the value is the sum over the batch.
 
     Args:
         model: A model on every issued query with censored targets.
@@ -117,7 +209,13 @@ class GPUCBSDF(_SDFMixin, _ScheduledUCB):
         gamma: Source of :math:`\gamma_{t-1}` (default ``"observed"``).
         beta: The experiments' constant :math:`\beta_t` (e.g. 1.0) instead of the
             schedule (then omit ``B_f`` and ``R``).
+        y_min: The censored value of a pending query (the paper's 0 after shifting
+            f to a minimum of 0; default 0).
+        window: The censoring window :math:`m` in queries: the inflation sums over
+            the last ``window`` of ``recent``, the pending points and the batch's
+            earlier points (``None``: all of them).
         t, posterior_transform, maximize: As in ``IGPUCB``.
+        X_pending: ``p x d`` pending (censored) queries.
     """
 
     unit = "linear"
@@ -135,11 +233,16 @@ class GPUCBSDF(_SDFMixin, _ScheduledUCB):
         t: int | None = None,
         posterior_transform: PosteriorTransform | None = None,
         maximize: bool = True,
+        y_min: float = 0.0,
+        window: int | None = None,
+        X_pending: Tensor | None = None,
     ) -> None:
         super().__init__(
             model=model, t=t, posterior_transform=posterior_transform, maximize=maximize
         )
-        self._init_sdf(recent, B_f, R, B_y, delta, gamma, beta)
+        self._init_sdf(recent, B_f, R, B_y, delta, gamma, beta, y_min, window)
+        if X_pending is not None:
+            self.set_X_pending(X_pending)
 
     def _beta(self, t: int) -> float | Tensor:
         return self._nu(t)
@@ -149,11 +252,26 @@ class GPUCBSDF(_SDFMixin, _ScheduledUCB):
         r""":math:`\nu_t` (multiplies :math:`\sigma_{t-1}`)."""
         return self.beta_t
 
+    def _batch_value(self, X: Tensor) -> Tensor:
+        stages, _ = self._stages(X)
+        total: Tensor | float = 0.0
+        for _, mean, var, nu in stages:
+            total = total + (mean if self.maximize else -mean) + nu * var.sqrt()
+        return total
+
 
 class GPThompsonSamplingSDF(_SDFMixin, GPThompsonSampling):
     r"""GP-TS-SDF: one draw :math:`f_t \sim GP(\mu_{t-1}, \nu_t^2 k_{t-1})`; the
     other arguments (``candidates``, ``sampler``, ``seed``, ...) as in
-    :class:`GPThompsonSampling`."""
+    :class:`GPThompsonSampling`; ``y_min``, ``window`` and pending points as in
+    :class:`GPUCBSDF`.
+
+    Point ``j`` of a q-batch gets draw number ``p + j`` from the posterior in which
+    the pending points and the batch's earlier points are censored at ``y_min``
+    (the draw is conditioned on them by Matheron's rule, with its own observation
+    noise), scaled by that decision's :math:`\nu` -- what choosing the batch one
+    point at a time would do.
+    """
 
     def __init__(
         self,
@@ -165,10 +283,48 @@ class GPThompsonSamplingSDF(_SDFMixin, GPThompsonSampling):
         delta: float = 0.1,
         gamma: Any = "observed",
         beta: float | None = None,
+        y_min: float = 0.0,
+        window: int | None = None,
+        X_pending: Tensor | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(model, v=1.0, delta=delta, **kwargs)  # v replaced by nu_t
-        self._init_sdf(recent, B_f, R, B_y, delta, gamma, beta)
+        self._init_sdf(recent, B_f, R, B_y, delta, gamma, beta, y_min, window)
+        if X_pending is not None:
+            self.set_X_pending(X_pending)
 
     def _scale(self, t: int) -> float | Tensor:
         return self._nu(t)
+
+    def _censors_batch(self) -> bool:
+        return True
+
+    def _censored_batch_value(self, X: Tensor) -> Tensor:
+        r"""Sum over the batch of draw ``p + j`` at ``x_j``, conditioned on the
+        censored earlier points: with :math:`d_k = \tilde f_k - \mu` the draw's
+        deviation, :math:`f(x_j) = \mu'_j + \nu_j (d_k(x_j) - K_{jO}(K_{OO} +
+        \Lambda)^{-1}(d_k(x_O) + \varepsilon_k))`, :math:`O` the earlier points."""
+        stages, (_, cov, noise, r) = self._stages(X)
+        q, p = X.shape[-2], self._num_pending
+        total: Tensor | float = 0.0
+        for j, mean_j, _, nu in stages:
+            k = p + j
+            _, dev_j = self._mean_and_deviation(X[..., j : j + 1, :], k)
+            if j > 0:
+                devs = torch.stack(
+                    [
+                        self._mean_and_deviation(X[..., i : i + 1, :], k)[1]
+                        for i in range(j)
+                    ],
+                    dim=-1,
+                )  # batch x j
+                obs = slice(r, r + j)
+                K = cov[..., obs, 0, obs, 0]  # batch x j x j
+                lam = noise[..., obs, 0]  # batch x j
+                eps = self._normal(X.new_empty(q), k, stream=1)[:j] * lam.sqrt()
+                A = K + torch.diag_embed(lam)
+                k_j = cov[..., r + j, 0, obs, 0]  # batch x j
+                sol = torch.linalg.solve(A, (devs + eps).unsqueeze(-1)).squeeze(-1)
+                dev_j = dev_j - (k_j * sol).sum(-1)
+            total = total + mean_j + nu * dev_j
+        return total

@@ -53,15 +53,20 @@ from torch import Size, Tensor
 from botorch_bandits import beta as schedules
 from botorch_bandits import validation
 from botorch_bandits._matching import match_points
+from botorch_bandits.acquisition._batch import (
+    broadcast_over_model_batch,
+    check_pending,
+)
 from botorch_bandits.acquisition._common import (
     RoundScheduleMixin,
-    batch_multiplier,
     check_input_dim,
     check_round,
+    model_input_dim,
 )
 from botorch_bandits.acquisition.ucb import _scale_arguments
 
 Sampler = Literal["auto", "exact", "pathwise"]
+_DRAW_STRIDE = 1_000_003
 
 
 def _fresh_feature_maps(
@@ -97,6 +102,28 @@ def _check_num_features(num_features: Any) -> None:
         raise ValueError(
             f"`num_features` must be an even integer >= 2, got num_features={num_features!r}."
         )
+
+
+def _check_pathwise_kernel(model: Model) -> None:
+    """The pathwise sampler needs BoTorch random features for the model's kernel."""
+    kernel = getattr(model, "covar_module", None)
+    if kernel is None:
+        raise UnsupportedError(
+            f"sampler='pathwise' needs an exact GP with a `covar_module`, got "
+            f"{type(model).__name__}; pass `candidates` (sampler='exact')."
+        )
+    d = model_input_dim(model) or 1
+    try:
+        gen_kernel_features(kernel, num_inputs=d, num_outputs=2)
+    except NotImplementedError as err:
+        raise UnsupportedError(
+            "sampler='pathwise' draws random Fourier features of the kernel, and "
+            f"BoTorch has none for {type(kernel).__name__} (e.g. the categorical "
+            "kernel of MixedSingleTaskGP; BoTorch's PathwiseThompsonSampling fails "
+            "the same way). Pass `candidates` (sampler='exact') -- for mixed spaces "
+            "the enumerated categorical values with a set of continuous points -- and "
+            "optimize with optimize_acqf_discrete."
+        ) from err
 
 
 def draw_posterior_paths(
@@ -163,6 +190,11 @@ class GPThompsonSampling(RoundScheduleMixin, AcquisitionFunction):
         t: Round index; default ``num_observations(model) + 1``.
         posterior_transform: Optional ``PosteriorTransform`` (exact sampler).
         maximize: If False, the value is :math:`-f_t(x)`.
+        X_pending: ``p x d`` pending points: asynchronous / batch Thompson sampling
+            (Kandasamy et al. 2018) -- the posterior stays that of the completed
+            observations and the next point gets its own, independent draw (draw
+            ``p``). Point ``j`` of a q-batch is valued on draw ``p + j``; the value is
+            the sum, so joint and sequential optimization value the same draws.
 
     Example:
         >>> acqf = GPThompsonSampling(model, B=1.0, R=0.1, candidates=arms, seed=0)
@@ -184,6 +216,7 @@ class GPThompsonSampling(RoundScheduleMixin, AcquisitionFunction):
         t: int | None = None,
         posterior_transform: PosteriorTransform | None = None,
         maximize: bool = True,
+        X_pending: Tensor | None = None,
     ) -> None:
         super().__init__(model=model)
         self.B, self.R, self.delta, self.v, self.gamma = _scale_arguments(
@@ -221,6 +254,7 @@ class GPThompsonSampling(RoundScheduleMixin, AcquisitionFunction):
                     f"num_outputs={model.num_outputs}."
                 )
             _check_num_features(num_features)
+            _check_pathwise_kernel(model)
         elif posterior_transform is None and model.num_outputs != 1:
             raise UnsupportedError(
                 "Multi-output models need a `posterior_transform` to give one objective."
@@ -236,8 +270,11 @@ class GPThompsonSampling(RoundScheduleMixin, AcquisitionFunction):
             self.register_buffer("candidates", candidates)
         else:
             self.candidates = None
-        self._draw: Any = None
+        self._draws: dict[int, Any] = {}  # draw number -> draw
         self._memo: tuple[tuple, float] | None = None
+        self.__dict__.update(_base_model=model, X_pending=None)
+        if X_pending is not None:
+            self.set_X_pending(X_pending)
 
     # ---------------------------------------------------------------- schedule
     def _scale(self, t: int) -> float:
@@ -258,9 +295,41 @@ class GPThompsonSampling(RoundScheduleMixin, AcquisitionFunction):
         r"""The factor applied to the posterior standard deviation (:math:`v_t`)."""
         return schedules.sigma_multiplier(self.v_t, "linear")
 
+    # ---------------------------------------------------------------- pending
+    def set_X_pending(self, X_pending: Tensor | None = None) -> None:
+        r"""Pending points (``p x d``), as asynchronous / batch Thompson sampling
+        treats them (Kandasamy et al. 2018): the posterior is that of the completed
+        observations only, and the next point gets its own draw -- draw number ``p``
+        (the pending points used draws ``0 .. p-1``), independent of the others.
+        ``GPThompsonSamplingSDF`` also censors them (see there)."""
+        base = self._base_model
+        P = check_pending(X_pending, model_input_dim(base))
+        self.__dict__["X_pending"] = P
+        model = base if P is None else self._pending_model(base, P)
+        if model is not self.model:
+            self.model = model
+            self._draws = {}  # draws of another posterior
+        self.__dict__["_memo"] = None
+
+    def _pending_model(self, model: Model, P: Tensor) -> Model:
+        return model
+
+    @property
+    def _num_pending(self) -> int:
+        P = self.X_pending
+        return 0 if P is None else int(P.shape[-2])
+
     # ---------------------------------------------------------------- drawing
-    def _seeded(self, fn: Any) -> Any:
+    def _draw_seed(self, k: int) -> int | None:
+        """Seed of draw ``k``: ``seed`` itself for the first, a distinct stream for
+        every later one (``None``: the global generator)."""
         if self.seed is None:
+            return None
+        return self.seed if k == 0 else (self.seed * _DRAW_STRIDE + k) % (2**62)
+
+    def _seeded(self, fn: Any, k: int = 0) -> Any:
+        seed = self._draw_seed(k)
+        if seed is None:
             return fn()
         # fork (and so restore) the generator of the device the draw is made on
         tensor = self.candidates
@@ -268,33 +337,36 @@ class GPThompsonSampling(RoundScheduleMixin, AcquisitionFunction):
             tensor = next(iter(self.model.parameters()), None)
         devices = [tensor.device] if tensor is not None and tensor.is_cuda else []
         with torch.random.fork_rng(devices=devices):
-            torch.manual_seed(self.seed)
+            torch.manual_seed(seed)
             return fn()
 
-    def _normal(self, like: Tensor) -> Tensor:
-        """Standard normals shaped like ``like``: from a generator seeded with ``seed``
-        (the global RNG is left alone), or from the global RNG without a seed."""
+    def _normal(self, like: Tensor, k: int = 0, stream: int = 0) -> Tensor:
+        """Standard normals shaped like ``like`` for draw ``k``: from a generator
+        seeded with the draw's seed (the global RNG is left alone), or from the
+        global RNG without a seed. ``stream`` 1 gives the draw's observation noise."""
         gen = None
-        if self.seed is not None:
-            gen = torch.Generator(device=like.device).manual_seed(self.seed)
+        seed = self._draw_seed(k)
+        if seed is not None:
+            seed = seed if stream == 0 else (seed * _DRAW_STRIDE + 7919) % (2**62)
+            gen = torch.Generator(device=like.device).manual_seed(seed)
         return torch.randn(
             like.shape, generator=gen, dtype=like.dtype, device=like.device
         )
 
-    def _exact_draw(self) -> Tensor:
-        """``batch_shape x N`` joint draw on the candidates."""
-        if self._draw is None:
+    def _exact_draw(self, k: int = 0) -> tuple[Tensor, Tensor]:
+        """Draw ``k`` on the candidates: ``(mean, deviation)``, ``batch_shape x N``
+        each; the draw is ``mean + v_t * deviation`` (deviation ``L z``)."""
+        if k not in self._draws:
             cand = self.candidates
 
-            def draw() -> Tensor:
+            def draw() -> tuple[Tensor, Tensor]:
                 root = self._model_root(cand)
                 if (
                     root is not None
                 ):  # Sigma = L L^T kept by the model: no factorization
                     mean, L = root
-                    z = self._normal(mean)
-                    scale = batch_multiplier(self.sigma_multiplier, mean)  # B x 1
-                    return mean + scale * (L @ z.unsqueeze(-1)).squeeze(-1)
+                    z = self._normal(mean, k)
+                    return mean, (L @ z.unsqueeze(-1)).squeeze(-1)
                 with torch.no_grad():
                     post = self.model.posterior(
                         cand, posterior_transform=self.posterior_transform
@@ -312,12 +384,11 @@ class GPThompsonSampling(RoundScheduleMixin, AcquisitionFunction):
                         # raises if no jitter up to its limit makes it p.d.
                         warnings.simplefilter("ignore", NumericalWarning)
                         L = psd_safe_cholesky(cov)  # batch_shape x N x N
-                    z = self._normal(mean)
-                    scale = batch_multiplier(self.sigma_multiplier, mean)  # B x 1
-                    return mean + scale * (L @ z.unsqueeze(-1)).squeeze(-1)
+                    z = self._normal(mean, k)
+                    return mean, (L @ z.unsqueeze(-1)).squeeze(-1)
 
-            self._draw = draw()
-        return self._draw
+            self._draws[k] = draw()
+        return self._draws[k]
 
     def _model_root(self, cand: Tensor) -> tuple[Tensor, Tensor] | None:
         """``(mean, L)`` on the candidates when the model keeps a square root of its
@@ -341,12 +412,12 @@ class GPThompsonSampling(RoundScheduleMixin, AcquisitionFunction):
         cand = self.candidates
         return cand is arms or (cand.shape == arms.shape and torch.equal(cand, arms))
 
-    def _path(self) -> Any:
-        if self._draw is None:
-            self._draw = self._seeded(
-                lambda: draw_posterior_paths(self.model, None, self.num_features)
+    def _path(self, k: int = 0) -> Any:
+        if k not in self._draws:
+            self._draws[k] = self._seeded(
+                lambda: draw_posterior_paths(self.model, None, self.num_features), k
             )
-        return self._draw
+        return self._draws[k]
 
     def _match_candidates(self, X: Tensor) -> Tensor:
         """Indices into ``candidates`` of the ``batch x d`` points ``X``."""
@@ -358,37 +429,74 @@ class GPThompsonSampling(RoundScheduleMixin, AcquisitionFunction):
             "or use sampler='pathwise' on a continuous domain.",
         )
 
-    @t_batch_mode_transform(expected_q=1)
+    def _mean_and_deviation(self, X: Tensor, k: int) -> tuple[Tensor, Tensor]:
+        """``(mean, deviation)`` of draw ``k`` at ``X`` (``(b) x 1 x d``), each
+        ``(b)``: the draw's value is ``mean + v * deviation``."""
+        if self.sampler == "exact" and self._scores_every_candidate(X):
+            # X is the model's own arm layout (N x batch x 1 x d) and the candidates
+            # are its arms in order: the draw needs no point matching
+            mean, dev = self._exact_draw(k)  # model_batch x N
+            mean, dev = mean.to(X), dev.to(X)
+            if mean.ndim > 1:
+                return mean.transpose(-1, 0), dev.transpose(-1, 0)
+            return mean, dev
+        if self.sampler == "exact":
+            idx = self._match_candidates(X.squeeze(-2))  # (b1 x ... x bk)
+            mean, dev = self._exact_draw(k)  # model_batch x N
+            out_shape = torch.broadcast_shapes(idx.shape, mean.shape[:-1])
+            index = idx.expand(out_shape).unsqueeze(-1)
+
+            def pick(v: Tensor) -> Tensor:
+                v = v.to(X)
+                return v.expand(*out_shape, v.shape[-1]).gather(-1, index).squeeze(-1)
+
+            return pick(mean), pick(dev)
+        path = self._path(k)
+        f_tilde = path(X)[..., 0]  # (b1 x ... x bk): drop the q dim
+        mean = self.model.posterior(X).mean[..., 0, 0]  # (b1 x ... x bk)
+        return mean, f_tilde - mean
+
+    @t_batch_mode_transform()
     def forward(self, X: Tensor) -> Tensor:
         r"""Evaluate the draw :math:`f_t` at ``X``.
 
         Args:
-            X: ``(b1 x ... x bk) x 1 x d`` design points.
+            X: ``(b1 x ... x bk) x q x d`` design points. Point ``j`` of a q-batch is
+                valued on its own draw (number ``p + j`` with ``p`` pending points),
+                independent of the other points' draws; the value is the sum. On a
+                batched model, ``X`` with the model's batch dims gets one value per
+                batch; ``X`` without them gets the sum over the batches of their
+                draws (as BoTorch's ``PathwiseThompsonSampling``).
 
         Returns:
             ``(b1 x ... x bk)`` values of :math:`f_t` (negated if ``maximize=False``).
         """
-        if self.sampler == "exact" and self._scores_every_candidate(X):
-            # X is the model's own arm layout (N x batch x 1 x d) and the candidates
-            # are its arms in order: the draw needs no point matching
-            draw = self._exact_draw().to(X)  # model_batch x N
-            values = draw.transpose(-1, 0) if draw.ndim > 1 else draw
-        elif self.sampler == "exact":
-            idx = self._match_candidates(X.squeeze(-2))  # (b1 x ... x bk)
-            draw = self._exact_draw().to(X)  # model_batch x N
-            out_shape = torch.broadcast_shapes(idx.shape, draw.shape[:-1])
-            values = (
-                draw.expand(*out_shape, draw.shape[-1])
-                .gather(-1, idx.expand(out_shape).unsqueeze(-1))
-                .squeeze(-1)
-            )  # out_shape
+        # X without the batch dims of a batched model: every point is valued under
+        # every model batch and the draws are summed over the batches, as BoTorch's
+        # PathwiseThompsonSampling does (a draw of the sum of the batches' GPs)
+        X, summed = broadcast_over_model_batch(X, self.model)
+        q, p = X.shape[-2], self._num_pending
+        if q > 1 and self._censors_batch():
+            values = self._censored_batch_value(X)
         else:
-            path = self._path()
-            f_tilde = path(X)[..., 0]  # (b1 x ... x bk): drop the q dim
-            mean = self.model.posterior(X).mean[..., 0, 0]  # (b1 x ... x bk)
             # v_t per model batch: the model batch dims are the last ones of `mean`
-            scale = torch.as_tensor(
-                self.sigma_multiplier, dtype=mean.dtype, device=mean.device
-            )
-            values = mean + scale * (f_tilde - mean)
+            scale: Tensor | None = None
+            values = None
+            for j in range(q):
+                mean, dev = self._mean_and_deviation(X[..., j : j + 1, :], p + j)
+                if scale is None:
+                    scale = torch.as_tensor(
+                        self.sigma_multiplier, dtype=mean.dtype, device=mean.device
+                    )
+                value = mean + scale * dev
+                values = value if values is None else values + value
+        if summed:
+            values = values.sum(dim=tuple(range(-summed, 0)))
         return values if self.maximize else -values
+
+    def _censors_batch(self) -> bool:
+        """Whether the points of a q-batch censor each other (GP-TS-SDF)."""
+        return False
+
+    def _censored_batch_value(self, X: Tensor) -> Tensor:  # pragma: no cover
+        raise NotImplementedError

@@ -1,14 +1,18 @@
 r"""GP-UCB (Srinivas et al. 2010) and IGP-UCB (Chowdhury & Gopalan 2017).
 
-Both are analytic, ``q = 1`` BoTorch acquisition functions whose confidence parameter
-is computed from a schedule and the round index ``t`` (by default ``t - 1`` = the
-number of training observations of the model), every time the acquisition function
-is built -- nothing is carried over between decisions.
+Both are analytic BoTorch acquisition functions whose confidence parameter is computed
+from a schedule and the round index ``t`` (by default ``t - 1`` = the number of
+training observations of the model), every time the acquisition function is built --
+nothing is carried over between decisions. The papers choose one point per round;
+pending points and q-batches follow GP-BUCB (Desautels, Krause & Burdick, JMLR 2014),
+see ``X_pending``.
 
 * ``GPUCB``:  :math:`\mu_{t-1}(x) + \sqrt{\beta_t}\,\sigma_{t-1}(x)` (``"sqrt"`` unit).
 * ``IGPUCB``: :math:`\mu_{t-1}(x) + \beta_t\,\sigma_{t-1}(x)` (``"linear"`` unit).
 
 References:
+    Desautels, Krause, Burdick. Parallelizing Exploration-Exploitation Tradeoffs in
+    Gaussian Process Bandit Optimization. JMLR 15, 2014.
     Srinivas, Krause, Kakade, Seeger. Gaussian Process Optimization in the Bandit
     Setting: No Regret and Experimental Design. ICML 2010.
     Chowdhury, Gopalan. On Kernelized Multi-armed Bandits. ICML 2017.
@@ -16,8 +20,10 @@ References:
 
 from __future__ import annotations
 
+import math
 from typing import Any, Literal
 
+import torch
 from botorch.acquisition.analytic import AnalyticAcquisitionFunction
 from botorch.acquisition.objective import PosteriorTransform
 from botorch.models.model import Model
@@ -29,10 +35,21 @@ from torch import Tensor
 
 from botorch_bandits import beta as schedules
 from botorch_bandits import validation
+from botorch_bandits.acquisition._batch import (
+    align_to_model_batch,
+    check_pending,
+    hallucinated_model,
+    joint_moments,
+    scalarization,
+    stage_gain,
+    stage_moments,
+)
 from botorch_bandits.acquisition._common import (
     RoundScheduleMixin,
     batch_multiplier,
     check_round,
+    gamma_after,
+    model_input_dim,
 )
 
 GPUCBSchedule = Literal["finite", "compact", "rkhs", "constant"]
@@ -40,9 +57,18 @@ GPUCBSchedule = Literal["finite", "compact", "rkhs", "constant"]
 
 class _ScheduledUCB(RoundScheduleMixin, AnalyticAcquisitionFunction):
     r"""Base: :math:`\mu + m_t\sigma` with :math:`m_t` = ``sigma_multiplier``
-    computed from the round index. Subclasses define ``unit`` and ``_beta``."""
+    computed from the round index. Subclasses define ``unit`` and ``_beta``.
+
+    Pending points and q-batches (``pending_rule``): ``"hallucinate"`` here
+    (GP-BUCB), ``"censor"`` for GP-UCB-SDF. ``set_X_pending`` conditions the model on
+    the pending points by that rule (so ``t``, :math:`\gamma` and the posterior are
+    those of every issued point); a q-batch ``X`` is valued as the sequential rule
+    would choose it: point ``j`` with points ``1..j-1`` of its batch pending, at round
+    ``t + j - 1``, and the value is the sum of the points' upper confidence bounds.
+    """
 
     unit: schedules.BetaUnit
+    pending_rule: str = "hallucinate"
 
     def __init__(
         self,
@@ -50,15 +76,57 @@ class _ScheduledUCB(RoundScheduleMixin, AnalyticAcquisitionFunction):
         t: int | None = None,
         posterior_transform: PosteriorTransform | None = None,
         maximize: bool = True,
+        X_pending: Tensor | None = None,
     ) -> None:
         super().__init__(model=model, posterior_transform=posterior_transform)
         # plain (non-module, non-buffer) attributes: set without nn.Module.__setattr__,
         # which costs microseconds per attribute -- this class is rebuilt every step
-        self.__dict__.update(_t=check_round(t), maximize=bool(maximize), _memo=None)
+        self.__dict__.update(
+            _t=check_round(t),
+            maximize=bool(maximize),
+            _memo=None,
+            _base_model=model,
+            X_pending=None,
+        )
+        if X_pending is not None:
+            self.set_X_pending(X_pending)
 
     def _beta(self, t: int) -> float:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def _beta_after(self, t: int, extra_gain: Tensor | float) -> float | Tensor:
+        r""":math:`\beta_t` with the observed information gain raised by
+        ``extra_gain`` (the gain of earlier points of the same q-batch). Schedules
+        that do not use the observed gain ignore it."""
+        return self._beta(t)
+
+    # ------------------------------------------------------------------ pending
+    def set_X_pending(self, X_pending: Tensor | None = None) -> None:
+        r"""Condition on pending points (``p x d``) by ``pending_rule``; ``None``
+        drops them. The model given at construction is kept and conditioned anew on
+        every call, so calls do not accumulate."""
+        base = self._base_model
+        P = check_pending(X_pending, model_input_dim(base))
+        self.__dict__["X_pending"] = P
+        model = base if P is None else self._pending_model(base, P)
+        if model is not self.model:
+            self.model = model
+        self.__dict__["_memo"] = None
+
+    def _pending_model(self, model: Model, P: Tensor) -> Model:
+        return hallucinated_model(model, P)
+
+    def _pending_factor(self, j: int) -> float:
+        r"""Factor on the sigma multiplier of a decision made with points pending
+        (``X_pending``, or earlier points of its q-batch): :math:`e^{C}`, with
+        ``C = hallucination_bound`` -- :math:`\beta_t` times :math:`e^{2C}` in the
+        ``"sqrt"`` unit; 1 when nothing is pending or ``C = 0``."""
+        C = getattr(self, "hallucination_bound", 0.0)
+        if C == 0.0 or (j == 0 and self.X_pending is None):
+            return 1.0
+        return math.exp(C)
+
+    # ------------------------------------------------------------------ values
     def _mean_and_sigma(
         self, X: Tensor, compute_sigma: bool = True, min_var: float = 1e-12
     ) -> tuple[Tensor, Tensor | None]:
@@ -90,22 +158,60 @@ class _ScheduledUCB(RoundScheduleMixin, AnalyticAcquisitionFunction):
         r"""The factor that multiplies :math:`\sigma_{t-1}(x)`."""
         return schedules.sigma_multiplier(self.beta_t, self.unit)
 
-    @t_batch_mode_transform(expected_q=1)
+    @t_batch_mode_transform()
     @average_over_ensemble_models
     def forward(self, X: Tensor) -> Tensor:
         r"""Evaluate the upper confidence bound.
 
         Args:
-            X: ``(b1 x ... x bk) x 1 x d`` design points.
+            X: ``(b1 x ... x bk) x q x d`` design points. For a batched model whose
+                batch dims ``X`` does not carry, every point is scored under every
+                model batch (the value gets the model's batch dims).
 
         Returns:
             ``(b1 x ... x bk)`` values :math:`\pm\mu + m_t\sigma` (``-\mu`` when
-            ``maximize=False``, as in BoTorch's ``UpperConfidenceBound``).
+            ``maximize=False``, as in BoTorch's ``UpperConfidenceBound``); for
+            ``q > 1`` the sum over the batch of the sequential rule's values.
         """
+        X = align_to_model_batch(X, self.model)
+        if X.shape[-2] > 1:
+            return self._batch_value(X)
         mean, sigma = self._mean_and_sigma(X)  # (b1 x ... x bk) x 1
         mult = batch_multiplier(self.sigma_multiplier, mean)  # scalar or batch x 1
+        if self.X_pending is not None:
+            mult = mult * self._pending_factor(0)
         ucb = (mean if self.maximize else -mean) + mult * sigma  # (b1 x ... x bk) x 1
         return ucb.squeeze(-1)
+
+    def _batch_value(self, X: Tensor) -> Tensor:
+        """Sum over the q points of the sequential rule's values (see the class)."""
+        q = X.shape[-2]
+        mean, cov, noise = joint_moments(self.model, X)
+        w, offset = scalarization(self.posterior_transform, mean.shape[-1], mean)
+        targets = None if self.pending_rule == "hallucinate" else self.y_min
+        total: Tensor | float = 0.0
+        gain: Tensor | float = 0.0
+        for j in range(q):
+            mu, _, block = stage_moments(mean, cov, noise, 0, j, targets)
+            g_mean = offset + (mu[..., -1, :] * w).sum(-1)
+            g_var = torch.einsum("...ij,i,j->...", block, w, w).clamp_min(1e-12)
+            if j == 0:
+                mult = self.sigma_multiplier
+            else:
+                mult = schedules.sigma_multiplier(
+                    self._beta_after(self.t + j, gain), self.unit
+                )
+            mult = _as_batch(mult, g_mean) * self._pending_factor(j)
+            value = (g_mean if self.maximize else -g_mean) + mult * g_var.sqrt()
+            total = total + value
+            gain = gain + stage_gain(block, noise[..., j, :])
+        return total
+
+
+def _as_batch(value: float | Tensor, like: Tensor) -> Tensor:
+    """A float or model-``batch_shape`` tensor, broadcast against ``like`` (whose
+    trailing dims are the model batch dims)."""
+    return torch.as_tensor(value, dtype=like.dtype, device=like.device)
 
 
 class GPUCB(_ScheduledUCB):
@@ -141,6 +247,15 @@ class GPUCB(_ScheduledUCB):
         t: Round index; default ``num_observations(model) + 1``.
         posterior_transform: Optional ``PosteriorTransform``.
         maximize: If False, :math:`-\mu + \sqrt{\beta_t}\sigma` (BoTorch convention).
+        hallucination_bound: ``C >= 0``: while points are pending, :math:`\beta_t` is
+            multiplied by :math:`e^{2C}` (the form of Desautels et al.'s batch
+            confidence, C bounding the information hallucinated in a batch); 0
+            (default) keeps the sequential schedule, as Verma et al.'s experiments do.
+        X_pending: ``p x d`` pending points: GP-BUCB (Desautels, Krause & Burdick
+            2014) -- the model is conditioned on them at its posterior mean (mean
+            unchanged, variance of every issued point; ``t = n + p + 1``). A q-batch
+            ``X`` is valued as the sequential rule chooses it (point ``j`` with the
+            earlier points hallucinated, round ``t + j``); the value is the sum.
 
     Example:
         >>> acqf = GPUCB(model, schedule="finite", num_arms=1000, delta=0.1)
@@ -167,6 +282,8 @@ class GPUCB(_ScheduledUCB):
         t: int | None = None,
         posterior_transform: PosteriorTransform | None = None,
         maximize: bool = True,
+        hallucination_bound: float = 0.0,
+        X_pending: Tensor | None = None,
     ) -> None:
         super().__init__(
             model=model, t=t, posterior_transform=posterior_transform, maximize=maximize
@@ -224,6 +341,11 @@ class GPUCB(_ScheduledUCB):
             schedules.gp_ucb_beta_compact(1, dim, a, b, r, self.delta)
         elif schedule == "rkhs":
             validation.check_nonnegative_values("B", B)
+        self.hallucination_bound = validation.check_nonnegative(
+            "hallucination_bound", hallucination_bound
+        )
+        if X_pending is not None:
+            self.set_X_pending(X_pending)
 
     def _beta(self, t: int) -> float:
         if self.schedule == "finite":
@@ -265,6 +387,9 @@ class IGPUCB(_ScheduledUCB):
         t: Round index; default ``num_observations(model) + 1``.
         posterior_transform: Optional ``PosteriorTransform``.
         maximize: If False, :math:`-\mu + \beta_t\sigma`.
+        hallucination_bound, X_pending: GP-BUCB with IGP-UCB's schedule, as in
+            :class:`GPUCB` (with ``gamma="observed"``, point ``j`` of a q-batch uses the
+            information gain of the data and the batch's earlier points).
 
     Example:
         >>> acqf = IGPUCB(model, B=1.0, R=0.1, delta=0.1)
@@ -284,6 +409,8 @@ class IGPUCB(_ScheduledUCB):
         t: int | None = None,
         posterior_transform: PosteriorTransform | None = None,
         maximize: bool = True,
+        hallucination_bound: float = 0.0,
+        X_pending: Tensor | None = None,
     ) -> None:
         super().__init__(
             model=model, t=t, posterior_transform=posterior_transform, maximize=maximize
@@ -292,12 +419,24 @@ class IGPUCB(_ScheduledUCB):
         self.__dict__.update(
             zip(("B", "R", "delta", "beta", "gamma"), values, strict=True)
         )
+        self.__dict__["hallucination_bound"] = validation.check_nonnegative(
+            "hallucination_bound", hallucination_bound
+        )
+        if X_pending is not None:
+            self.set_X_pending(X_pending)
 
     def _beta(self, t: int) -> float:
         if self.beta is not None:
             return self.beta
         return schedules.igp_ucb_beta(
             self.gamma(t - 1, self.model), self.B, self.R, self.delta
+        )
+
+    def _beta_after(self, t: int, extra_gain: Tensor | float) -> float | Tensor:
+        if self.beta is not None:
+            return self.beta
+        return schedules.igp_ucb_beta(
+            gamma_after(self, t, extra_gain), self.B, self.R, self.delta
         )
 
 

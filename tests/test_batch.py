@@ -1,0 +1,390 @@
+"""Pending points and q-batches (issue 17): GP-BUCB, batch / asynchronous TS and the
+GP-UCB-SDF / GP-TS-SDF batch case, each pinned to an explicitly conditioned GP."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+from botorch.models import SingleTaskGP
+from botorch.optim import optimize_acqf, optimize_acqf_discrete
+
+from botorch_bandits import (
+    GPUCB,
+    GPUCBSDF,
+    IGPUCB,
+    GPThompsonSampling,
+    GPThompsonSamplingSDF,
+    fixed_gp,
+)
+from botorch_bandits.benchmarks.problems import make_kernel
+
+D = 2
+LAMBDA = 0.01
+
+
+def _data(n: int = 8, seed: int = 0, dtype: torch.dtype = torch.double):
+    gen = torch.Generator().manual_seed(seed)
+    X = torch.rand(n, D, generator=gen, dtype=dtype)
+    Y = torch.sin(3 * X.sum(-1, keepdim=True))
+    return X, Y
+
+
+def _kernel(dtype: torch.dtype = torch.double):
+    return make_kernel("matern52", 0.3, dtype)
+
+
+def _fixed(X, Y, dtype=torch.double):
+    return fixed_gp(X, Y, _kernel(dtype), LAMBDA)
+
+
+def _inferred(X, Y, hyper_from=None):
+    """A SingleTaskGP with inferred-noise likelihood and set hyperparameters."""
+    model = SingleTaskGP(X, Y, outcome_transform=None)
+    if hyper_from is None:
+        model.covar_module.lengthscale = 0.3
+        model.likelihood.noise = 0.02
+        model.mean_module.constant.data.fill_(0.1)
+    else:
+        model.load_state_dict(hyper_from.state_dict(), strict=False)
+    return model.eval()
+
+
+def _conditioned_reference(model_fn, X, Y, points, base):
+    """``model_fn`` rebuilt on ``X`` plus ``points`` with targets the posterior mean of
+    ``base`` (GP-BUCB's hallucination, written out)."""
+    with torch.no_grad():
+        mu = base.posterior(points).mean
+    return model_fn(torch.cat([X, points]), torch.cat([Y, mu]))
+
+
+BUILDERS = {
+    "GPUCB": lambda m, **kw: GPUCB(m, schedule="constant", beta=4.0, **kw),
+    "IGPUCB": lambda m, **kw: IGPUCB(m, B=1.0, R=0.1, **kw),
+    "GPThompsonSampling": lambda m, **kw: GPThompsonSampling(
+        m, B=1.0, R=0.1, seed=0, num_features=512, **kw
+    ),
+    "GPUCBSDF": lambda m, **kw: GPUCBSDF(
+        m, m.train_inputs[0][-3:], B_f=1.0, R=0.1, **kw
+    ),
+    "GPThompsonSamplingSDF": lambda m, **kw: GPThompsonSamplingSDF(
+        m, m.train_inputs[0][-3:], B_f=1.0, R=0.1, seed=0, num_features=512, **kw
+    ),
+}
+
+
+# ------------------------------------------------------------------------- q = 4
+@pytest.mark.parametrize("name", list(BUILDERS))
+@pytest.mark.parametrize("sequential", [False, True])
+def test_optimize_acqf_q4_gives_four_distinct_points(
+    name: str, sequential: bool
+) -> None:
+    X, Y = _data()
+    acqf = BUILDERS[name](_fixed(X, Y))
+    bounds = torch.tensor([[0.0] * D, [1.0] * D], dtype=torch.double)
+    torch.manual_seed(0)
+    x, _ = optimize_acqf(
+        acqf, bounds, q=4, num_restarts=4, raw_samples=64, sequential=sequential
+    )
+    assert x.shape == (4, D)
+    assert torch.all((x >= 0) & (x <= 1))
+    dist = torch.cdist(x, x) + torch.eye(4, dtype=x.dtype)
+    assert float(dist.min()) > 1e-3, f"{name}: repeated point in {x.tolist()}"
+    assert acqf.X_pending is None  # optimize_acqf restores the base pending points
+
+
+@pytest.mark.parametrize("name", list(BUILDERS))
+def test_optimize_acqf_discrete_q3_distinct(name: str) -> None:
+    X, Y = _data()
+    gen = torch.Generator().manual_seed(1)
+    cand = torch.rand(30, D, generator=gen, dtype=torch.double)
+    kw = {"candidates": cand} if "Thompson" in name else {}
+    acqf = BUILDERS[name](_fixed(X, Y), **kw)
+    x, _ = optimize_acqf_discrete(acqf, q=3, choices=cand)
+    assert x.shape == (3, D)
+    assert torch.unique(x, dim=0).shape[0] == 3
+
+
+# ------------------------------------------------------------------ GP-BUCB pins
+@pytest.mark.parametrize("kind", ["fixed", "inferred"])
+def test_gp_bucb_posterior_equals_conditioned_single_task_gp(kind: str) -> None:
+    X, Y = _data()
+    P = torch.rand(3, D, generator=torch.Generator().manual_seed(5), dtype=torch.double)
+    if kind == "fixed":
+        base = _fixed(X, Y)
+
+        def build(A, B):
+            return _fixed(A, B)
+    else:
+        base = _inferred(X, Y)
+
+        def build(A, B):
+            return _inferred(A, B, hyper_from=base)
+
+    acqf = GPUCB(base, schedule="constant", beta=4.0, X_pending=P)
+    ref = _conditioned_reference(build, X, Y, P, base)
+    Xt = torch.rand(50, 1, D, generator=torch.Generator().manual_seed(6), dtype=X.dtype)
+    got, want = acqf.model.posterior(Xt), ref.posterior(Xt)
+    assert torch.allclose(got.mean, want.mean, atol=1e-8, rtol=0)
+    assert torch.allclose(got.variance, want.variance, atol=1e-8, rtol=0)
+    # the mean is that of the completed-only model (hallucination leaves it alone)
+    assert torch.allclose(got.mean, base.posterior(Xt).mean, atol=1e-8, rtol=0)
+    # ... and the acquisition is mu + 2 sigma of that posterior, at t = n + p + 1
+    value = acqf(Xt)
+    assert torch.allclose(
+        value, (want.mean + 2.0 * want.variance.sqrt()).view(-1), atol=1e-8, rtol=0
+    )
+    assert acqf.t == X.shape[0] + P.shape[0] + 1
+    # set_X_pending does not accumulate, None restores the completed-only model
+    acqf.set_X_pending(P)
+    assert acqf.t == X.shape[0] + P.shape[0] + 1
+    acqf.set_X_pending(None)
+    assert acqf.model is base and acqf.t == X.shape[0] + 1
+
+
+@pytest.mark.parametrize("cls", ["GPUCB", "IGPUCB"])
+def test_gp_bucb_joint_batch_equals_sequential_rule(cls: str) -> None:
+    """The value of a q-batch is the sum of each point's GP-BUCB value with the
+    pending points and the batch's earlier points hallucinated -- IGP-UCB's beta at
+    round t + j with the observed gain of the conditioned model."""
+    X, Y = _data()
+    P = torch.rand(2, D, generator=torch.Generator().manual_seed(2), dtype=torch.double)
+    base = _fixed(X, Y)
+    build = BUILDERS[cls]
+    acqf = build(base, X_pending=P)
+    batch = torch.rand(
+        5, 3, D, generator=torch.Generator().manual_seed(3), dtype=X.dtype
+    )
+    got = acqf(batch)
+    want = torch.zeros(5, dtype=X.dtype)
+    for b in range(5):
+        for j in range(3):
+            points = torch.cat([P, batch[b, :j]])
+            model_j = _conditioned_reference(_fixed, X, Y, points, base)
+            want[b] += build(model_j)(batch[b, j : j + 1])[0]
+    assert torch.allclose(got, want, atol=1e-7, rtol=0)
+
+
+def test_hallucination_bound_scales_the_pending_decisions() -> None:
+    X, Y = _data()
+    P = X[:1] + 0.05
+    base = _fixed(X, Y)
+    plain = GPUCB(base, schedule="constant", beta=4.0, X_pending=P)
+    bound = GPUCB(
+        base, schedule="constant", beta=4.0, X_pending=P, hallucination_bound=0.5
+    )
+    Xt = torch.rand(7, 1, D, dtype=X.dtype)
+    post = plain.model.posterior(Xt)
+    want = post.mean + math.exp(0.5) * 2.0 * post.variance.sqrt()
+    assert torch.allclose(bound(Xt), want.view(-1), atol=1e-10)
+    assert torch.allclose(plain(Xt), (post.mean + 2.0 * post.variance.sqrt()).view(-1))
+    with pytest.raises(ValueError, match="hallucination_bound"):
+        GPUCB(base, schedule="constant", beta=4.0, hallucination_bound=-1.0)
+
+
+# -------------------------------------------------------------- SDF batch case
+def test_gp_ucb_sdf_joint_batch_equals_sequential_censoring() -> None:
+    """Verma et al. §4: the batch's pending points are censored at y_min and count in
+    nu; the joint value equals GP-UCB-SDF on the explicitly censored model."""
+    X, Y = _data()
+    P = torch.rand(2, D, generator=torch.Generator().manual_seed(2), dtype=torch.double)
+    base = _fixed(X, Y)
+    y_min = -1.0
+    recent = X[-3:]
+    acqf = GPUCBSDF(base, recent, B_f=1.0, R=0.1, B_y=2.0, y_min=y_min, X_pending=P)
+    batch = torch.rand(
+        4, 3, D, generator=torch.Generator().manual_seed(3), dtype=X.dtype
+    )
+    got = acqf(batch)
+    want = torch.zeros(4, dtype=X.dtype)
+    for b in range(4):
+        for j in range(3):
+            points = torch.cat([P, batch[b, :j]])
+            model_j = _fixed(
+                torch.cat([X, points]),
+                torch.cat([Y, torch.full((points.shape[0], 1), y_min, dtype=Y.dtype)]),
+            )
+            ref = GPUCBSDF(
+                model_j,
+                torch.cat([recent, points]),
+                B_f=1.0,
+                R=0.1,
+                B_y=2.0,
+                y_min=y_min,
+            )
+            want[b] += ref(batch[b, j : j + 1])[0]
+    # relative 1e-7: sqrt of the small variances at the (training) recent points
+    # amplifies the round-off of incremental vs fresh conditioning
+    assert torch.allclose(got, want, atol=1e-8, rtol=1e-7)
+    # window: the inflation sums the last `window` issued queries only
+    w = GPUCBSDF(
+        base, recent, B_f=1.0, R=0.1, B_y=2.0, y_min=y_min, X_pending=P, window=2
+    )
+    ref = GPUCBSDF(
+        _fixed(
+            torch.cat([X, P]), torch.cat([Y, torch.full((2, 1), y_min, dtype=Y.dtype)])
+        ),
+        P,
+        B_f=1.0,
+        R=0.1,
+        B_y=2.0,
+    )
+    assert math.isclose(float(w.nu_t), float(ref.nu_t), rel_tol=1e-10)
+
+
+def test_gp_ts_sdf_joint_batch_draw_law() -> None:
+    """Point 2 of a joint batch is a draw from the posterior with point 1 censored,
+    scaled by that decision's nu: its mean and variance over seeds match."""
+    X, Y = _data()
+    base = _fixed(X, Y)
+    x0 = torch.tensor([[0.3, 0.6]], dtype=X.dtype)
+    x1 = torch.tensor([[0.35, 0.55]], dtype=X.dtype)
+    y_min = -1.0
+    recent = X[-2:]
+    cand = torch.cat([x0, x1, X[:2] + 0.1])  # the exact sampler (fast); same rule
+    values = []
+    for seed in range(400):
+        acqf = GPThompsonSamplingSDF(
+            base, recent, beta=1.0, B_y=0.5, y_min=y_min, seed=seed, candidates=cand
+        )
+        both = acqf(torch.cat([x0, x1]).unsqueeze(0))
+        values.append(float(both - acqf(x0.unsqueeze(0))))
+    values = torch.tensor(values, dtype=X.dtype)
+    model_1 = _fixed(
+        torch.cat([X, x0]), torch.cat([Y, torch.tensor([[y_min]], dtype=Y.dtype)])
+    )
+    ref = GPUCBSDF(model_1, torch.cat([recent, x0]), beta=1.0, B_y=0.5)
+    post = model_1.posterior(x1)
+    mean, sd = float(post.mean), float(ref.nu_t) * float(post.variance.sqrt())
+    assert abs(float(values.mean()) - mean) < 4 * sd / math.sqrt(400)
+    assert 0.8 < float(values.std()) / sd < 1.2
+
+
+# --------------------------------------------------------------------- batch TS
+def test_batch_ts_one_independent_draw_per_point() -> None:
+    """Each point of a batch gets its own draw: over seeds, the draws of points 1 and
+    2 at the same candidate are uncorrelated, each with the posterior's law; a
+    pending point moves the next decision to the next draw."""
+    X, Y = _data()
+    model = _fixed(X, Y)
+    cand = torch.rand(6, D, generator=torch.Generator().manual_seed(4), dtype=X.dtype)
+    c = cand[:1]
+    first, second = [], []
+    for seed in range(500):
+        acqf = GPThompsonSampling(model, v=1.0, candidates=cand, seed=seed)
+        f0 = acqf(c.unsqueeze(0))
+        f01 = acqf(torch.cat([c, c]).unsqueeze(0))
+        first.append(float(f0))
+        second.append(float(f01 - f0))
+        if seed < 3:  # the pending point used draw 0: the next decision uses draw 1
+            acqf.set_X_pending(cand[3:4])
+            assert torch.allclose(acqf(c.unsqueeze(0)), f01 - f0)
+    a, b = torch.tensor(first), torch.tensor(second)
+    corr = float(torch.corrcoef(torch.stack([a, b]))[0, 1])
+    assert abs(corr) < 0.15
+    post = model.posterior(c)
+    sd = float(post.variance.sqrt())
+    for v in (a, b):
+        assert abs(float(v.mean()) - float(post.mean)) < 4 * sd / math.sqrt(500)
+        assert 0.85 < float(v.std()) / sd < 1.15
+
+
+def test_asynchronous_ts_ignores_pending_in_the_posterior() -> None:
+    X, Y = _data()
+    model = _fixed(X, Y)
+    acqf = GPThompsonSampling(model, B=1.0, R=0.1, seed=0, num_features=256)
+    v0 = acqf.v_t
+    acqf.set_X_pending(X[:2] + 0.01)
+    assert acqf.model is model and acqf.v_t == v0  # completed observations only
+
+
+def test_bad_pending_names_the_argument() -> None:
+    X, Y = _data()
+    model = _fixed(X, Y)
+    with pytest.raises(ValueError, match="X_pending"):
+        GPUCB(model, schedule="constant", beta=1.0, X_pending=torch.rand(3, D + 1))
+    with pytest.raises(ValueError, match="X_pending"):
+        IGPUCB(model, B=1.0, R=0.1).set_X_pending(torch.rand(D))
+    with pytest.raises(ValueError, match="X_pending"):
+        GPThompsonSampling(model, v=1.0, X_pending=torch.full((1, D), math.nan))
+
+
+# ------------------------------------------- simulator and classes: one GP-BUCB rule
+def test_simulator_gp_bucb_decides_as_the_class_with_pending_points() -> None:
+    """The delayed simulator's GP-BUCB (the engine view, BatchDelay(3)) and GPUCB with
+    X_pending = the batch's pending points on the completed-only model make the same
+    decision at every step."""
+    from botorch_bandits.benchmarks.delayed import simulate_delayed
+    from botorch_bandits.benchmarks.problems import verma_gp_problem
+    from botorch_bandits.delays import BatchDelay
+    from botorch_bandits.models import FiniteArmGP
+
+    problem = verma_gp_problem(num_seeds=1, num_points=60, lengthscale=0.1)
+    T, B = 15, 3
+    res = simulate_delayed(problem, "GP-BUCB", T, BatchDelay(B), beta=1.0, seed=0)
+    arms = problem.arms
+    for t in range(2, T + 1):
+        now = res.issue_times[t - 1]
+        done = [s for s in range(t - 1) if float(res.arrival_times[s, 0]) <= float(now)]
+        pending = [s for s in range(t - 1) if s not in done]
+        K = problem.K if problem.K.ndim == 2 else problem.K[0]
+        completed = FiniteArmGP(arms, K, float(problem.noise[0]))
+        for s in done:
+            completed.observe(res.arms[s, :1], res.observations[s, :1])
+        P = arms[res.arms[pending, 0]] if pending else None
+        acqf = GPUCB(completed, schedule="constant", beta=1.0, X_pending=P)
+        choice = int(acqf(arms.unsqueeze(-2)).argmax())
+        assert choice == int(res.arms[t - 1, 0]), f"step {t}"
+
+
+def test_batch_tradeoff_report_runs_every_policy() -> None:
+    from botorch_bandits.benchmarks.batch import batch_tradeoff, report
+    from botorch_bandits.benchmarks.problems import verma_gp_problem
+
+    problem = verma_gp_problem(num_seeds=2, num_points=50, lengthscale=0.1)
+    result = batch_tradeoff(problem, batch_size=2, horizon=8)
+    assert set(result.results) == {
+        "GP-UCB (sequential)",
+        "GP-BUCB (B=2)",
+        "GP-UCB-SDF (B=2, m=2)",
+    }
+    rounds = result.per_round(4)
+    assert rounds["GP-UCB (sequential)"]["evaluations"][0] == 4
+    assert rounds["GP-BUCB (B=2)"]["evaluations"][0] == 8
+    seq = result.results["GP-UCB (sequential)"]
+    want = float(seq.cumulative_regret[3].mean())
+    assert rounds["GP-UCB (sequential)"]["cumulative"][0] == pytest.approx(want)
+    assert any("per batch round" in line for line in report(result))
+    with pytest.raises(ValueError, match="horizon"):
+        batch_tradeoff(problem, batch_size=3, horizon=8)
+
+
+@pytest.mark.parametrize("kind", ["multi", "list"])
+@pytest.mark.parametrize("cls", ["GPUCB", "IGPUCB"])
+def test_gp_bucb_batch_on_multi_output_models(kind: str, cls: str) -> None:
+    """Every output is hallucinated at its own mean; the joint value is the sum of
+    the sequential rule's values on the explicitly hallucinated models (with the
+    scalarized objective, and IGP-UCB's observed gain summed over the outputs)."""
+    from botorch.acquisition.objective import ScalarizedPosteriorTransform
+    from botorch.models import ModelListGP
+
+    from botorch_bandits.acquisition._batch import hallucinated_model
+
+    X, Y = _data()
+    Y2 = -(Y**2)
+    if kind == "multi":
+        model = SingleTaskGP(X, torch.cat([Y, Y2], -1)).eval()
+    else:
+        model = ModelListGP(SingleTaskGP(X, Y), SingleTaskGP(X, Y2)).eval()
+    pt = ScalarizedPosteriorTransform(torch.tensor([1.0, 0.5], dtype=X.dtype))
+    build = BUILDERS[cls]
+    batch = torch.rand(3, D, generator=torch.Generator().manual_seed(9), dtype=X.dtype)
+    got = build(model, posterior_transform=pt)(batch.unsqueeze(0))
+    want = sum(
+        build(
+            hallucinated_model(model, batch[:j]) if j else model, posterior_transform=pt
+        )(batch[j : j + 1].unsqueeze(0))
+        for j in range(3)
+    )
+    assert torch.allclose(got, want, atol=1e-10, rtol=1e-10)
