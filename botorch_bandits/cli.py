@@ -195,6 +195,17 @@ def build_parser() -> argparse.ArgumentParser:
     tsv.add_argument(
         "--features", type=_positive_int, default=4096, help="random features (4096)"
     )
+    bat = sub.add_parser(
+        "batch-tradeoff",
+        help="Batch BO versus sequential: GP-BUCB and GP-UCB-SDF with batches of B "
+        "against sequential GP-UCB on Verma et al.'s GP sample; cumulative regret per "
+        "evaluation and per batch round.",
+    )
+    bat.add_argument("--batch-size", type=_positive_int, default=5, help="B (5)")
+    bat.add_argument(
+        "--horizon", type=_positive_int, default=200, help="evaluations (200)"
+    )
+    bat.add_argument("--seeds", type=_positive_int, default=25, help="seeds (25)")
     bench = sub.add_parser(
         "benchmark-engine",
         help="FiniteArmGP: drift after many updates, and per-step time versus the plain "
@@ -656,6 +667,20 @@ def _dispatch(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             values = " ".join(f"{r:.3f}" for r in ratios.tolist())
             worst = float((ratios - 1).abs().max())
             print(f"  {kernel:9s} {sampler:15s} {values}   max |ratio-1| = {worst:.3f}")
+    elif args.command == "batch-tradeoff":
+        from botorch_bandits.benchmarks.batch import (
+            batch_tradeoff,
+            main_problem,
+            report,
+        )
+
+        problem = main_problem(num_seeds=args.seeds)
+        print(
+            f"{problem.name}: {args.seeds} seeds, {args.horizon} evaluations, beta = 1 "
+            "(the experiments' constant) for every policy"
+        )
+        result = batch_tradeoff(problem, args.batch_size, args.horizon)
+        print("\n".join(report(result)))
     elif args.command == "benchmark-engine":
         from botorch_bandits.benchmarks.engine import drift, step_times
 
