@@ -333,8 +333,10 @@ class FiniteArmGP(Model):
         return match_points(X, self.arms, self._not_an_arm)
 
     _not_an_arm = (
-        "FiniteArmGP answers on its arm set only; {point} is not an arm. Use a "
-        "SingleTaskGP for points outside the arm set."
+        "FiniteArmGP answers on its arm set only; {point} is not an arm. Optimize "
+        "over the arms with optimize_acqf_discrete(choices=model.arms), or use a "
+        "SingleTaskGP for points outside the arm set (optimize_acqf, "
+        "optimize_acqf_mixed)."
     )
 
     def _noise_like(self, like: Tensor) -> Tensor:
