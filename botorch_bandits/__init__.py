@@ -4,6 +4,7 @@ The top-level package never imports Ax; the Ax integration lives in
 ``botorch_bandits.ax`` (installed with the ``ax`` extra).
 """
 
+from botorch_bandits._version import __version__
 from botorch_bandits.acquisition import (
     GPUCB,
     GPUCBSDF,
@@ -63,8 +64,6 @@ from botorch_bandits.delays import (
     sdf_inflation,
 )
 from botorch_bandits.models import FiniteArmGP, fixed_gp
-
-__version__ = "0.1.0"
 
 ACQUISITION_FUNCTIONS = (
     "GPUCB",
