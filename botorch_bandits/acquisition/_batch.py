@@ -47,21 +47,8 @@ def model_batch_shape(model: Model) -> torch.Size:
     return torch.Size(shape)
 
 
-def broadcast_over_model_batch(X: Tensor, model: Model) -> tuple[Tensor, int]:
-    """``(X', k)`` for Thompson sampling on a batched model: ``X`` as it is when it
-    carries dims for the model batch beyond its t-batch (``b x 1 x q x d`` or
-    ``b x M x q x d``: one value per batch, ``k = 0``); for ``X`` of shape
-    ``b x q x d``, ``k`` singleton dims are inserted so that every point is valued
-    under every model batch, and the caller sums the ``k`` trailing value dims (what
-    BoTorch's ``PathwiseThompsonSampling`` does)."""
-    batch = model_batch_shape(model)
-    k = len(batch)
-    if not batch or X.ndim - 2 > k:
-        return X, 0
-    return X.reshape(*X.shape[:-2], *([1] * k), *X.shape[-2:]), k
-
-
 def _pairs(X: Tensor, batch: torch.Size) -> bool:
+    """Whether the trailing t-batch dims of ``X`` broadcast with ``batch``."""
     t_batch = X.shape[:-2]
     k = len(batch)
     if len(t_batch) < k:
@@ -71,6 +58,23 @@ def _pairs(X: Tensor, batch: torch.Size) -> bool:
     except RuntimeError:
         return False
     return True
+
+
+def broadcast_over_model_batch(X: Tensor, model: Model) -> tuple[Tensor, int]:
+    """``(X', k)`` for Thompson sampling on a batched model. BoTorch's broadcasting
+    first, as the UCB classes (:func:`align_to_model_batch`): when the trailing batch
+    dims of ``X`` broadcast with the model's batch shape they pair with it (``X`` of
+    shape ``3 x 1 x d`` on a model of batch shape ``[3]``: point ``i`` on batch ``i``;
+    ``b x 1 x q x d``: every point under every batch) and ``X`` is returned as it is
+    (``k = 0``). Otherwise (``10 x 1 x d`` for batch shape ``[3]``) ``k`` singleton
+    dims are inserted so that every point is valued under every model batch, and the
+    caller sums the ``k`` trailing value dims (what BoTorch's
+    ``PathwiseThompsonSampling`` does)."""
+    batch = model_batch_shape(model)
+    k = len(batch)
+    if not batch or _pairs(X, batch):
+        return X, 0
+    return X.reshape(*X.shape[:-2], *([1] * k), *X.shape[-2:]), k
 
 
 def align_to_model_batch(X: Tensor, model: Model) -> Tensor:

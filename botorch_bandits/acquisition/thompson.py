@@ -464,16 +464,20 @@ class GPThompsonSampling(RoundScheduleMixin, AcquisitionFunction):
             X: ``(b1 x ... x bk) x q x d`` design points. Point ``j`` of a q-batch is
                 valued on its own draw (number ``p + j`` with ``p`` pending points),
                 independent of the other points' draws; the value is the sum. On a
-                batched model, ``X`` with the model's batch dims gets one value per
-                batch; ``X`` without them gets the sum over the batches of their
-                draws (as BoTorch's ``PathwiseThompsonSampling``).
+                batched model, ``X`` whose trailing batch dims broadcast with the
+                model's batch shape pairs with it, as in BoTorch and the UCB classes
+                (``3 x 1 x d`` on batch shape ``[3]``: point ``i`` valued under batch
+                ``i``; ``b x 1 x q x d``: one value per point and batch); ``X`` whose
+                batch dims do not pair (``10 x 1 x d``) gets the sum over the batches
+                of their draws (as BoTorch's ``PathwiseThompsonSampling``).
 
         Returns:
             ``(b1 x ... x bk)`` values of :math:`f_t` (negated if ``maximize=False``).
         """
-        # X without the batch dims of a batched model: every point is valued under
-        # every model batch and the draws are summed over the batches, as BoTorch's
-        # PathwiseThompsonSampling does (a draw of the sum of the batches' GPs)
+        # X whose batch dims do not pair with those of a batched model: every point
+        # is valued under every model batch and the draws are summed over the
+        # batches, as BoTorch's PathwiseThompsonSampling does (a draw of the sum of
+        # the batches' GPs); X that pairs is valued point i <-> batch i, as BoTorch
         X, summed = broadcast_over_model_batch(X, self.model)
         q, p = X.shape[-2], self._num_pending
         if q > 1 and self._censors_batch():
