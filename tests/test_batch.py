@@ -388,3 +388,127 @@ def test_gp_bucb_batch_on_multi_output_models(kind: str, cls: str) -> None:
         for j in range(3)
     )
     assert torch.allclose(got, want, atol=1e-10, rtol=1e-10)
+
+
+# ------------------------------------------------------ models without a batch shape
+def test_model_without_batch_shape_works_at_q1_and_q2() -> None:
+    """GenericDeterministicModel's batch_shape is None: treated as unbatched (it was a
+    TypeError from torch.Size(None)); sigma is 0, so every value is f itself."""
+    from botorch.models.deterministic import GenericDeterministicModel
+
+    from botorch_bandits.acquisition._batch import model_batch_shape
+
+    model = GenericDeterministicModel(lambda X: X.sum(-1, keepdim=True))
+    assert model.batch_shape is None and model_batch_shape(model) == torch.Size([])
+    X = torch.rand(5, 1, D, generator=torch.Generator().manual_seed(0)).double()
+    f = X.sum(-1).squeeze(-1)
+    for acqf in (
+        GPUCB(model, schedule="constant", beta=4.0, t=1),
+        IGPUCB(model, beta=2.0, t=1),
+    ):
+        assert torch.allclose(acqf(X), f)
+        assert torch.allclose(acqf(X.view(1, 5, D)), f.sum().view(1))  # q = 5
+    ts = GPThompsonSampling(model, v=1.0, t=1, candidates=X.squeeze(1), seed=0)
+    assert torch.allclose(ts(X), f, atol=1e-3)  # jitter on a zero covariance
+
+
+# ------------------------------------------------------------------ ensemble models
+def _ensemble(kind: str):
+    """An ensemble of 3 GPs with set hyperparameters: BoTorch's
+    EnsembleMapSaasSingleTaskGP, or SaasFullyBayesianSingleTaskGP with three fixed
+    MCMC samples (needs JAX, as BoTorch's fully Bayesian models do)."""
+    X, Y = _data()
+    lengthscale = torch.tensor([[0.3, 0.5], [0.6, 0.4], [0.2, 0.9]], dtype=X.dtype)
+    outputscale = torch.tensor([1.0, 0.5, 2.0], dtype=X.dtype)
+    noise = torch.tensor([0.01, 0.02, 0.05], dtype=X.dtype)
+    if kind == "saas":
+        pytest.importorskip("jax")
+        from botorch.models.fully_bayesian import SaasFullyBayesianSingleTaskGP
+
+        model = SaasFullyBayesianSingleTaskGP(X, Y)
+        model.load_mcmc_samples(
+            {
+                "mean": torch.tensor([0.0, 0.1, -0.1], dtype=X.dtype),
+                "outputscale": outputscale,
+                "lengthscale": lengthscale,
+                "noise": noise,
+            }
+        )
+        return model.eval(), X, Y
+    from botorch.models.map_saas import EnsembleMapSaasSingleTaskGP
+
+    taus = torch.tensor([0.1, 0.5, 1.0], dtype=X.dtype)
+    model = EnsembleMapSaasSingleTaskGP(
+        X, Y, num_taus=3, taus=taus, outcome_transform=None
+    )
+    model.covar_module.base_kernel.lengthscale = lengthscale.unsqueeze(-2)
+    model.covar_module.outputscale = outputscale
+    model.likelihood.noise = noise.unsqueeze(-1)
+    return model.eval(), X, Y
+
+
+@pytest.mark.parametrize("kind", ["map", "saas"])
+def test_ucb_on_an_ensemble_averages_over_members_as_botorch(kind: str) -> None:
+    """UCB on an ensemble (SAAS): the values are averaged over the members, exactly
+    as BoTorch's UpperConfidenceBound (average_over_ensemble_models); pending points
+    and q-batches work there too (joint = sequential)."""
+    from botorch.acquisition.analytic import UpperConfidenceBound
+
+    model, X, _ = _ensemble(kind)
+    Xt = torch.rand(6, 1, D, generator=torch.Generator().manual_seed(1), dtype=X.dtype)
+    with torch.no_grad():
+        ref = UpperConfidenceBound(model, beta=4.0)(Xt)
+        assert torch.allclose(
+            GPUCB(model, schedule="constant", beta=4.0)(Xt), ref, atol=1e-10
+        )
+        # IGP-UCB: one beta per member (observed gain of that member's kernel)
+        igp = IGPUCB(model, B=1.0, R=0.1)
+        mult = igp.sigma_multiplier
+        assert isinstance(mult, torch.Tensor) and mult.shape == (3,)
+        ref = UpperConfidenceBound(model, beta=(mult**2).unsqueeze(-1))(Xt)
+        assert torch.allclose(igp(Xt), ref, atol=1e-10)
+        # a q-batch of 2 with one pending point = the sequential rule
+        P = X[:1] + 0.05
+        batch = Xt[:4].view(2, 2, D)
+        joint = IGPUCB(model, B=1.0, R=0.1, X_pending=P)(batch)
+        first = IGPUCB(model, B=1.0, R=0.1, X_pending=P)(batch[:, :1])
+        second = torch.stack(
+            [
+                IGPUCB(model, B=1.0, R=0.1, X_pending=torch.cat([P, b[:1]]))(b[1:])
+                for b in batch
+            ]
+        ).view(-1)
+        assert torch.allclose(joint, first + second, atol=1e-8)
+
+
+def test_ts_on_an_ensemble_draws_from_one_member_per_draw() -> None:
+    """TS on an ensemble: each draw is one member's draw, the member drawn once per
+    draw from the seed (the mixture posterior, as PathwiseThompsonSampling picks one
+    member per path)."""
+    from linear_operator.utils.cholesky import psd_safe_cholesky
+
+    model, X, _ = _ensemble("map")
+    cand = torch.rand(5, D, generator=torch.Generator().manual_seed(2), dtype=X.dtype)
+    members = set()
+    with torch.no_grad():
+        post = model.posterior(cand)  # 3 members x 5
+        mean = post.mean.squeeze(-1)
+        L = psd_safe_cholesky(post.distribution.covariance_matrix)
+        for seed in range(12):
+            acqf = GPThompsonSampling(model, v=2.0, candidates=cand, seed=seed)
+            got = acqf(cand.unsqueeze(-2))
+            assert got.shape == (5,)
+            e = acqf._member(0)
+            members.add(e)
+            z = torch.randn(
+                3, 5, generator=torch.Generator().manual_seed(seed), dtype=X.dtype
+            )
+            want = mean[e] + 2.0 * (L[e] @ z[e])
+            assert torch.allclose(got, want, atol=1e-8)
+            assert torch.equal(acqf(cand.unsqueeze(-2)), got)  # the same member
+    assert members == {0, 1, 2}
+    # BoTorch's paths fail on members with their own training inputs: a clear error
+    from botorch.exceptions.errors import UnsupportedError
+
+    with pytest.raises(UnsupportedError, match="batched training inputs"):
+        GPThompsonSampling(model, v=1.0)

@@ -30,6 +30,7 @@ from botorch.acquisition.objective import (
 )
 from botorch.exceptions.errors import UnsupportedError
 from botorch.models.model import Model, ModelList
+from botorch.utils.transforms import is_ensemble
 from gpytorch.likelihoods import FixedNoiseGaussianLikelihood
 from linear_operator.utils.cholesky import psd_safe_cholesky
 from torch import Tensor
@@ -39,12 +40,36 @@ from torch import Tensor
 # model batch
 # --------------------------------------------------------------------------------------
 def model_batch_shape(model: Model) -> torch.Size:
-    """The model's batch shape (``[]`` when it has none or does not say)."""
+    """The model's batch shape (``[]`` when it has none or does not say: e.g. BoTorch's
+    ``GenericDeterministicModel``, whose ``batch_shape`` is ``None`` unless given)."""
     try:
         shape = model.batch_shape
     except Exception:  # e.g. a ModelList of models with different batch shapes
         return torch.Size([])
-    return torch.Size(shape)
+    if shape is None:
+        return torch.Size([])
+    try:
+        return torch.Size(shape)
+    except (TypeError, ValueError):  # not a sequence of ints: treat as unbatched
+        return torch.Size([])
+
+
+def is_ensemble_model(model: Model) -> bool:
+    """Whether ``model`` is an ensemble: BoTorch's ``is_ensemble`` (a fully Bayesian
+    ``SaasFullyBayesianSingleTaskGP``, an ``EnsembleMapSaasSingleTaskGP``, any model
+    with ``_is_ensemble``), or a model whose ``is_ensemble`` attribute is ``True``.
+    Its posterior adds the ensemble dimension itself (at ``-3`` of ``X``), so ``X``
+    never carries it."""
+    return is_ensemble(model) or getattr(model, "is_ensemble", False) is True
+
+
+def pairing_batch_shape(model: Model) -> torch.Size:
+    """The model batch dims that the batch dims of ``X`` pair with: the model's batch
+    shape, except ``[]`` for an ensemble (its posterior adds the ensemble dim to any
+    ``X``, and the values get it as their last dim)."""
+    if is_ensemble_model(model):
+        return torch.Size([])
+    return model_batch_shape(model)
 
 
 def _pairs(X: Tensor, batch: torch.Size) -> bool:
@@ -69,8 +94,9 @@ def broadcast_over_model_batch(X: Tensor, model: Model) -> tuple[Tensor, int]:
     (``k = 0``). Otherwise (``10 x 1 x d`` for batch shape ``[3]``) ``k`` singleton
     dims are inserted so that every point is valued under every model batch, and the
     caller sums the ``k`` trailing value dims (what BoTorch's
-    ``PathwiseThompsonSampling`` does)."""
-    batch = model_batch_shape(model)
+    ``PathwiseThompsonSampling`` does). An ensemble is never paired (see
+    :func:`pairing_batch_shape`): the caller picks one member per draw."""
+    batch = pairing_batch_shape(model)
     k = len(batch)
     if not batch or _pairs(X, batch):
         return X, 0
@@ -85,9 +111,12 @@ def align_to_model_batch(X: Tensor, model: Model) -> Tensor:
     point under every model batch (values ``b x M``), ``b x M x q x d`` one point per
     model batch. ``X`` whose batch dims cannot pair (``10 x 1 x d`` for a model of
     batch shape ``[3]``) raises a ``ValueError`` that says so -- BoTorch's analytic
-    acquisition functions fail there too, with a broadcasting error.
+    acquisition functions fail there too, with a broadcasting error. An ensemble
+    model (e.g. ``SaasFullyBayesianSingleTaskGP``) takes any ``X``: its posterior adds
+    the ensemble dim, and the values are averaged over it (BoTorch's
+    ``average_over_ensemble_models``, as its ``UpperConfidenceBound`` does).
     """
-    batch = model_batch_shape(model)
+    batch = pairing_batch_shape(model)
     if not batch:
         return X
     k = len(batch)
@@ -280,7 +309,18 @@ def joint_moments(model: Model, Z: Tensor) -> tuple[Tensor, Tensor, Tensor]:
     post = model.posterior(Z)
     mean = post.mean  # batch x n x m
     n, m = mean.shape[-2], mean.shape[-1]
-    dist = post.distribution
+    dist = getattr(post, "distribution", None)
+    if dist is None or not hasattr(dist, "covariance_matrix"):
+        # no Gaussian posterior (e.g. GenericDeterministicModel's EnsemblePosterior):
+        # fine when it is deterministic, else the joint law is unknown
+        if bool((post.variance > 0).any()):
+            raise UnsupportedError(
+                "q > 1 and pending points need a model with a Gaussian posterior "
+                f"(a joint covariance), got a {type(post).__name__} from "
+                f"{type(model).__name__}; optimize with q=1."
+            )
+        zeros = mean.new_zeros(*mean.shape[:-2], n, m, n, m)
+        return mean, zeros, mean.new_zeros(mean.shape)
     cov = dist.covariance_matrix  # batch x nm x nm
     if m > 1 and not getattr(dist, "_interleaved", True):
         # output-major (k, i) -> point-major (i, k)

@@ -30,7 +30,7 @@ from botorch_bandits import validation
 from botorch_bandits.acquisition._batch import (
     censored_model,
     joint_moments,
-    model_batch_shape,
+    pairing_batch_shape,
     single_output,
     stage_gain,
     stage_moments,
@@ -135,11 +135,10 @@ class _SDFMixin:
         recent = self._issued_recent()
         if recent.shape[0] == 0 or self.B_y == 0:
             return self._beta_t(t)
-        if recent.ndim == 2 and model_batch_shape(self.model):
+        batch = pairing_batch_shape(self.model)  # [] for an ensemble: it adds its dim
+        if recent.ndim == 2 and batch:
             # the same queries for every model batch: m x 1 x d
-            recent = recent.view(
-                recent.shape[0], *[1] * len(self.model.batch_shape), -1
-            )
+            recent = recent.view(recent.shape[0], *[1] * len(batch), -1)
         with torch.no_grad():
             var = self.model.posterior(
                 recent.unsqueeze(-2), posterior_transform=self.posterior_transform
@@ -326,5 +325,5 @@ class GPThompsonSamplingSDF(_SDFMixin, GPThompsonSampling):
                 k_j = cov[..., r + j, 0, obs, 0]  # batch x j
                 sol = torch.linalg.solve(A, (devs + eps).unsqueeze(-1)).squeeze(-1)
                 dev_j = dev_j - (k_j * sol).sum(-1)
-            total = total + mean_j + nu * dev_j
+            total = total + self._select_member(mean_j + nu * dev_j, k)
         return total

@@ -56,6 +56,8 @@ from botorch_bandits._matching import match_points
 from botorch_bandits.acquisition._batch import (
     broadcast_over_model_batch,
     check_pending,
+    is_ensemble_model,
+    model_batch_shape,
 )
 from botorch_bandits.acquisition._common import (
     RoundScheduleMixin,
@@ -67,6 +69,12 @@ from botorch_bandits.acquisition.ucb import _scale_arguments
 
 Sampler = Literal["auto", "exact", "pathwise"]
 _DRAW_STRIDE = 1_000_003
+
+
+def _substream(seed: int, stream: int) -> int:
+    """Seed of sub-stream ``stream`` (1: a draw's observation noise, 2: its ensemble
+    member) of the draw seeded with ``seed``."""
+    return (seed * _DRAW_STRIDE + 7919 * stream) % (2**62)
 
 
 def _fresh_feature_maps(
@@ -112,6 +120,7 @@ def _check_pathwise_kernel(model: Model) -> None:
             f"sampler='pathwise' needs an exact GP with a `covar_module`, got "
             f"{type(model).__name__}; pass `candidates` (sampler='exact')."
         )
+    _check_pathwise_ensemble(model)
     d = model_input_dim(model) or 1
     try:
         gen_kernel_features(kernel, num_inputs=d, num_outputs=2)
@@ -124,6 +133,25 @@ def _check_pathwise_kernel(model: Model) -> None:
             "the enumerated categorical values with a set of continuous points -- and "
             "optimize with optimize_acqf_discrete."
         ) from err
+
+
+def _check_pathwise_ensemble(model: Model) -> None:
+    """BoTorch's Matheron paths of an ensemble add the member dim to ``X`` themselves,
+    which works for an ensemble over one training set (``SaasFullyBayesianSingleTaskGP``)
+    and fails inside BoTorch when every member has its own copy of the training
+    inputs (``EnsembleMapSaasSingleTaskGP``; a fully Bayesian model conditioned on
+    pending points)."""
+    if not is_ensemble_model(model):
+        return
+    inputs = getattr(model, "train_inputs", None)
+    if inputs and isinstance(inputs[0], Tensor) and inputs[0].ndim > 2:
+        raise UnsupportedError(
+            "sampler='pathwise' cannot draw from this ensemble model: its members "
+            f"hold batched training inputs (shape {tuple(inputs[0].shape)}), and "
+            "BoTorch's Matheron paths fail to evaluate there (as they do for "
+            "PathwiseThompsonSampling's own draw_matheron_paths). Pass `candidates` "
+            "(sampler='exact') and optimize with optimize_acqf_discrete."
+        )
 
 
 def draw_posterior_paths(
@@ -271,6 +299,7 @@ class GPThompsonSampling(RoundScheduleMixin, AcquisitionFunction):
         else:
             self.candidates = None
         self._draws: dict[int, Any] = {}  # draw number -> draw
+        self._members: dict[int, int] = {}  # draw number -> ensemble member
         self._memo: tuple[tuple, float] | None = None
         self.__dict__.update(_base_model=model, X_pending=None)
         if X_pending is not None:
@@ -309,6 +338,7 @@ class GPThompsonSampling(RoundScheduleMixin, AcquisitionFunction):
         if model is not self.model:
             self.model = model
             self._draws = {}  # draws of another posterior
+            self._members = {}
         self.__dict__["_memo"] = None
 
     def _pending_model(self, model: Model, P: Tensor) -> Model:
@@ -347,7 +377,7 @@ class GPThompsonSampling(RoundScheduleMixin, AcquisitionFunction):
         gen = None
         seed = self._draw_seed(k)
         if seed is not None:
-            seed = seed if stream == 0 else (seed * _DRAW_STRIDE + 7919) % (2**62)
+            seed = seed if stream == 0 else _substream(seed, stream)
             gen = torch.Generator(device=like.device).manual_seed(seed)
         return torch.randn(
             like.shape, generator=gen, dtype=like.dtype, device=like.device
@@ -414,10 +444,30 @@ class GPThompsonSampling(RoundScheduleMixin, AcquisitionFunction):
 
     def _path(self, k: int = 0) -> Any:
         if k not in self._draws:
+            _check_pathwise_ensemble(self.model)  # e.g. conditioned on pending points
             self._draws[k] = self._seeded(
                 lambda: draw_posterior_paths(self.model, None, self.num_features), k
             )
         return self._draws[k]
+
+    def _member(self, k: int) -> int:
+        """The ensemble member draw ``k`` is taken from (an ensemble model, e.g.
+        ``SaasFullyBayesianSingleTaskGP``): uniform over the members, drawn once per
+        draw from the draw's seed -- a draw from the ensemble's mixture posterior, as
+        BoTorch's ``PathwiseThompsonSampling`` picks one member per path."""
+        if k not in self._members:
+            num = model_batch_shape(self.model)
+            if len(num) != 1:
+                raise UnsupportedError(
+                    "Thompson sampling on an ensemble model needs one ensemble "
+                    f"dimension (batch_shape=[num_members]), got batch_shape={list(num)}."
+                )
+            seed = self._draw_seed(k)
+            gen = None
+            if seed is not None:
+                gen = torch.Generator().manual_seed(_substream(seed, 2))
+            self._members[k] = int(torch.randint(num[0], (1,), generator=gen))
+        return self._members[k]
 
     def _match_candidates(self, X: Tensor) -> Tensor:
         """Indices into ``candidates`` of the ``batch x d`` points ``X``."""
@@ -440,8 +490,11 @@ class GPThompsonSampling(RoundScheduleMixin, AcquisitionFunction):
             if mean.ndim > 1:
                 return mean.transpose(-1, 0), dev.transpose(-1, 0)
             return mean, dev
+        ensemble = is_ensemble_model(self.model)
         if self.sampler == "exact":
             idx = self._match_candidates(X.squeeze(-2))  # (b1 x ... x bk)
+            if ensemble:  # every point under every member: (b1 x ... x bk) x 1
+                idx = idx.unsqueeze(-1)
             mean, dev = self._exact_draw(k)  # model_batch x N
             out_shape = torch.broadcast_shapes(idx.shape, mean.shape[:-1])
             index = idx.expand(out_shape).unsqueeze(-1)
@@ -452,8 +505,10 @@ class GPThompsonSampling(RoundScheduleMixin, AcquisitionFunction):
 
             return pick(mean), pick(dev)
         path = self._path(k)
-        f_tilde = path(X)[..., 0]  # (b1 x ... x bk): drop the q dim
-        mean = self.model.posterior(X).mean[..., 0, 0]  # (b1 x ... x bk)
+        # (b1 x ... x bk) (x members): an ensemble's paths and posterior add the
+        # member dim themselves, as BoTorch's do
+        f_tilde = path(X)[..., 0]  # drop the q dim
+        mean = self.model.posterior(X).mean[..., 0, 0]
         return mean, f_tilde - mean
 
     @t_batch_mode_transform()
@@ -469,7 +524,10 @@ class GPThompsonSampling(RoundScheduleMixin, AcquisitionFunction):
                 (``3 x 1 x d`` on batch shape ``[3]``: point ``i`` valued under batch
                 ``i``; ``b x 1 x q x d``: one value per point and batch); ``X`` whose
                 batch dims do not pair (``10 x 1 x d``) gets the sum over the batches
-                of their draws (as BoTorch's ``PathwiseThompsonSampling``).
+                of their draws (as BoTorch's ``PathwiseThompsonSampling``). On an
+                ensemble model (e.g. ``SaasFullyBayesianSingleTaskGP``) every draw is
+                taken from one member, drawn uniformly once per draw -- a draw from
+                the ensemble's mixture posterior, as ``PathwiseThompsonSampling``.
 
         Returns:
             ``(b1 x ... x bk)`` values of :math:`f_t` (negated if ``maximize=False``).
@@ -493,10 +551,18 @@ class GPThompsonSampling(RoundScheduleMixin, AcquisitionFunction):
                         self.sigma_multiplier, dtype=mean.dtype, device=mean.device
                     )
                 value = mean + scale * dev
+                value = self._select_member(value, p + j)
                 values = value if values is None else values + value
         if summed:
             values = values.sum(dim=tuple(range(-summed, 0)))
         return values if self.maximize else -values
+
+    def _select_member(self, value: Tensor, k: int) -> Tensor:
+        """``value`` of draw ``k`` (``(b) x members`` on an ensemble model, whose
+        member dim is last) under the draw's member; ``value`` itself otherwise."""
+        if not is_ensemble_model(self.model):
+            return value
+        return value[..., self._member(k)]
 
     def _censors_batch(self) -> bool:
         """Whether the points of a q-batch censor each other (GP-TS-SDF)."""
