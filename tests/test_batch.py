@@ -512,3 +512,15 @@ def test_ts_on_an_ensemble_draws_from_one_member_per_draw() -> None:
 
     with pytest.raises(UnsupportedError, match="batched training inputs"):
         GPThompsonSampling(model, v=1.0)
+
+
+def test_building_pathwise_ts_leaves_the_global_rng_alone() -> None:
+    """The pathwise sampler's kernel check draws random features under a forked
+    generator: constructing the acquisition does not move torch's global RNG."""
+    X, Y = _data()
+    model = _fixed(X, Y)
+    torch.manual_seed(123)
+    state = torch.get_rng_state()
+    GPThompsonSampling(model, v=1.0, seed=0, num_features=64)
+    GPThompsonSamplingSDF(model, X[-2:], beta=1.0, num_features=64)
+    assert torch.equal(torch.get_rng_state(), state)

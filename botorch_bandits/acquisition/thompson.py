@@ -122,8 +122,13 @@ def _check_pathwise_kernel(model: Model) -> None:
         )
     _check_pathwise_ensemble(model)
     d = model_input_dim(model) or 1
+    # the probe draws random frequencies: fork the generators it may use (CPU and the
+    # kernel's CUDA device) so that building the acquisition leaves them as they were
+    param = next(iter(kernel.parameters()), None)
+    devices = [param.device] if param is not None and param.is_cuda else []
     try:
-        gen_kernel_features(kernel, num_inputs=d, num_outputs=2)
+        with torch.random.fork_rng(devices=devices):
+            gen_kernel_features(kernel, num_inputs=d, num_outputs=2)
     except NotImplementedError as err:
         raise UnsupportedError(
             "sampler='pathwise' draws random Fourier features of the kernel, and "
