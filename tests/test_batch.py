@@ -524,3 +524,54 @@ def test_building_pathwise_ts_leaves_the_global_rng_alone() -> None:
     GPThompsonSampling(model, v=1.0, seed=0, num_features=64)
     GPThompsonSamplingSDF(model, X[-2:], beta=1.0, num_features=64)
     assert torch.equal(torch.get_rng_state(), state)
+
+
+@pytest.mark.parametrize("weight,offset", [(-1.0, 0.0), (-2.0, 0.3)])
+def test_sdf_batch_applies_the_posterior_transform(
+    weight: float, offset: float
+) -> None:
+    """GP-UCB-SDF at q > 1 with a ScalarizedPosteriorTransform: the model's output is
+    censored at y_min (as set_X_pending does), the values are the objective's --
+    pinned to the formula written out here; with weight -1 (minimization) they are
+    those of the negated problem (censored at -y_min), for GP-TS-SDF too."""
+    from botorch.acquisition.objective import ScalarizedPosteriorTransform
+
+    X, Y = _data()
+    base = _fixed(X, Y)
+    pt = ScalarizedPosteriorTransform(
+        torch.tensor([weight], dtype=X.dtype), offset=offset
+    )
+    P = torch.rand(1, D, generator=torch.Generator().manual_seed(2), dtype=X.dtype)
+    batch = torch.rand(
+        2, 3, D, generator=torch.Generator().manual_seed(3), dtype=X.dtype
+    )
+    recent, y_min, B_y, beta = X[-2:], 1.0, 2.0, 1.0
+    kw = {"beta": beta, "B_y": B_y, "posterior_transform": pt, "X_pending": P}
+    got = GPUCBSDF(base, recent, y_min=y_min, **kw)(batch)
+    want = torch.zeros(2, dtype=X.dtype)
+    with torch.no_grad():
+        for b in range(2):
+            for j in range(3):
+                points = torch.cat([P, batch[b, :j]])
+                censored = torch.full((points.shape[0], 1), y_min, dtype=Y.dtype)
+                model_j = _fixed(torch.cat([X, points]), torch.cat([Y, censored]))
+                post = model_j.posterior(batch[b, j : j + 1])
+                issued = torch.cat([recent, points]).unsqueeze(-2)
+                sigmas = model_j.posterior(issued).variance.sqrt().view(-1)
+                nu = B_y * abs(weight) * float(sigmas.sum()) + beta
+                mu, sd = float(post.mean), float(post.variance.sqrt())
+                want[b] += offset + weight * mu + nu * abs(weight) * sd
+    assert torch.allclose(got, want, atol=1e-8, rtol=1e-7)
+    if weight != -1.0:
+        return
+    neg = _fixed(X, -Y)
+    del kw["posterior_transform"]
+    negated = GPUCBSDF(neg, recent, y_min=-y_min, **kw)(batch)
+    assert torch.allclose(got, negated, atol=1e-8, rtol=1e-7)
+    cand = torch.cat([batch.reshape(-1, D), P])
+    ts = {"candidates": cand, "seed": 5, "beta": beta, "B_y": B_y, "X_pending": P}
+    draw = GPThompsonSamplingSDF(
+        base, recent, y_min=y_min, posterior_transform=pt, **ts
+    )
+    ref = GPThompsonSamplingSDF(neg, recent, y_min=-y_min, **ts)
+    assert torch.allclose(draw(batch), ref(batch), atol=1e-8, rtol=1e-7)

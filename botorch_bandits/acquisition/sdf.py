@@ -31,6 +31,7 @@ from botorch_bandits.acquisition._batch import (
     censored_model,
     joint_moments,
     pairing_batch_shape,
+    scalarization,
     single_output,
     stage_gain,
     stage_moments,
@@ -150,11 +151,18 @@ class _SDFMixin:
 
     def _stages(self, X: Tensor) -> Any:
         r"""For a q-batch ``X`` (``batch x q x d``): per point ``j``, the censored
-        posterior mean and variance of ``x_j`` given the batch's earlier points
-        (censored at ``y_min``), :math:`\nu` of that decision (its recent queries
-        include the earlier points, with their censored variances), the joint moments
-        of the batch points and the conditioning set. Yields
-        ``(j, mean_j, var_j, nu_j)`` plus the moments, for the UCB and TS rules."""
+        posterior mean and variance of the objective at ``x_j`` given the batch's
+        earlier points (censored at ``y_min``), :math:`\nu` of that decision (its
+        recent queries include the earlier points, with their censored variances),
+        the joint moments of the batch points and the conditioning set. Yields
+        ``(j, mean_j, var_j, nu_j)`` plus the moments ``(mean, cov, noise, r, w)``,
+        for the UCB and TS rules.
+
+        The model's output is censored at ``y_min`` (the pending points' targets, as
+        ``set_X_pending`` conditions the model); means, variances and
+        :math:`\nu` are those of the objective :math:`o + w f` of the
+        ``posterior_transform`` (a ``ScalarizedPosteriorTransform``), as at
+        ``q = 1``. The moments stay those of the model's output."""
         single_output(self.model, f"A q-batch of {type(self).__name__}")
         recent = self._issued_recent()  # m x (batch) x d
         r = recent.shape[0]
@@ -164,15 +172,19 @@ class _SDFMixin:
             [R.to(X).expand(*shape, *R.shape[-2:]), X.expand(*shape, *X.shape[-2:])],
             dim=-2,
         )
-        mean, cov, noise = joint_moments(self.model, Z)
+        mean, cov, noise = joint_moments(self.model, Z)  # of the model's output
+        w, offset = scalarization(self.posterior_transform, 1, mean)
+        w = w[0]  # the objective is offset + w f
         q = X.shape[-2]
         gain: Tensor | float = 0.0
         out = []
         for j in range(q):
+            # censored at y_min in the model's output, as the pending points are
             mu, blocks, block = stage_moments(
                 mean, cov, noise, r, j, self.y_min, evaluate=slice(0, r + j + 1)
             )
-            var = blocks[..., :, 0, 0].clamp_min(1e-12)  # batch x (r + j + 1)
+            mu = offset + w * mu  # the objective's mean
+            var = (w**2 * blocks[..., :, 0, 0]).clamp_min(1e-12)  # b x (r + j + 1)
             issued = var[..., :-1].sqrt()  # recent and the earlier batch points
             if self.window is not None:
                 issued = issued[..., max(0, issued.shape[-1] - self.window) :]
@@ -185,7 +197,7 @@ class _SDFMixin:
             nu = self.B_y * issued.sum(-1) + beta
             out.append((j, mu[..., -1, 0], var[..., -1], nu))
             gain = gain + stage_gain(block, noise[..., r + j, :])
-        return out, (mean, cov, noise, r)
+        return out, (mean, cov, noise, r, w)
 
 
 class GPUCBSDF(_SDFMixin, _ScheduledUCB):
@@ -301,9 +313,11 @@ class GPThompsonSamplingSDF(_SDFMixin, GPThompsonSampling):
     def _censored_batch_value(self, X: Tensor) -> Tensor:
         r"""Sum over the batch of draw ``p + j`` at ``x_j``, conditioned on the
         censored earlier points: with :math:`d_k = \tilde f_k - \mu` the draw's
-        deviation, :math:`f(x_j) = \mu'_j + \nu_j (d_k(x_j) - K_{jO}(K_{OO} +
-        \Lambda)^{-1}(d_k(x_O) + \varepsilon_k))`, :math:`O` the earlier points."""
-        stages, (_, cov, noise, r) = self._stages(X)
+        deviation (of the objective :math:`o + w f`), :math:`f(x_j) = \mu'_j +
+        \nu_j (d_k(x_j) - K_{jO}(K_{OO} + \Lambda)^{-1}(d_k(x_O) +
+        |w|\varepsilon_k))`, :math:`O` the earlier points, :math:`K, \Lambda` the
+        model output's covariance and noise."""
+        stages, (_, cov, noise, r, w) = self._stages(X)
         q, p = X.shape[-2], self._num_pending
         total: Tensor | float = 0.0
         for j, mean_j, _, nu in stages:
@@ -320,7 +334,10 @@ class GPThompsonSamplingSDF(_SDFMixin, GPThompsonSampling):
                 obs = slice(r, r + j)
                 K = cov[..., obs, 0, obs, 0]  # batch x j x j
                 lam = noise[..., obs, 0]  # batch x j
+                # the draw's observation noise, in the objective's scale (|w| eps
+                # has the law of w eps: the deviations are the objective's)
                 eps = self._normal(X.new_empty(q), k, stream=1)[:j] * lam.sqrt()
+                eps = eps * w.abs()
                 A = K + torch.diag_embed(lam)
                 k_j = cov[..., r + j, 0, obs, 0]  # batch x j
                 sol = torch.linalg.solve(A, (devs + eps).unsqueeze(-1)).squeeze(-1)
