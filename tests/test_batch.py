@@ -575,3 +575,26 @@ def test_sdf_batch_applies_the_posterior_transform(
     )
     ref = GPThompsonSamplingSDF(neg, recent, y_min=-y_min, **ts)
     assert torch.allclose(draw(batch), ref(batch), atol=1e-8, rtol=1e-7)
+
+
+def test_later_draws_of_a_seed_are_not_other_seeds_first_draws() -> None:
+    """Draw 0 is the seed itself (one-point decisions unchanged); draw k > 0 of seed
+    s has a derived seed that no small user seed equals: draw 1 of seed 0 is not
+    draw 0 of seed 1 (it was, with the old (s * 1_000_003 + k) rule)."""
+    from botorch_bandits.acquisition.thompson import _derived_seed
+
+    X, Y = _data()
+    model = _fixed(X, Y)
+    cand = torch.rand(4, D, generator=torch.Generator().manual_seed(4), dtype=X.dtype)
+    c = cand[:1].unsqueeze(0)
+    seeds = {_derived_seed(s, 1, k) for s in range(50) for k in range(1, 50)}
+    assert len(seeds) == 50 * 49 and min(seeds) >= 2**63
+    zero = GPThompsonSampling(model, v=1.0, candidates=cand, seed=0)
+    one = GPThompsonSampling(model, v=1.0, candidates=cand, seed=1)
+    second_of_zero = zero(torch.cat([c, c], dim=-2)) - zero(c)
+    assert not torch.allclose(second_of_zero, one(c))
+    # draw 0 of a seed: mu + v L z with z from torch's generator seeded with it
+    post = model.posterior(cand)
+    L = torch.linalg.cholesky(post.distribution.covariance_matrix)
+    z = torch.randn(4, generator=torch.Generator().manual_seed(1), dtype=X.dtype)
+    assert torch.allclose(one(c), post.mean[0, 0] + (L @ z)[0], atol=1e-10)

@@ -68,13 +68,30 @@ from botorch_bandits.acquisition._common import (
 from botorch_bandits.acquisition.ucb import _scale_arguments
 
 Sampler = Literal["auto", "exact", "pathwise"]
-_DRAW_STRIDE = 1_000_003
+_MASK64 = 2**64 - 1
+# sub-streams of a seed: a later draw, a draw's observation noise, its ensemble member
+_DRAW, _NOISE, _MEMBER = 1, 2, 3
 
 
-def _substream(seed: int, stream: int) -> int:
-    """Seed of sub-stream ``stream`` (1: a draw's observation noise, 2: its ensemble
-    member) of the draw seeded with ``seed``."""
-    return (seed * _DRAW_STRIDE + 7919 * stream) % (2**62)
+def _mix64(x: int) -> int:
+    """SplitMix64's finalizer: a bijection of the 64-bit integers that scatters
+    nearby inputs over the whole range."""
+    x &= _MASK64
+    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
+    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & _MASK64
+    return x ^ (x >> 31)
+
+
+def _derived_seed(seed: int, *keys: int) -> int:
+    """The seed of sub-stream ``keys`` of ``seed`` (e.g. ``(_DRAW, k)``: draw ``k``).
+
+    Derived seeds lie in ``[2**63, 2**64)``, so none equals a seed a user passes
+    below ``2**63`` (draw ``k`` of seed 0 is not draw 0 of seed ``k``); distinct
+    ``(seed, keys)`` give distinct seeds but for chance (about ``2**-63`` a pair)."""
+    x = seed
+    for key in keys:
+        x = _mix64(x + 0x9E3779B97F4A7C15 * (key + 1))
+    return x | (1 << 63)
 
 
 def _fresh_feature_maps(
@@ -356,11 +373,12 @@ class GPThompsonSampling(RoundScheduleMixin, AcquisitionFunction):
 
     # ---------------------------------------------------------------- drawing
     def _draw_seed(self, k: int) -> int | None:
-        """Seed of draw ``k``: ``seed`` itself for the first, a distinct stream for
-        every later one (``None``: the global generator)."""
+        """Seed of draw ``k``: ``seed`` itself for the first (so one-point decisions
+        are unchanged), a derived seed for every later one that no user seed below
+        ``2**63`` collides with (``None``: the global generator)."""
         if self.seed is None:
             return None
-        return self.seed if k == 0 else (self.seed * _DRAW_STRIDE + k) % (2**62)
+        return self.seed if k == 0 else _derived_seed(self.seed, _DRAW, k)
 
     def _seeded(self, fn: Any, k: int = 0) -> Any:
         seed = self._draw_seed(k)
@@ -382,7 +400,7 @@ class GPThompsonSampling(RoundScheduleMixin, AcquisitionFunction):
         gen = None
         seed = self._draw_seed(k)
         if seed is not None:
-            seed = seed if stream == 0 else _substream(seed, stream)
+            seed = seed if stream == 0 else _derived_seed(seed, _NOISE, stream)
             gen = torch.Generator(device=like.device).manual_seed(seed)
         return torch.randn(
             like.shape, generator=gen, dtype=like.dtype, device=like.device
@@ -470,7 +488,7 @@ class GPThompsonSampling(RoundScheduleMixin, AcquisitionFunction):
             seed = self._draw_seed(k)
             gen = None
             if seed is not None:
-                gen = torch.Generator().manual_seed(_substream(seed, 2))
+                gen = torch.Generator().manual_seed(_derived_seed(seed, _MEMBER))
             self._members[k] = int(torch.randint(num[0], (1,), generator=gen))
         return self._members[k]
 
