@@ -598,3 +598,22 @@ def test_later_draws_of_a_seed_are_not_other_seeds_first_draws() -> None:
     L = torch.linalg.cholesky(post.distribution.covariance_matrix)
     z = torch.randn(4, generator=torch.Generator().manual_seed(1), dtype=X.dtype)
     assert torch.allclose(one(c), post.mean[0, 0] + (L @ z)[0], atol=1e-10)
+
+
+@pytest.mark.parametrize("sampler", ["exact", "pathwise"])
+def test_ts_sdf_batch_without_seed_is_one_function(sampler: str) -> None:
+    """seed=None: the draws and their Matheron noise are made once per draw index,
+    so two evaluations of the same q-batch agree (an optimizer sees one function)."""
+    X, Y = _data()
+    model = _fixed(X, Y)
+    batch = torch.rand(
+        4, 3, D, generator=torch.Generator().manual_seed(8), dtype=X.dtype
+    )
+    kw = {"candidates": batch.reshape(-1, D)} if sampler == "exact" else {}
+    acqf = GPThompsonSamplingSDF(
+        model, X[-2:], beta=1.0, y_min=-1.0, num_features=64, **kw
+    )
+    first = acqf(batch)
+    torch.rand(7)  # the global generator moves on between evaluations
+    assert torch.equal(acqf(batch), first)
+    assert torch.allclose(acqf(batch[:2]), first[:2], atol=1e-10, rtol=0)

@@ -318,7 +318,7 @@ class GPThompsonSamplingSDF(_SDFMixin, GPThompsonSampling):
         |w|\varepsilon_k))`, :math:`O` the earlier points, :math:`K, \Lambda` the
         model output's covariance and noise."""
         stages, (_, cov, noise, r, w) = self._stages(X)
-        q, p = X.shape[-2], self._num_pending
+        p = self._num_pending
         total: Tensor | float = 0.0
         for j, mean_j, _, nu in stages:
             k = p + j
@@ -336,8 +336,7 @@ class GPThompsonSamplingSDF(_SDFMixin, GPThompsonSampling):
                 lam = noise[..., obs, 0]  # batch x j
                 # the draw's observation noise, in the objective's scale (|w| eps
                 # has the law of w eps: the deviations are the objective's)
-                eps = self._normal(X.new_empty(q), k, stream=1)[:j] * lam.sqrt()
-                eps = eps * w.abs()
+                eps = self._draw_noise(k, j, lam) * lam.sqrt() * w.abs()
                 A = K + torch.diag_embed(lam)
                 k_j = cov[..., r + j, 0, obs, 0]  # batch x j
                 sol = torch.linalg.solve(A, (devs + eps).unsqueeze(-1)).squeeze(-1)

@@ -71,6 +71,7 @@ Sampler = Literal["auto", "exact", "pathwise"]
 _MASK64 = 2**64 - 1
 # sub-streams of a seed: a later draw, a draw's observation noise, its ensemble member
 _DRAW, _NOISE, _MEMBER = 1, 2, 3
+_NOISE_BLOCK = 16
 
 
 def _mix64(x: int) -> int:
@@ -322,6 +323,7 @@ class GPThompsonSampling(RoundScheduleMixin, AcquisitionFunction):
             self.candidates = None
         self._draws: dict[int, Any] = {}  # draw number -> draw
         self._members: dict[int, int] = {}  # draw number -> ensemble member
+        self._noises: dict[int, Tensor] = {}  # draw number -> its observation noise
         self._memo: tuple[tuple, float] | None = None
         self.__dict__.update(_base_model=model, X_pending=None)
         if X_pending is not None:
@@ -361,6 +363,7 @@ class GPThompsonSampling(RoundScheduleMixin, AcquisitionFunction):
             self.model = model
             self._draws = {}  # draws of another posterior
             self._members = {}
+            self._noises = {}
         self.__dict__["_memo"] = None
 
     def _pending_model(self, model: Model, P: Tensor) -> Model:
@@ -393,18 +396,39 @@ class GPThompsonSampling(RoundScheduleMixin, AcquisitionFunction):
             torch.manual_seed(seed)
             return fn()
 
-    def _normal(self, like: Tensor, k: int = 0, stream: int = 0) -> Tensor:
+    def _normal(self, like: Tensor, k: int = 0) -> Tensor:
         """Standard normals shaped like ``like`` for draw ``k``: from a generator
         seeded with the draw's seed (the global RNG is left alone), or from the
-        global RNG without a seed. ``stream`` 1 gives the draw's observation noise."""
+        global RNG without a seed."""
         gen = None
         seed = self._draw_seed(k)
         if seed is not None:
-            seed = seed if stream == 0 else _derived_seed(seed, _NOISE, stream)
             gen = torch.Generator(device=like.device).manual_seed(seed)
         return torch.randn(
             like.shape, generator=gen, dtype=like.dtype, device=like.device
         )
+
+    def _draw_noise(self, k: int, n: int, like: Tensor) -> Tensor:
+        """The first ``n`` standard normals of draw ``k``'s observation noise (one
+        per earlier point of its q-batch, for GP-TS-SDF's Matheron update). Part of
+        the draw, so made once and kept like the draw itself -- with ``seed=None``
+        too, so that every evaluation of the instance values the same function.
+        Made in blocks of 16, block ``m`` from its own derived seed, so the values do
+        not depend on the batch sizes asked before."""
+        noise = self._noises.get(k)
+        while noise is None or noise.numel() < n:
+            block = 0 if noise is None else noise.numel() // _NOISE_BLOCK
+            seed = self._draw_seed(k)
+            gen = None
+            if seed is not None:
+                gen = torch.Generator(device=like.device)
+                gen.manual_seed(_derived_seed(seed, _NOISE, block))
+            new = torch.randn(
+                _NOISE_BLOCK, generator=gen, dtype=like.dtype, device=like.device
+            )
+            noise = new if noise is None else torch.cat([noise, new.to(noise)])
+            self._noises[k] = noise
+        return noise[:n].to(like)
 
     def _exact_draw(self, k: int = 0) -> tuple[Tensor, Tensor]:
         """Draw ``k`` on the candidates: ``(mean, deviation)``, ``batch_shape x N``
