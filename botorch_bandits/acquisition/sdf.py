@@ -48,6 +48,7 @@ class _SDFMixin:
     §4: batch BO is BO-SDF with the batch's queries pending)."""
 
     pending_rule = "censor"
+    _pending_in_model = True  # the model holds the pending points, censored
 
     def _init_sdf(
         self,
@@ -120,7 +121,7 @@ class _SDFMixin:
         if self.beta is not None:
             return self.beta
         if gamma is None:
-            gamma = self.gamma(t - 1, self.model)
+            gamma = gamma_after(self, t)
         if any(isinstance(v, Tensor) and v.ndim > 0 for v in (gamma, self.B_f, self.R)):
             # per-batch values (one per seed): the same formula, elementwise
             gamma, B_f, R = (torch.as_tensor(v) for v in (gamma, self.B_f, self.R))
@@ -191,8 +192,9 @@ class _SDFMixin:
             if j == 0:
                 beta = self._beta_t(self.t)
             else:
-                g = gamma_after(self, self.t + j, gain) if self.beta is None else None
-                beta = self._beta_t(self.t + j, g)
+                t_j = self._round(j)
+                g = gamma_after(self, t_j, gain) if self.beta is None else None
+                beta = self._beta_t(t_j, g)
             beta = torch.as_tensor(beta, dtype=var.dtype, device=var.device)
             nu = self.B_y * issued.sum(-1) + beta
             out.append((j, mu[..., -1, 0], var[..., -1], nu))

@@ -63,6 +63,7 @@ from botorch_bandits.acquisition._common import (
     RoundScheduleMixin,
     check_input_dim,
     check_round,
+    gamma_after,
     model_input_dim,
 )
 from botorch_bandits.acquisition.ucb import _scale_arguments
@@ -238,7 +239,11 @@ class GPThompsonSampling(RoundScheduleMixin, AcquisitionFunction):
         sampler: ``"exact"``, ``"pathwise"``, or ``"auto"`` (exact iff candidates).
         num_features: Random features per path for ``"pathwise"`` (default 4096).
         seed: Seed of this decision's draw; ``None`` uses torch's global generator.
-        t: Round index; default ``num_observations(model) + 1``.
+        t: Round index; default ``num_observations(model) + 1`` (pending points
+            and the earlier points of a q-batch, left out of the posterior, do not
+            count). An explicit ``t`` is the round of a decision without pending
+            points: with ``p`` pending, point ``j`` of a q-batch is decided at
+            ``t + p + j`` (its :math:`v` uses that round's :math:`\gamma`).
         posterior_transform: Optional ``PosteriorTransform`` (exact sampler).
         maximize: If False, the value is :math:`-f_t(x)`.
         X_pending: ``p x d`` pending points: asynchronous / batch Thompson sampling
@@ -251,6 +256,8 @@ class GPThompsonSampling(RoundScheduleMixin, AcquisitionFunction):
         >>> acqf = GPThompsonSampling(model, B=1.0, R=0.1, candidates=arms, seed=0)
         >>> x_next, _ = optimize_acqf_discrete(acqf, q=1, choices=arms)
     """
+
+    _pending_in_model = False  # asynchronous TS: its posterior leaves them out
 
     def __init__(
         self,
@@ -333,9 +340,7 @@ class GPThompsonSampling(RoundScheduleMixin, AcquisitionFunction):
     def _scale(self, t: int) -> float:
         if self.v is not None:
             return self.v
-        return schedules.gp_ts_scale(
-            self.gamma(t - 1, self.model), self.B, self.R, self.delta
-        )
+        return schedules.gp_ts_scale(gamma_after(self, t), self.B, self.R, self.delta)
 
     @property
     def v_t(self) -> float | Tensor:
@@ -368,11 +373,6 @@ class GPThompsonSampling(RoundScheduleMixin, AcquisitionFunction):
 
     def _pending_model(self, model: Model, P: Tensor) -> Model:
         return model
-
-    @property
-    def _num_pending(self) -> int:
-        P = self.X_pending
-        return 0 if P is None else int(P.shape[-2])
 
     # ---------------------------------------------------------------- drawing
     def _draw_seed(self, k: int) -> int | None:
@@ -588,21 +588,31 @@ class GPThompsonSampling(RoundScheduleMixin, AcquisitionFunction):
         if q > 1 and self._censors_batch():
             values = self._censored_batch_value(X)
         else:
-            # v_t per model batch: the model batch dims are the last ones of `mean`
-            scale: Tensor | None = None
             values = None
             for j in range(q):
                 mean, dev = self._mean_and_deviation(X[..., j : j + 1, :], p + j)
-                if scale is None:
-                    scale = torch.as_tensor(
-                        self.sigma_multiplier, dtype=mean.dtype, device=mean.device
-                    )
+                # v of the point's round, per model batch (its dims are last in mean)
+                scale = torch.as_tensor(
+                    self._multiplier_at(j), dtype=mean.dtype, device=mean.device
+                )
                 value = mean + scale * dev
                 value = self._select_member(value, p + j)
                 values = value if values is None else values + value
         if summed:
             values = values.sum(dim=tuple(range(-summed, 0)))
         return values if self.maximize else -values
+
+    def _multiplier_at(self, j: int) -> float | Tensor:
+        """:math:`v` of point ``j`` of a q-batch, decided at round
+        ``self._round(j)``; :math:`v_t` itself when that is this decision's round or
+        when :math:`v` does not depend on the round (a constant ``v``, or the
+        observed information gain)."""
+        t_j = self._round(j)
+        if t_j == self.t or self.v is not None:
+            return self.sigma_multiplier
+        if isinstance(self.gamma, schedules.ObservedInformationGain):
+            return self.sigma_multiplier
+        return schedules.sigma_multiplier(self._scale(t_j), "linear")
 
     def _select_member(self, value: Tensor, k: int) -> Tensor:
         """``value`` of draw ``k`` (``(b) x members`` on an ensemble model, whose

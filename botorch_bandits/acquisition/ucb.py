@@ -199,7 +199,7 @@ class _ScheduledUCB(RoundScheduleMixin, AnalyticAcquisitionFunction):
                 mult = self.sigma_multiplier
             else:
                 mult = schedules.sigma_multiplier(
-                    self._beta_after(self.t + j, gain), self.unit
+                    self._beta_after(self._round(j), gain), self.unit
                 )
             mult = _as_batch(mult, g_mean) * self._pending_factor(j)
             value = (g_mean if self.maximize else -g_mean) + mult * g_var.sqrt()
@@ -244,7 +244,10 @@ class GPUCB(_ScheduledUCB):
         gamma: Source of :math:`\gamma_t` for ``"rkhs"``.
         beta: The constant for ``"constant"`` (``>= 0``).
         beta_scale: Multiplier of :math:`\beta_t`, ``> 0`` (default 1).
-        t: Round index; default ``num_observations(model) + 1``.
+        t: Round index; default ``num_observations(model) + 1`` (which counts the
+            hallucinated pending points). An explicit ``t`` is the round of a
+            decision without pending points: with ``p`` pending the round is
+            ``t + p``, and point ``j`` of a q-batch is decided at ``t + p + j``.
         posterior_transform: Optional ``PosteriorTransform``.
         maximize: If False, :math:`-\mu + \sqrt{\beta_t}\sigma` (BoTorch convention).
         hallucination_bound: ``C >= 0``: while points are pending, :math:`\beta_t` is
@@ -384,7 +387,10 @@ class IGPUCB(_ScheduledUCB):
             number, a callable ``n -> gamma_n``, or a ``GammaSource``.
         beta: Practical alternative: a constant :math:`\beta` (``"linear"`` unit),
             replacing the schedule (then ``B``, ``R``, ``gamma`` must be omitted).
-        t: Round index; default ``num_observations(model) + 1``.
+        t: Round index; default ``num_observations(model) + 1`` (which counts the
+            hallucinated pending points). An explicit ``t`` is the round of a
+            decision without pending points: with ``p`` pending the round is
+            ``t + p``, and point ``j`` of a q-batch is decided at ``t + p + j``.
         posterior_transform: Optional ``PosteriorTransform``.
         maximize: If False, :math:`-\mu + \beta_t\sigma`.
         hallucination_bound, X_pending: GP-BUCB with IGP-UCB's schedule, as in
@@ -428,9 +434,7 @@ class IGPUCB(_ScheduledUCB):
     def _beta(self, t: int) -> float:
         if self.beta is not None:
             return self.beta
-        return schedules.igp_ucb_beta(
-            self.gamma(t - 1, self.model), self.B, self.R, self.delta
-        )
+        return schedules.igp_ucb_beta(gamma_after(self, t), self.B, self.R, self.delta)
 
     def _beta_after(self, t: int, extra_gain: Tensor | float) -> float | Tensor:
         if self.beta is not None:
