@@ -673,3 +673,65 @@ def test_explicit_t_advances_with_pending_and_batch_points(name: str) -> None:
     assert torch.allclose(got, want, atol=1e-8, rtol=1e-7)
     x, _ = optimize_acqf_discrete(build(model, t, **kw), q=2, choices=cand)
     assert x.shape == (2, D)
+
+
+# ------------------------------------------------------------- cyclic optimization
+def test_draw_numbers_follow_the_points_through_cyclic_optimization() -> None:
+    """The draw-number rule on the calls optimize_acqf_cyclic makes (base pending
+    point b0): the sequential pass gives point j draw 1 + j; re-optimizing point i
+    with the other points pending values it on its own draw 1 + i again, also after
+    the other points moved."""
+    X, Y = _data()
+    cand = torch.rand(8, D, generator=torch.Generator().manual_seed(5), dtype=X.dtype)
+    b0, c = cand[:1], list(cand[1:4])
+    acqf = GPThompsonSampling(
+        _fixed(X, Y), v=1.0, candidates=cand, seed=0, X_pending=b0
+    )
+
+    def decide(pending):
+        acqf.set_X_pending(pending)
+        acqf(cand[:1].unsqueeze(0))  # an evaluation: the decision's draw is used
+        return acqf._decision_draws(1)[0]
+
+    assert decide(b0) == 1
+    assert decide(torch.cat([b0, c[0][None]])) == 2
+    assert decide(torch.cat([b0, c[0][None], c[1][None]])) == 3
+    acqf.set_X_pending(b0)  # the sequential pass restores the base
+    for _ in range(2):  # two cycles, point i moves to a new value each time
+        for i in range(3):
+            others = [c[k][None] for k in range(3) if k != i]
+            assert decide(torch.cat([b0, *others])) == 1 + i
+            c[i] = c[i] + 0.01
+    # joint batches and pending points set once: p + j
+    fresh = GPThompsonSampling(_fixed(X, Y), v=1.0, candidates=cand, seed=0)
+    fresh.set_X_pending(cand[4:6])
+    assert fresh._decision_draws(3) == [2, 3, 4]
+
+
+@pytest.mark.parametrize("name", ["GPThompsonSampling", "GPThompsonSamplingSDF"])
+def test_optimize_acqf_cyclic_gives_distinct_points(name: str) -> None:
+    """optimize_acqf_cyclic re-optimizes each point with the q - 1 others pending:
+    every point keeps its own draw, so the q points differ (they collapsed onto the
+    maximizer of one draw)."""
+    from botorch.optim import optimize_acqf_cyclic
+
+    X, Y = _data()
+    model, kw = _fixed(X, Y), {"seed": 1, "num_features": 128}
+    if name == "GPThompsonSampling":
+        acqf = GPThompsonSampling(model, B=1.0, R=0.1, **kw)
+    else:
+        acqf = GPThompsonSamplingSDF(model, X[-2:], beta=1.0, y_min=-1.0, **kw)
+    bounds = torch.tensor([[0.0] * D, [1.0] * D], dtype=torch.double)
+    torch.manual_seed(0)
+    x, _ = optimize_acqf_cyclic(
+        acqf,
+        bounds,
+        q=3,
+        num_restarts=2,
+        raw_samples=32,
+        options={"maxiter": 30},
+        cyclic_options={"maxiter": 2},
+    )
+    dist = torch.cdist(x, x) + torch.eye(3, dtype=x.dtype)
+    assert float(dist.min()) > 1e-3, f"repeated point in {x.tolist()}"
+    assert acqf.X_pending is None

@@ -312,18 +312,18 @@ class GPThompsonSamplingSDF(_SDFMixin, GPThompsonSampling):
     def _censors_batch(self) -> bool:
         return True
 
-    def _censored_batch_value(self, X: Tensor) -> Tensor:
-        r"""Sum over the batch of draw ``p + j`` at ``x_j``, conditioned on the
+    def _censored_batch_value(self, X: Tensor, draws: list[int]) -> Tensor:
+        r"""Sum over the batch of draw ``draws[j]`` (``p + j`` with ``p`` pending
+        points set once) at ``x_j``, conditioned on the
         censored earlier points: with :math:`d_k = \tilde f_k - \mu` the draw's
         deviation (of the objective :math:`o + w f`), :math:`f(x_j) = \mu'_j +
         \nu_j (d_k(x_j) - K_{jO}(K_{OO} + \Lambda)^{-1}(d_k(x_O) +
         |w|\varepsilon_k))`, :math:`O` the earlier points, :math:`K, \Lambda` the
         model output's covariance and noise."""
         stages, (_, cov, noise, r, w) = self._stages(X)
-        p = self._num_pending
         total: Tensor | float = 0.0
         for j, mean_j, _, nu in stages:
-            k = p + j
+            k = draws[j]
             _, dev_j = self._mean_and_deviation(X[..., j : j + 1, :], k)
             if j > 0:
                 devs = torch.stack(

@@ -249,8 +249,9 @@ class GPThompsonSampling(RoundScheduleMixin, AcquisitionFunction):
         X_pending: ``p x d`` pending points: asynchronous / batch Thompson sampling
             (Kandasamy et al. 2018) -- the posterior stays that of the completed
             observations and the next point gets its own, independent draw (draw
-            ``p``). Point ``j`` of a q-batch is valued on draw ``p + j``; the value is
-            the sum, so joint and sequential optimization value the same draws.
+            ``p``; see ``set_X_pending``). Point ``j`` of a q-batch is valued on
+            draw ``p + j``; the value is the sum, so joint, sequential and cyclic
+            optimization value the same draws.
 
     Example:
         >>> acqf = GPThompsonSampling(model, B=1.0, R=0.1, candidates=arms, seed=0)
@@ -331,6 +332,11 @@ class GPThompsonSampling(RoundScheduleMixin, AcquisitionFunction):
         self._draws: dict[int, Any] = {}  # draw number -> draw
         self._members: dict[int, int] = {}  # draw number -> ensemble member
         self._noises: dict[int, Tensor] = {}  # draw number -> its observation noise
+        # draw numbers of pending points: the point that holds each draw, the draws
+        # the current pending points hold, the draw of the last decision evaluated
+        self._holders: dict[int, Tensor] = {}
+        self._held: frozenset[int] = frozenset()
+        self._last_draw: int | None = None
         self._memo: tuple[tuple, float] | None = None
         self.__dict__.update(_base_model=model, X_pending=None)
         if X_pending is not None:
@@ -357,12 +363,25 @@ class GPThompsonSampling(RoundScheduleMixin, AcquisitionFunction):
     def set_X_pending(self, X_pending: Tensor | None = None) -> None:
         r"""Pending points (``p x d``), as asynchronous / batch Thompson sampling
         treats them (Kandasamy et al. 2018): the posterior is that of the completed
-        observations only, and the next point gets its own draw -- draw number ``p``
-        (the pending points used draws ``0 .. p-1``), independent of the others.
-        ``GPThompsonSamplingSDF`` also censors them (see there)."""
+        observations only, and the next point gets its own draw, independent of the
+        draws the pending points were chosen on. ``GPThompsonSamplingSDF`` also
+        censors them (see there).
+
+        Draw numbers: every pending point holds one draw, and the next decision takes
+        the lowest draw no pending point holds (point ``j`` of a q-batch the
+        ``j``-th lowest). A point that was pending before keeps its draw; a new one
+        takes the draw of the decision evaluated last (the decision that chose it)
+        if no other point holds that, else the lowest free draw. Pending points set
+        once give draws ``0 .. p-1`` and the next decision draw ``p``; BoTorch's
+        sequential optimizers (``optimize_acqf(sequential=True)``,
+        ``optimize_acqf_discrete``) give point ``j`` draw ``p + j``, as a joint
+        q-batch does; and ``optimize_acqf_cyclic``, which re-optimizes point ``i``
+        with the other ``q - 1`` points pending, values it on its own draw
+        ``p + i`` again, so the points do not collapse onto one draw's maximizer."""
         base = self._base_model
         P = check_pending(X_pending, model_input_dim(base))
         self.__dict__["X_pending"] = P
+        self._hold_draws(P)
         model = base if P is None else self._pending_model(base, P)
         if model is not self.model:
             self.model = model
@@ -373,6 +392,41 @@ class GPThompsonSampling(RoundScheduleMixin, AcquisitionFunction):
 
     def _pending_model(self, model: Model, P: Tensor) -> Model:
         return model
+
+    def _hold_draws(self, P: Tensor | None) -> None:
+        """Assign the pending points their draw numbers (see ``set_X_pending``)."""
+        held: set[int] = set()
+        new: list[Tensor] = []
+        for x in [] if P is None else P:
+            match = next(
+                (
+                    k
+                    for k, y in self._holders.items()
+                    if k not in held and y.shape == x.shape and torch.equal(y, x)
+                ),
+                None,
+            )
+            if match is None:
+                new.append(x)
+            else:
+                held.add(match)
+        for x in new:
+            k = self._last_draw
+            if k is None or k in held:
+                k = next(i for i in range(len(held) + 1) if i not in held)
+            held.add(k)
+            self._holders[k] = x
+        self._held = frozenset(held)
+
+    def _decision_draws(self, q: int) -> list[int]:
+        """Draw numbers of the ``q`` points of a batch: the lowest ``q`` draws no
+        pending point holds."""
+        free, k = [], 0
+        while len(free) < q:
+            if k not in self._held:
+                free.append(k)
+            k += 1
+        return free
 
     # ---------------------------------------------------------------- drawing
     def _draw_seed(self, k: int) -> int | None:
@@ -564,7 +618,8 @@ class GPThompsonSampling(RoundScheduleMixin, AcquisitionFunction):
 
         Args:
             X: ``(b1 x ... x bk) x q x d`` design points. Point ``j`` of a q-batch is
-                valued on its own draw (number ``p + j`` with ``p`` pending points),
+                valued on its own draw (number ``p + j`` with ``p`` pending points
+                set once; see ``set_X_pending``),
                 independent of the other points' draws; the value is the sum. On a
                 batched model, ``X`` whose trailing batch dims broadcast with the
                 model's batch shape pairs with it, as in BoTorch and the UCB classes
@@ -584,19 +639,23 @@ class GPThompsonSampling(RoundScheduleMixin, AcquisitionFunction):
         # batches, as BoTorch's PathwiseThompsonSampling does (a draw of the sum of
         # the batches' GPs); X that pairs is valued point i <-> batch i, as BoTorch
         X, summed = broadcast_over_model_batch(X, self.model)
-        q, p = X.shape[-2], self._num_pending
+        q = X.shape[-2]
+        draws = self._decision_draws(q)  # draw number of every point of the batch
+        self._last_draw = draws[0]
         if q > 1 and self._censors_batch():
-            values = self._censored_batch_value(X)
+            values = self._censored_batch_value(X, draws)
         else:
             values = None
-            for j in range(q):
-                mean, dev = self._mean_and_deviation(X[..., j : j + 1, :], p + j)
+            for j, k in enumerate(draws):
+                # X itself at q = 1 (FiniteArmGP's score_points takes a fast path)
+                Xj = X if q == 1 else X[..., j : j + 1, :]
+                mean, dev = self._mean_and_deviation(Xj, k)
                 # v of the point's round, per model batch (its dims are last in mean)
                 scale = torch.as_tensor(
                     self._multiplier_at(j), dtype=mean.dtype, device=mean.device
                 )
                 value = mean + scale * dev
-                value = self._select_member(value, p + j)
+                value = self._select_member(value, k)
                 values = value if values is None else values + value
         if summed:
             values = values.sum(dim=tuple(range(-summed, 0)))
@@ -625,5 +684,7 @@ class GPThompsonSampling(RoundScheduleMixin, AcquisitionFunction):
         """Whether the points of a q-batch censor each other (GP-TS-SDF)."""
         return False
 
-    def _censored_batch_value(self, X: Tensor) -> Tensor:  # pragma: no cover
+    def _censored_batch_value(
+        self, X: Tensor, draws: list[int]
+    ) -> Tensor:  # pragma: no cover
         raise NotImplementedError
