@@ -735,3 +735,14 @@ def test_optimize_acqf_cyclic_gives_distinct_points(name: str) -> None:
     dist = torch.cdist(x, x) + torch.eye(3, dtype=x.dtype)
     assert float(dist.min()) > 1e-3, f"repeated point in {x.tolist()}"
     assert acqf.X_pending is None
+
+
+def test_scalarization_offset_keeps_the_value_dtype() -> None:
+    from botorch.acquisition.objective import ScalarizedPosteriorTransform
+
+    from botorch_bandits.acquisition._batch import scalarization
+
+    pt = ScalarizedPosteriorTransform(torch.tensor([1.0, 0.5]), offset=0.1)
+    like = torch.zeros(3, dtype=torch.double)
+    w, offset = scalarization(pt, 2, like)
+    assert offset.dtype == w.dtype == torch.double and offset.item() == 0.1

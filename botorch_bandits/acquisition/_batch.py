@@ -299,7 +299,9 @@ def scalarization(
             f"The posterior_transform has {w.numel()} weights but the model has "
             f"{num_outputs} outputs."
         )
-    return w, torch.as_tensor(transform.offset).to(like)
+    # in the value's dtype (a float32 tensor of 0.1 is 0.1 + 1.5e-9 in float64)
+    offset = torch.as_tensor(transform.offset, dtype=like.dtype, device=like.device)
+    return w, offset
 
 
 def joint_moments(model: Model, Z: Tensor) -> tuple[Tensor, Tensor, Tensor]:
