@@ -746,3 +746,15 @@ def test_scalarization_offset_keeps_the_value_dtype() -> None:
     like = torch.zeros(3, dtype=torch.double)
     w, offset = scalarization(pt, 2, like)
     assert offset.dtype == w.dtype == torch.double and offset.item() == 0.1
+
+
+@pytest.mark.parametrize("name", list(BUILDERS))
+def test_float32_pending_points_on_a_float64_model_are_cast(name: str) -> None:
+    X, Y = _data()
+    model = _fixed(X, Y)
+    P = torch.rand(2, D, generator=torch.Generator().manual_seed(9))  # float32
+    got = BUILDERS[name](model, X_pending=P)
+    want = BUILDERS[name](model, X_pending=P.double())
+    assert got.X_pending.dtype == torch.double
+    Xt = X[:3].unsqueeze(1) + 0.01
+    assert torch.equal(got(Xt), want(Xt))

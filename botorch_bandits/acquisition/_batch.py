@@ -251,8 +251,31 @@ def single_output(model: Model, what: str) -> None:
         )
 
 
-def check_pending(X_pending: Any, d: int | None) -> Tensor | None:
-    """``p x d`` pending points, detached (``None`` for none or ``p = 0``)."""
+def model_tensor(model: Any) -> Tensor | None:
+    """A floating-point tensor of ``model`` that gives its dtype and device (a
+    finite-arm engine's arms, the training inputs, a parameter or buffer), else
+    ``None``."""
+    arms = getattr(model, "arms", None)
+    if isinstance(arms, Tensor):
+        return arms
+    try:
+        inputs = model.train_inputs
+    except Exception:  # no inputs, or none readable
+        inputs = None
+    if isinstance(inputs, tuple) and inputs and isinstance(inputs[0], Tensor):
+        return inputs[0]
+    if isinstance(model, torch.nn.Module):
+        for tensor in (*model.parameters(), *model.buffers()):
+            if tensor.is_floating_point():
+                return tensor
+    return None
+
+
+def check_pending(X_pending: Any, d: int | None, model: Any = None) -> Tensor | None:
+    """``p x d`` pending points, detached (``None`` for none or ``p = 0``), in the
+    dtype and on the device of ``model`` (a float32 ``X_pending`` on a float64
+    model is cast, as ``optimize_acqf``'s float32 candidates would otherwise fail
+    deep inside the model's conditioning)."""
     if X_pending is None:
         return None
     if not isinstance(X_pending, Tensor) or X_pending.ndim != 2:
@@ -270,6 +293,9 @@ def check_pending(X_pending: Any, d: int | None) -> Tensor | None:
         raise ValueError("`X_pending` must be finite, got NaN or inf entries.")
     if X_pending.shape[0] == 0:
         return None
+    ref = None if model is None else model_tensor(model)
+    if ref is not None:
+        X_pending = X_pending.to(dtype=ref.dtype, device=ref.device)
     return X_pending.detach().clone()
 
 

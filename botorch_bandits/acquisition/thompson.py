@@ -379,7 +379,7 @@ class GPThompsonSampling(RoundScheduleMixin, AcquisitionFunction):
         with the other ``q - 1`` points pending, values it on its own draw
         ``p + i`` again, so the points do not collapse onto one draw's maximizer."""
         base = self._base_model
-        P = check_pending(X_pending, model_input_dim(base))
+        P = check_pending(X_pending, model_input_dim(base), base)
         self.__dict__["X_pending"] = P
         self._hold_draws(P)
         model = base if P is None else self._pending_model(base, P)

@@ -106,7 +106,7 @@ class _ScheduledUCB(RoundScheduleMixin, AnalyticAcquisitionFunction):
         drops them. The model given at construction is kept and conditioned anew on
         every call, so calls do not accumulate."""
         base = self._base_model
-        P = check_pending(X_pending, model_input_dim(base))
+        P = check_pending(X_pending, model_input_dim(base), base)
         self.__dict__["X_pending"] = P
         model = base if P is None else self._pending_model(base, P)
         if model is not self.model:
