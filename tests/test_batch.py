@@ -758,3 +758,25 @@ def test_float32_pending_points_on_a_float64_model_are_cast(name: str) -> None:
     assert got.X_pending.dtype == torch.double
     Xt = X[:3].unsqueeze(1) + 0.01
     assert torch.equal(got(Xt), want(Xt))
+
+
+def test_models_that_cannot_hold_pending_points_raise_a_clear_error() -> None:
+    """KroneckerMultiTaskGP and GenericDeterministicModel cannot be conditioned on
+    pending points: an UnsupportedError that names X_pending (KroneckerMultiTaskGP
+    failed inside GPyTorch); a joint q-batch without pending points still works."""
+    from botorch.acquisition.objective import ScalarizedPosteriorTransform
+    from botorch.exceptions.errors import UnsupportedError
+    from botorch.models import KroneckerMultiTaskGP
+    from botorch.models.deterministic import GenericDeterministicModel
+
+    X, Y = _data()
+    kron = KroneckerMultiTaskGP(X, torch.cat([Y, -Y], -1)).eval()
+    pt = ScalarizedPosteriorTransform(torch.tensor([1.0, 0.5], dtype=X.dtype))
+    P = X[:2] + 0.01
+    with pytest.raises(UnsupportedError, match=r"X_pending.*KroneckerMultiTaskGP"):
+        GPUCB(kron, schedule="constant", beta=1.0, posterior_transform=pt, X_pending=P)
+    joint = GPUCB(kron, schedule="constant", beta=1.0, posterior_transform=pt, t=9)
+    assert joint(P.unsqueeze(0)).shape == (1,)
+    det = GenericDeterministicModel(lambda Z: Z.sum(-1, keepdim=True))
+    with pytest.raises(UnsupportedError, match=r"X_pending.*GenericDeterministicModel"):
+        IGPUCB(det, beta=1.0, t=1, X_pending=P)

@@ -159,6 +159,36 @@ def condition_model(model: Model, X: Tensor, Y: Tensor) -> Model:
     own choice for ``posterior(..., observation_noise=True)``)."""
     if hasattr(model, "score_points") and hasattr(model, "observe"):  # FiniteArmGP
         return _condition_finite_arm(model, X, Y)
+    _check_conditionable(model)
+    try:
+        return _condition_exact(model, X, Y)
+    except NotImplementedError as err:  # e.g. GenericDeterministicModel
+        raise UnsupportedError(
+            f"Pending points (X_pending of {X.shape[-2]} points) need a model that "
+            f"can be conditioned on observations; {type(model).__name__} cannot "
+            f"({err}). Drop X_pending and use q=1, or use a GP model."
+        ) from err
+
+
+def _check_conditionable(model: Model) -> None:
+    """Models whose ``condition_on_observations`` does not give a model whose
+    posterior holds the new points: a clear error instead of a wrong value."""
+    from botorch.models.multitask import KroneckerMultiTaskGP
+
+    models = model.models if isinstance(model, ModelList) else [model]
+    for m in models:
+        if isinstance(m, KroneckerMultiTaskGP):
+            raise UnsupportedError(
+                "Pending points (X_pending) are conditioned into the model, and "
+                "KroneckerMultiTaskGP cannot be conditioned on observations (its "
+                "posterior keeps its own caches, and GPyTorch's fantasy update fails "
+                "on it). Use a multi-output SingleTaskGP or a ModelListGP, or drop "
+                "X_pending (a joint q-batch without pending points works)."
+            )
+
+
+def _condition_exact(model: Model, X: Tensor, Y: Tensor) -> Model:
+    """:func:`condition_model` for BoTorch's GPyTorch models and model lists."""
     if isinstance(model, ModelList):
         if not hasattr(model, "condition_on_observations"):
             raise UnsupportedError(
