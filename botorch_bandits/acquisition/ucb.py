@@ -164,9 +164,14 @@ class _ScheduledUCB(RoundScheduleMixin, AnalyticAcquisitionFunction):
         r"""Evaluate the upper confidence bound.
 
         Args:
-            X: ``(b1 x ... x bk) x q x d`` design points. For a batched model whose
-                batch dims ``X`` does not carry, every point is scored under every
-                model batch (the value gets the model's batch dims).
+            X: ``(b1 x ... x bk) x q x d`` design points. On a batched model the
+                trailing batch dims of ``X`` pair with the model's (BoTorch's
+                broadcasting): ``b x 1 x q x d`` scores every point under every
+                model batch (values ``b x M``), ``M x q x d`` point ``i`` under batch
+                ``i``; ``X`` that cannot pair (``10 x q x d`` for ``M = 3``) raises a
+                ``ValueError``. On an ensemble model (e.g.
+                ``SaasFullyBayesianSingleTaskGP``) the values are averaged over its
+                members, as BoTorch's ``UpperConfidenceBound`` does.
 
         Returns:
             ``(b1 x ... x bk)`` values :math:`\pm\mu + m_t\sigma` (``-\mu`` when
