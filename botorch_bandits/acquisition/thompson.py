@@ -619,9 +619,8 @@ class GPThompsonSampling(RoundScheduleMixin, AcquisitionFunction):
         Args:
             X: ``(b1 x ... x bk) x q x d`` design points. Point ``j`` of a q-batch is
                 valued on its own draw (number ``p + j`` with ``p`` pending points
-                set once; see ``set_X_pending``),
-                independent of the other points' draws; the value is the sum. On a
-                batched model, ``X`` whose trailing batch dims broadcast with the
+                set once; see ``set_X_pending``), independent of the other points'
+                draws; the value is the sum. On a batched model, ``X`` whose trailing batch dims broadcast with the
                 model's batch shape pairs with it, as in BoTorch and the UCB classes
                 (``3 x 1 x d`` on batch shape ``[3]``: point ``i`` valued under batch
                 ``i``; ``b x 1 x q x d``: one value per point and batch); ``X`` whose
