@@ -388,3 +388,395 @@ def test_gp_bucb_batch_on_multi_output_models(kind: str, cls: str) -> None:
         for j in range(3)
     )
     assert torch.allclose(got, want, atol=1e-10, rtol=1e-10)
+
+
+# ------------------------------------------------------ models without a batch shape
+def test_model_without_batch_shape_works_at_q1_and_q2() -> None:
+    """GenericDeterministicModel's batch_shape is None: treated as unbatched (it was a
+    TypeError from torch.Size(None)); sigma is 0, so every value is f itself."""
+    from botorch.models.deterministic import GenericDeterministicModel
+
+    from botorch_bandits.acquisition._batch import model_batch_shape
+
+    model = GenericDeterministicModel(lambda X: X.sum(-1, keepdim=True))
+    assert model.batch_shape is None and model_batch_shape(model) == torch.Size([])
+    X = torch.rand(5, 1, D, generator=torch.Generator().manual_seed(0)).double()
+    f = X.sum(-1).squeeze(-1)
+    for acqf in (
+        GPUCB(model, schedule="constant", beta=4.0, t=1),
+        IGPUCB(model, beta=2.0, t=1),
+    ):
+        assert torch.allclose(acqf(X), f)
+        assert torch.allclose(acqf(X.view(1, 5, D)), f.sum().view(1))  # q = 5
+    ts = GPThompsonSampling(model, v=1.0, t=1, candidates=X.squeeze(1), seed=0)
+    assert torch.allclose(ts(X), f, atol=1e-3)  # jitter on a zero covariance
+
+
+# ------------------------------------------------------------------ ensemble models
+def _ensemble(kind: str):
+    """An ensemble of 3 GPs with set hyperparameters: BoTorch's
+    EnsembleMapSaasSingleTaskGP, or SaasFullyBayesianSingleTaskGP with three fixed
+    MCMC samples (needs JAX, as BoTorch's fully Bayesian models do)."""
+    X, Y = _data()
+    lengthscale = torch.tensor([[0.3, 0.5], [0.6, 0.4], [0.2, 0.9]], dtype=X.dtype)
+    outputscale = torch.tensor([1.0, 0.5, 2.0], dtype=X.dtype)
+    noise = torch.tensor([0.01, 0.02, 0.05], dtype=X.dtype)
+    if kind == "saas":
+        pytest.importorskip("jax")
+        from botorch.models.fully_bayesian import SaasFullyBayesianSingleTaskGP
+
+        model = SaasFullyBayesianSingleTaskGP(X, Y)
+        model.load_mcmc_samples(
+            {
+                "mean": torch.tensor([0.0, 0.1, -0.1], dtype=X.dtype),
+                "outputscale": outputscale,
+                "lengthscale": lengthscale,
+                "noise": noise,
+            }
+        )
+        return model.eval(), X, Y
+    from botorch.models.map_saas import EnsembleMapSaasSingleTaskGP
+
+    taus = torch.tensor([0.1, 0.5, 1.0], dtype=X.dtype)
+    model = EnsembleMapSaasSingleTaskGP(
+        X, Y, num_taus=3, taus=taus, outcome_transform=None
+    )
+    model.covar_module.base_kernel.lengthscale = lengthscale.unsqueeze(-2)
+    model.covar_module.outputscale = outputscale
+    model.likelihood.noise = noise.unsqueeze(-1)
+    return model.eval(), X, Y
+
+
+@pytest.mark.parametrize("kind", ["map", "saas"])
+def test_ucb_on_an_ensemble_averages_over_members_as_botorch(kind: str) -> None:
+    """UCB on an ensemble (SAAS): the values are averaged over the members, exactly
+    as BoTorch's UpperConfidenceBound (average_over_ensemble_models); pending points
+    and q-batches work there too (joint = sequential)."""
+    from botorch.acquisition.analytic import UpperConfidenceBound
+
+    model, X, _ = _ensemble(kind)
+    Xt = torch.rand(6, 1, D, generator=torch.Generator().manual_seed(1), dtype=X.dtype)
+    with torch.no_grad():
+        ref = UpperConfidenceBound(model, beta=4.0)(Xt)
+        assert torch.allclose(
+            GPUCB(model, schedule="constant", beta=4.0)(Xt), ref, atol=1e-10
+        )
+        # IGP-UCB: one beta per member (observed gain of that member's kernel)
+        igp = IGPUCB(model, B=1.0, R=0.1)
+        mult = igp.sigma_multiplier
+        assert isinstance(mult, torch.Tensor) and mult.shape == (3,)
+        ref = UpperConfidenceBound(model, beta=(mult**2).unsqueeze(-1))(Xt)
+        assert torch.allclose(igp(Xt), ref, atol=1e-10)
+        # a q-batch of 2 with one pending point = the sequential rule
+        P = X[:1] + 0.05
+        batch = Xt[:4].view(2, 2, D)
+        joint = IGPUCB(model, B=1.0, R=0.1, X_pending=P)(batch)
+        first = IGPUCB(model, B=1.0, R=0.1, X_pending=P)(batch[:, :1])
+        second = torch.stack(
+            [
+                IGPUCB(model, B=1.0, R=0.1, X_pending=torch.cat([P, b[:1]]))(b[1:])
+                for b in batch
+            ]
+        ).view(-1)
+        assert torch.allclose(joint, first + second, atol=1e-8)
+
+
+def test_ts_on_an_ensemble_draws_from_one_member_per_draw() -> None:
+    """TS on an ensemble: each draw is one member's draw, the member drawn once per
+    draw from the seed (the mixture posterior, as PathwiseThompsonSampling picks one
+    member per path)."""
+    from linear_operator.utils.cholesky import psd_safe_cholesky
+
+    model, X, _ = _ensemble("map")
+    cand = torch.rand(5, D, generator=torch.Generator().manual_seed(2), dtype=X.dtype)
+    members = set()
+    with torch.no_grad():
+        post = model.posterior(cand)  # 3 members x 5
+        mean = post.mean.squeeze(-1)
+        L = psd_safe_cholesky(post.distribution.covariance_matrix)
+        for seed in range(12):
+            acqf = GPThompsonSampling(model, v=2.0, candidates=cand, seed=seed)
+            got = acqf(cand.unsqueeze(-2))
+            assert got.shape == (5,)
+            e = acqf._member(0)
+            members.add(e)
+            z = torch.randn(
+                3, 5, generator=torch.Generator().manual_seed(seed), dtype=X.dtype
+            )
+            want = mean[e] + 2.0 * (L[e] @ z[e])
+            assert torch.allclose(got, want, atol=1e-8)
+            assert torch.equal(acqf(cand.unsqueeze(-2)), got)  # the same member
+    assert members == {0, 1, 2}
+    # BoTorch's paths fail on members with their own training inputs: a clear error
+    from botorch.exceptions.errors import UnsupportedError
+
+    with pytest.raises(UnsupportedError, match="batched training inputs"):
+        GPThompsonSampling(model, v=1.0)
+
+
+def test_building_pathwise_ts_leaves_the_global_rng_alone() -> None:
+    """The pathwise sampler's kernel check draws random features under a forked
+    generator: constructing the acquisition does not move torch's global RNG."""
+    X, Y = _data()
+    model = _fixed(X, Y)
+    torch.manual_seed(123)
+    state = torch.get_rng_state()
+    GPThompsonSampling(model, v=1.0, seed=0, num_features=64)
+    GPThompsonSamplingSDF(model, X[-2:], beta=1.0, num_features=64)
+    assert torch.equal(torch.get_rng_state(), state)
+
+
+@pytest.mark.parametrize("weight,offset", [(-1.0, 0.0), (-2.0, 0.3)])
+def test_sdf_batch_applies_the_posterior_transform(
+    weight: float, offset: float
+) -> None:
+    """GP-UCB-SDF at q > 1 with a ScalarizedPosteriorTransform: the model's output is
+    censored at y_min (as set_X_pending does), the values are the objective's --
+    pinned to the formula written out here; with weight -1 (minimization) they are
+    those of the negated problem (censored at -y_min), for GP-TS-SDF too."""
+    from botorch.acquisition.objective import ScalarizedPosteriorTransform
+
+    X, Y = _data()
+    base = _fixed(X, Y)
+    pt = ScalarizedPosteriorTransform(
+        torch.tensor([weight], dtype=X.dtype), offset=offset
+    )
+    P = torch.rand(1, D, generator=torch.Generator().manual_seed(2), dtype=X.dtype)
+    batch = torch.rand(
+        2, 3, D, generator=torch.Generator().manual_seed(3), dtype=X.dtype
+    )
+    recent, y_min, B_y, beta = X[-2:], 1.0, 2.0, 1.0
+    kw = {"beta": beta, "B_y": B_y, "posterior_transform": pt, "X_pending": P}
+    got = GPUCBSDF(base, recent, y_min=y_min, **kw)(batch)
+    want = torch.zeros(2, dtype=X.dtype)
+    with torch.no_grad():
+        for b in range(2):
+            for j in range(3):
+                points = torch.cat([P, batch[b, :j]])
+                censored = torch.full((points.shape[0], 1), y_min, dtype=Y.dtype)
+                model_j = _fixed(torch.cat([X, points]), torch.cat([Y, censored]))
+                post = model_j.posterior(batch[b, j : j + 1])
+                issued = torch.cat([recent, points]).unsqueeze(-2)
+                sigmas = model_j.posterior(issued).variance.sqrt().view(-1)
+                nu = B_y * abs(weight) * float(sigmas.sum()) + beta
+                mu, sd = float(post.mean), float(post.variance.sqrt())
+                want[b] += offset + weight * mu + nu * abs(weight) * sd
+    assert torch.allclose(got, want, atol=1e-8, rtol=1e-7)
+    if weight != -1.0:
+        return
+    neg = _fixed(X, -Y)
+    del kw["posterior_transform"]
+    negated = GPUCBSDF(neg, recent, y_min=-y_min, **kw)(batch)
+    assert torch.allclose(got, negated, atol=1e-8, rtol=1e-7)
+    cand = torch.cat([batch.reshape(-1, D), P])
+    ts = {"candidates": cand, "seed": 5, "beta": beta, "B_y": B_y, "X_pending": P}
+    draw = GPThompsonSamplingSDF(
+        base, recent, y_min=y_min, posterior_transform=pt, **ts
+    )
+    ref = GPThompsonSamplingSDF(neg, recent, y_min=-y_min, **ts)
+    assert torch.allclose(draw(batch), ref(batch), atol=1e-8, rtol=1e-7)
+
+
+def test_later_draws_of_a_seed_are_not_other_seeds_first_draws() -> None:
+    """Draw 0 is the seed itself (one-point decisions unchanged); draw k > 0 of seed
+    s has a derived seed that no small user seed equals: draw 1 of seed 0 is not
+    draw 0 of seed 1 (it was, with the old (s * 1_000_003 + k) rule)."""
+    from botorch_bandits.acquisition.thompson import _derived_seed
+
+    X, Y = _data()
+    model = _fixed(X, Y)
+    cand = torch.rand(4, D, generator=torch.Generator().manual_seed(4), dtype=X.dtype)
+    c = cand[:1].unsqueeze(0)
+    seeds = {_derived_seed(s, 1, k) for s in range(50) for k in range(1, 50)}
+    assert len(seeds) == 50 * 49 and min(seeds) >= 2**63
+    zero = GPThompsonSampling(model, v=1.0, candidates=cand, seed=0)
+    one = GPThompsonSampling(model, v=1.0, candidates=cand, seed=1)
+    second_of_zero = zero(torch.cat([c, c], dim=-2)) - zero(c)
+    assert not torch.allclose(second_of_zero, one(c))
+    # draw 0 of a seed: mu + v L z with z from torch's generator seeded with it
+    post = model.posterior(cand)
+    L = torch.linalg.cholesky(post.distribution.covariance_matrix)
+    z = torch.randn(4, generator=torch.Generator().manual_seed(1), dtype=X.dtype)
+    assert torch.allclose(one(c), post.mean[0, 0] + (L @ z)[0], atol=1e-10)
+
+
+@pytest.mark.parametrize("sampler", ["exact", "pathwise"])
+def test_ts_sdf_batch_without_seed_is_one_function(sampler: str) -> None:
+    """seed=None: the draws and their Matheron noise are made once per draw index,
+    so two evaluations of the same q-batch agree (an optimizer sees one function)."""
+    X, Y = _data()
+    model = _fixed(X, Y)
+    batch = torch.rand(
+        4, 3, D, generator=torch.Generator().manual_seed(8), dtype=X.dtype
+    )
+    kw = {"candidates": batch.reshape(-1, D)} if sampler == "exact" else {}
+    acqf = GPThompsonSamplingSDF(
+        model, X[-2:], beta=1.0, y_min=-1.0, num_features=64, **kw
+    )
+    first = acqf(batch)
+    torch.rand(7)  # the global generator moves on between evaluations
+    assert torch.equal(acqf(batch), first)
+    assert torch.allclose(acqf(batch[:2]), first[:2], atol=1e-10, rtol=0)
+
+
+# ------------------------------------------------------------ explicit round index t
+EXPLICIT_T = {
+    "GPUCB": lambda m, t, **kw: GPUCB(m, schedule="finite", num_arms=30, t=t, **kw),
+    "IGPUCB": lambda m, t, **kw: IGPUCB(m, B=1.0, R=0.1, t=t, **kw),
+    "IGPUCB-apriori": lambda m, t, **kw: IGPUCB(
+        m, B=1.0, R=0.1, gamma=lambda n: 0.5 * n, t=t, **kw
+    ),
+    "GPThompsonSampling": lambda m, t, **kw: GPThompsonSampling(
+        m, B=1.0, R=0.1, gamma=lambda n: 0.5 * n, seed=3, t=t, **kw
+    ),
+    "GPUCBSDF": lambda m, t, **kw: GPUCBSDF(
+        m, m.train_inputs[0][-2:], B_f=1.0, R=0.1, gamma=lambda n: 0.5 * n, t=t, **kw
+    ),
+    "GPThompsonSamplingSDF": lambda m, t, **kw: GPThompsonSamplingSDF(
+        m, m.train_inputs[0][-2:], B_f=1.0, R=0.1, gamma=lambda n: 0.5 * n, t=t, **kw
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(EXPLICIT_T))
+def test_explicit_t_advances_with_pending_and_batch_points(name: str) -> None:
+    """With an explicit t, pending point / batch point j is decided at round
+    t + p + j in every class: a joint q-batch equals the sequential rule (each point
+    valued with the earlier ones pending), and optimize_acqf_discrete(q=2) works
+    with the observed information gain (it asked gamma_{t-1} of a model holding
+    t points). GP-TS-SDF's joint draw is the sequential one in law only (Matheron's
+    update of one draw): there the stages' censored moments and nu are compared."""
+    X, Y = _data()
+    model = _fixed(X, Y)
+    t = X.shape[0] + 1
+    build = EXPLICIT_T[name]
+    gen = torch.Generator().manual_seed(6)
+    P = torch.rand(1, D, generator=gen, dtype=X.dtype)
+    batch = torch.rand(2, 3, D, generator=gen, dtype=X.dtype)
+    cand = torch.cat([batch.reshape(-1, D), P])
+    kw = {"candidates": cand} if "Thompson" in name else {}
+    joint = build(model, t, X_pending=P, **kw)
+    assert joint.t == t + 1
+    sdf_ts = name == "GPThompsonSamplingSDF"
+    got = torch.stack([s[3] for s in joint._stages(batch)[0]]) if sdf_ts else None
+    got = joint(batch) if got is None else got  # TS-SDF: nu_j, 3 x 2
+    want = torch.zeros_like(got)
+    for b in range(2):
+        for j in range(3):
+            pending = torch.cat([P, batch[b, :j]])
+            single = build(model, t, X_pending=pending, **kw)
+            assert single.t == t + 1 + j
+            if sdf_ts:
+                want[j, b] = single.v_t  # nu_t of GP-TS-SDF
+            else:
+                want[b] += single(batch[b, j : j + 1])[0]
+    assert torch.allclose(got, want, atol=1e-8, rtol=1e-7)
+    x, _ = optimize_acqf_discrete(build(model, t, **kw), q=2, choices=cand)
+    assert x.shape == (2, D)
+
+
+# ------------------------------------------------------------- cyclic optimization
+def test_draw_numbers_follow_the_points_through_cyclic_optimization() -> None:
+    """The draw-number rule on the calls optimize_acqf_cyclic makes (base pending
+    point b0): the sequential pass gives point j draw 1 + j; re-optimizing point i
+    with the other points pending values it on its own draw 1 + i again, also after
+    the other points moved."""
+    X, Y = _data()
+    cand = torch.rand(8, D, generator=torch.Generator().manual_seed(5), dtype=X.dtype)
+    b0, c = cand[:1], list(cand[1:4])
+    acqf = GPThompsonSampling(
+        _fixed(X, Y), v=1.0, candidates=cand, seed=0, X_pending=b0
+    )
+
+    def decide(pending):
+        acqf.set_X_pending(pending)
+        acqf(cand[:1].unsqueeze(0))  # an evaluation: the decision's draw is used
+        return acqf._decision_draws(1)[0]
+
+    assert decide(b0) == 1
+    assert decide(torch.cat([b0, c[0][None]])) == 2
+    assert decide(torch.cat([b0, c[0][None], c[1][None]])) == 3
+    acqf.set_X_pending(b0)  # the sequential pass restores the base
+    for _ in range(2):  # two cycles, point i moves to a new value each time
+        for i in range(3):
+            others = [c[k][None] for k in range(3) if k != i]
+            assert decide(torch.cat([b0, *others])) == 1 + i
+            c[i] = c[i] + 0.01
+    # joint batches and pending points set once: p + j
+    fresh = GPThompsonSampling(_fixed(X, Y), v=1.0, candidates=cand, seed=0)
+    fresh.set_X_pending(cand[4:6])
+    assert fresh._decision_draws(3) == [2, 3, 4]
+
+
+@pytest.mark.parametrize("name", ["GPThompsonSampling", "GPThompsonSamplingSDF"])
+def test_optimize_acqf_cyclic_gives_distinct_points(name: str) -> None:
+    """optimize_acqf_cyclic re-optimizes each point with the q - 1 others pending:
+    every point keeps its own draw, so the q points differ (they collapsed onto the
+    maximizer of one draw)."""
+    from botorch.optim import optimize_acqf_cyclic
+
+    X, Y = _data()
+    model, kw = _fixed(X, Y), {"seed": 1, "num_features": 128}
+    if name == "GPThompsonSampling":
+        acqf = GPThompsonSampling(model, B=1.0, R=0.1, **kw)
+    else:
+        acqf = GPThompsonSamplingSDF(model, X[-2:], beta=1.0, y_min=-1.0, **kw)
+    bounds = torch.tensor([[0.0] * D, [1.0] * D], dtype=torch.double)
+    torch.manual_seed(0)
+    x, _ = optimize_acqf_cyclic(
+        acqf,
+        bounds,
+        q=3,
+        num_restarts=2,
+        raw_samples=32,
+        options={"maxiter": 30},
+        cyclic_options={"maxiter": 2},
+    )
+    dist = torch.cdist(x, x) + torch.eye(3, dtype=x.dtype)
+    assert float(dist.min()) > 1e-3, f"repeated point in {x.tolist()}"
+    assert acqf.X_pending is None
+
+
+def test_scalarization_offset_keeps_the_value_dtype() -> None:
+    from botorch.acquisition.objective import ScalarizedPosteriorTransform
+
+    from botorch_bandits.acquisition._batch import scalarization
+
+    pt = ScalarizedPosteriorTransform(torch.tensor([1.0, 0.5]), offset=0.1)
+    like = torch.zeros(3, dtype=torch.double)
+    w, offset = scalarization(pt, 2, like)
+    assert offset.dtype == w.dtype == torch.double and offset.item() == 0.1
+
+
+@pytest.mark.parametrize("name", list(BUILDERS))
+def test_float32_pending_points_on_a_float64_model_are_cast(name: str) -> None:
+    X, Y = _data()
+    model = _fixed(X, Y)
+    P = torch.rand(2, D, generator=torch.Generator().manual_seed(9))  # float32
+    got = BUILDERS[name](model, X_pending=P)
+    want = BUILDERS[name](model, X_pending=P.double())
+    assert got.X_pending.dtype == torch.double
+    Xt = X[:3].unsqueeze(1) + 0.01
+    assert torch.equal(got(Xt), want(Xt))
+
+
+def test_models_that_cannot_hold_pending_points_raise_a_clear_error() -> None:
+    """KroneckerMultiTaskGP and GenericDeterministicModel cannot be conditioned on
+    pending points: an UnsupportedError that names X_pending (KroneckerMultiTaskGP
+    failed inside GPyTorch); a joint q-batch without pending points still works."""
+    from botorch.acquisition.objective import ScalarizedPosteriorTransform
+    from botorch.exceptions.errors import UnsupportedError
+    from botorch.models import KroneckerMultiTaskGP
+    from botorch.models.deterministic import GenericDeterministicModel
+
+    X, Y = _data()
+    kron = KroneckerMultiTaskGP(X, torch.cat([Y, -Y], -1)).eval()
+    pt = ScalarizedPosteriorTransform(torch.tensor([1.0, 0.5], dtype=X.dtype))
+    P = X[:2] + 0.01
+    with pytest.raises(UnsupportedError, match=r"X_pending.*KroneckerMultiTaskGP"):
+        GPUCB(kron, schedule="constant", beta=1.0, posterior_transform=pt, X_pending=P)
+    joint = GPUCB(kron, schedule="constant", beta=1.0, posterior_transform=pt, t=9)
+    assert joint(P.unsqueeze(0)).shape == (1,)
+    det = GenericDeterministicModel(lambda Z: Z.sum(-1, keepdim=True))
+    with pytest.raises(UnsupportedError, match=r"X_pending.*GenericDeterministicModel"):
+        IGPUCB(det, beta=1.0, t=1, X_pending=P)

@@ -302,7 +302,9 @@ def run_cell(model: str, name: str, dtype: torch.dtype, optimizer: str) -> Cell:
     )
     with torch.no_grad(), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        got = float(acqf(x.unsqueeze(0)))
+        # 1 x 1 x d broadcasts with a batched model: one value per batch (BoTorch's
+        # pairing), whose sum is the summed value the optimizer saw
+        got = float(acqf(x.unsqueeze(0)).sum())
         want = _formula(name, case, acqf, x, discrete)
         assert math.isclose(
             got, float(val), **{"rel_tol": tol["rtol"], "abs_tol": tol["atol"]}
@@ -349,7 +351,9 @@ def test_matrix_row(model: str, dtype: torch.dtype) -> None:
 @pytest.mark.parametrize("name", ACQFS)
 def test_batched_model_values_per_batch(name: str) -> None:
     """Where a batched model is usable -- X with the model's batch dims -- every
-    batch gets the formula's value with its own data (and gamma)."""
+    batch gets the formula's value with its own data (and gamma). X whose batch dims
+    broadcast with the model's (3 x 1 x d for batch shape [3]) pairs point i with
+    batch i in every class; X that cannot pair sums the TS draws over the batches."""
     case = _case("batched", torch.float64)
     acqf = _build(name, case, discrete=True)
     X = case.choices[:5].view(5, 1, 1, D)
@@ -379,12 +383,23 @@ def test_batched_model_values_per_batch(name: str) -> None:
             post = single.posterior(case.choices[:5].unsqueeze(-2))
             want = (post.mean + mult * post.variance.sqrt()).view(-1)
             assert torch.allclose(values[:, b], want, rtol=1e-6, atol=1e-8)
+    # X of shape 3 x 1 x d pairs with batch shape [3] (BoTorch's broadcasting), for
+    # every class alike: point i is valued under batch i
+    paired = acqf(case.choices[:3].view(3, 1, D))
+    assert torch.allclose(paired, values[:3, :3].diagonal(), rtol=1e-10, atol=1e-12)
     if name in UCB_FAMILY:  # as BoTorch's UpperConfidenceBound, which fails there
         with pytest.raises(ValueError, match="batch_shape=\\[3\\]"):
             acqf(case.choices[:5].view(5, 1, D))
     else:  # as BoTorch's PathwiseThompsonSampling: the sum over the batches' draws
         summed = acqf(case.choices[:5].view(5, 1, D))
         assert torch.allclose(summed, values.sum(-1))
+        # the pathwise sampler pairs and sums by the same rule
+        path = _build(name, case, discrete=False)
+        every = path(case.choices[:5].view(5, 1, 1, D))  # 5 x 3
+        paired = path(case.choices[:3].view(3, 1, D))
+        assert torch.allclose(paired, every[:3, :3].diagonal(), rtol=1e-9, atol=1e-9)
+        summed = path(case.choices[:5].view(5, 1, D))
+        assert torch.allclose(summed, every.sum(-1), rtol=1e-9, atol=1e-9)
 
 
 def main() -> None:  # pragma: no cover - prints the matrix for the issue note

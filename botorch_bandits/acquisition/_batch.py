@@ -30,6 +30,7 @@ from botorch.acquisition.objective import (
 )
 from botorch.exceptions.errors import UnsupportedError
 from botorch.models.model import Model, ModelList
+from botorch.utils.transforms import is_ensemble
 from gpytorch.likelihoods import FixedNoiseGaussianLikelihood
 from linear_operator.utils.cholesky import psd_safe_cholesky
 from torch import Tensor
@@ -39,29 +40,40 @@ from torch import Tensor
 # model batch
 # --------------------------------------------------------------------------------------
 def model_batch_shape(model: Model) -> torch.Size:
-    """The model's batch shape (``[]`` when it has none or does not say)."""
+    """The model's batch shape (``[]`` when it has none or does not say: e.g. BoTorch's
+    ``GenericDeterministicModel``, whose ``batch_shape`` is ``None`` unless given)."""
     try:
         shape = model.batch_shape
     except Exception:  # e.g. a ModelList of models with different batch shapes
         return torch.Size([])
-    return torch.Size(shape)
+    if shape is None:
+        return torch.Size([])
+    try:
+        return torch.Size(shape)
+    except (TypeError, ValueError):  # not a sequence of ints: treat as unbatched
+        return torch.Size([])
 
 
-def broadcast_over_model_batch(X: Tensor, model: Model) -> tuple[Tensor, int]:
-    """``(X', k)`` for Thompson sampling on a batched model: ``X`` as it is when it
-    carries dims for the model batch beyond its t-batch (``b x 1 x q x d`` or
-    ``b x M x q x d``: one value per batch, ``k = 0``); for ``X`` of shape
-    ``b x q x d``, ``k`` singleton dims are inserted so that every point is valued
-    under every model batch, and the caller sums the ``k`` trailing value dims (what
-    BoTorch's ``PathwiseThompsonSampling`` does)."""
-    batch = model_batch_shape(model)
-    k = len(batch)
-    if not batch or X.ndim - 2 > k:
-        return X, 0
-    return X.reshape(*X.shape[:-2], *([1] * k), *X.shape[-2:]), k
+def is_ensemble_model(model: Model) -> bool:
+    """Whether ``model`` is an ensemble: BoTorch's ``is_ensemble`` (a fully Bayesian
+    ``SaasFullyBayesianSingleTaskGP``, an ``EnsembleMapSaasSingleTaskGP``, any model
+    with ``_is_ensemble``), or a model whose ``is_ensemble`` attribute is ``True``.
+    Its posterior adds the ensemble dimension itself (at ``-3`` of ``X``), so ``X``
+    never carries it."""
+    return is_ensemble(model) or getattr(model, "is_ensemble", False) is True
+
+
+def pairing_batch_shape(model: Model) -> torch.Size:
+    """The model batch dims that the batch dims of ``X`` pair with: the model's batch
+    shape, except ``[]`` for an ensemble (its posterior adds the ensemble dim to any
+    ``X``, and the values get it as their last dim)."""
+    if is_ensemble_model(model):
+        return torch.Size([])
+    return model_batch_shape(model)
 
 
 def _pairs(X: Tensor, batch: torch.Size) -> bool:
+    """Whether the trailing t-batch dims of ``X`` broadcast with ``batch``."""
     t_batch = X.shape[:-2]
     k = len(batch)
     if len(t_batch) < k:
@@ -73,6 +85,24 @@ def _pairs(X: Tensor, batch: torch.Size) -> bool:
     return True
 
 
+def broadcast_over_model_batch(X: Tensor, model: Model) -> tuple[Tensor, int]:
+    """``(X', k)`` for Thompson sampling on a batched model. BoTorch's broadcasting
+    first, as the UCB classes (:func:`align_to_model_batch`): when the trailing batch
+    dims of ``X`` broadcast with the model's batch shape they pair with it (``X`` of
+    shape ``3 x 1 x d`` on a model of batch shape ``[3]``: point ``i`` on batch ``i``;
+    ``b x 1 x q x d``: every point under every batch) and ``X`` is returned as it is
+    (``k = 0``). Otherwise (``10 x 1 x d`` for batch shape ``[3]``) ``k`` singleton
+    dims are inserted so that every point is valued under every model batch, and the
+    caller sums the ``k`` trailing value dims (what BoTorch's
+    ``PathwiseThompsonSampling`` does). An ensemble is never paired (see
+    :func:`pairing_batch_shape`): the caller picks one member per draw."""
+    batch = pairing_batch_shape(model)
+    k = len(batch)
+    if not batch or _pairs(X, batch):
+        return X, 0
+    return X.reshape(*X.shape[:-2], *([1] * k), *X.shape[-2:]), k
+
+
 def align_to_model_batch(X: Tensor, model: Model) -> Tensor:
     r"""``X`` (``(b) x q x d``) checked against a batched model's batch shape.
 
@@ -81,9 +111,12 @@ def align_to_model_batch(X: Tensor, model: Model) -> Tensor:
     point under every model batch (values ``b x M``), ``b x M x q x d`` one point per
     model batch. ``X`` whose batch dims cannot pair (``10 x 1 x d`` for a model of
     batch shape ``[3]``) raises a ``ValueError`` that says so -- BoTorch's analytic
-    acquisition functions fail there too, with a broadcasting error.
+    acquisition functions fail there too, with a broadcasting error. An ensemble
+    model (e.g. ``SaasFullyBayesianSingleTaskGP``) takes any ``X``: its posterior adds
+    the ensemble dim, and the values are averaged over it (BoTorch's
+    ``average_over_ensemble_models``, as its ``UpperConfidenceBound`` does).
     """
-    batch = model_batch_shape(model)
+    batch = pairing_batch_shape(model)
     if not batch:
         return X
     k = len(batch)
@@ -126,6 +159,36 @@ def condition_model(model: Model, X: Tensor, Y: Tensor) -> Model:
     own choice for ``posterior(..., observation_noise=True)``)."""
     if hasattr(model, "score_points") and hasattr(model, "observe"):  # FiniteArmGP
         return _condition_finite_arm(model, X, Y)
+    _check_conditionable(model)
+    try:
+        return _condition_exact(model, X, Y)
+    except NotImplementedError as err:  # e.g. GenericDeterministicModel
+        raise UnsupportedError(
+            f"Pending points (X_pending of {X.shape[-2]} points) need a model that "
+            f"can be conditioned on observations; {type(model).__name__} cannot "
+            f"({err}). Drop X_pending and use q=1, or use a GP model."
+        ) from err
+
+
+def _check_conditionable(model: Model) -> None:
+    """Models whose ``condition_on_observations`` does not give a model whose
+    posterior holds the new points: a clear error instead of a wrong value."""
+    from botorch.models.multitask import KroneckerMultiTaskGP
+
+    models = model.models if isinstance(model, ModelList) else [model]
+    for m in models:
+        if isinstance(m, KroneckerMultiTaskGP):
+            raise UnsupportedError(
+                "Pending points (X_pending) are conditioned into the model, and "
+                "KroneckerMultiTaskGP cannot be conditioned on observations (its "
+                "posterior keeps its own caches, and GPyTorch's fantasy update fails "
+                "on it). Use a multi-output SingleTaskGP or a ModelListGP, or drop "
+                "X_pending (a joint q-batch without pending points works)."
+            )
+
+
+def _condition_exact(model: Model, X: Tensor, Y: Tensor) -> Model:
+    """:func:`condition_model` for BoTorch's GPyTorch models and model lists."""
     if isinstance(model, ModelList):
         if not hasattr(model, "condition_on_observations"):
             raise UnsupportedError(
@@ -218,8 +281,31 @@ def single_output(model: Model, what: str) -> None:
         )
 
 
-def check_pending(X_pending: Any, d: int | None) -> Tensor | None:
-    """``p x d`` pending points, detached (``None`` for none or ``p = 0``)."""
+def model_tensor(model: Any) -> Tensor | None:
+    """A floating-point tensor of ``model`` that gives its dtype and device (a
+    finite-arm engine's arms, the training inputs, a parameter or buffer), else
+    ``None``."""
+    arms = getattr(model, "arms", None)
+    if isinstance(arms, Tensor):
+        return arms
+    try:
+        inputs = model.train_inputs
+    except Exception:  # no inputs, or none readable
+        inputs = None
+    if isinstance(inputs, tuple) and inputs and isinstance(inputs[0], Tensor):
+        return inputs[0]
+    if isinstance(model, torch.nn.Module):
+        for tensor in (*model.parameters(), *model.buffers()):
+            if tensor.is_floating_point():
+                return tensor
+    return None
+
+
+def check_pending(X_pending: Any, d: int | None, model: Any = None) -> Tensor | None:
+    """``p x d`` pending points, detached (``None`` for none or ``p = 0``), in the
+    dtype and on the device of ``model`` (a float32 ``X_pending`` on a float64
+    model is cast, as ``optimize_acqf``'s float32 candidates would otherwise fail
+    deep inside the model's conditioning)."""
     if X_pending is None:
         return None
     if not isinstance(X_pending, Tensor) or X_pending.ndim != 2:
@@ -237,6 +323,9 @@ def check_pending(X_pending: Any, d: int | None) -> Tensor | None:
         raise ValueError("`X_pending` must be finite, got NaN or inf entries.")
     if X_pending.shape[0] == 0:
         return None
+    ref = None if model is None else model_tensor(model)
+    if ref is not None:
+        X_pending = X_pending.to(dtype=ref.dtype, device=ref.device)
     return X_pending.detach().clone()
 
 
@@ -266,7 +355,9 @@ def scalarization(
             f"The posterior_transform has {w.numel()} weights but the model has "
             f"{num_outputs} outputs."
         )
-    return w, torch.as_tensor(transform.offset).to(like)
+    # in the value's dtype (a float32 tensor of 0.1 is 0.1 + 1.5e-9 in float64)
+    offset = torch.as_tensor(transform.offset, dtype=like.dtype, device=like.device)
+    return w, offset
 
 
 def joint_moments(model: Model, Z: Tensor) -> tuple[Tensor, Tensor, Tensor]:
@@ -276,7 +367,18 @@ def joint_moments(model: Model, Z: Tensor) -> tuple[Tensor, Tensor, Tensor]:
     post = model.posterior(Z)
     mean = post.mean  # batch x n x m
     n, m = mean.shape[-2], mean.shape[-1]
-    dist = post.distribution
+    dist = getattr(post, "distribution", None)
+    if dist is None or not hasattr(dist, "covariance_matrix"):
+        # no Gaussian posterior (e.g. GenericDeterministicModel's EnsemblePosterior):
+        # fine when it is deterministic, else the joint law is unknown
+        if bool((post.variance > 0).any()):
+            raise UnsupportedError(
+                "q > 1 and pending points need a model with a Gaussian posterior "
+                f"(a joint covariance), got a {type(post).__name__} from "
+                f"{type(model).__name__}; optimize with q=1."
+            )
+        zeros = mean.new_zeros(*mean.shape[:-2], n, m, n, m)
+        return mean, zeros, mean.new_zeros(mean.shape)
     cov = dist.covariance_matrix  # batch x nm x nm
     if m > 1 and not getattr(dist, "_interleaved", True):
         # output-major (k, i) -> point-major (i, k)

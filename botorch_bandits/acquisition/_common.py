@@ -80,21 +80,50 @@ def data_key(model: Model) -> tuple:
 class RoundScheduleMixin:
     """For acquisition functions whose confidence parameter depends on the round.
 
-    Provides ``t`` (the explicit ``_t`` if given, else the number of training
-    observations of ``model`` plus one) and ``_per_decision(compute)``, which
-    evaluates ``compute(t)`` once for the model's current data and recomputes it
-    whenever the data or ``t`` differ -- nothing survives a change of data.
+    Provides ``t`` and ``_per_decision(compute)``, which evaluates ``compute(t)``
+    once for the model's current data and recomputes it whenever the data or ``t``
+    differ -- nothing survives a change of data.
+
+    The round of a decision made with ``p`` points pending (``X_pending``), and of
+    point ``j`` of a q-batch (the earlier points of its batch pending too):
+
+    * an explicit ``t`` (the round of the first decision without pending points)
+      gives ``t + p + j``, for every class;
+    * without one, the round is counted from the model: ``n + 1`` for its ``n``
+      observations, then ``+ j``. A class that conditions its model on the pending
+      points (``_pending_in_model``: GP-BUCB, the SDF classes) counts them in ``n``;
+      asynchronous TS, whose posterior leaves them out, does not count them or the
+      earlier batch points (every point is decided at ``n + 1``).
     """
 
     _t: int | None
     _memo: tuple[tuple, float | Tensor] | None
+    _pending_in_model: bool = True
+
+    @property
+    def _num_pending(self) -> int:
+        P = self.__dict__.get("X_pending")
+        return 0 if P is None else int(P.shape[-2])
 
     @property
     def t(self) -> int:
-        """Round index ``t`` (``t - 1`` observations inform this decision)."""
+        """Round index ``t`` of this decision (with its pending points)."""
         if self._t is not None:
-            return self._t
+            return self._t + self._num_pending
         return num_observations(self.model) + 1
+
+    def _round(self, j: int) -> int:
+        """Round of point ``j`` of a q-batch (``j = 0``: this decision)."""
+        if self._t is None and not self._pending_in_model:
+            return self.t  # the earlier batch points are left out like pending ones
+        return self.t + j
+
+    def _data_round(self) -> int:
+        r"""The round whose :math:`\gamma_{t-1}` the observed information gain of
+        ``model`` answers for: one more than the points it holds."""
+        if self._t is None:
+            return num_observations(self.model) + 1
+        return self._t + (self._num_pending if self._pending_in_model else 0)
 
     def _per_decision(self, compute: Callable[[int], float | Tensor]) -> float | Tensor:
         """``compute(t)``: a float, or a ``batch_shape`` tensor when the schedule
@@ -143,13 +172,15 @@ def check_input_dim(name: str, X: Tensor, model: Any) -> None:
         )
 
 
-def gamma_after(acqf: Any, t: int, extra_gain: Tensor | float) -> float | Tensor:
-    r""":math:`\gamma_{t-1}` for a decision ``t - acqf.t`` places into a q-batch: an
-    a-priori source is asked for ``t - 1``; the observed information gain (which can
-    only answer for the model's own points) is that of the model plus
-    ``extra_gain``, the gain of the batch's earlier points (chain rule)."""
+def gamma_after(acqf: Any, t: int, extra_gain: Tensor | float = 0.0) -> float | Tensor:
+    r""":math:`\gamma_{t-1}` for the decision at round ``t`` (``acqf.t``, or
+    ``acqf._round(j)`` for point ``j`` of a q-batch): an a-priori source is asked
+    for ``t - 1``; the observed information gain, which can only answer for the
+    points the model holds, is asked for those (``acqf._data_round() - 1``: this
+    also checks an explicit ``t`` against them) and raised by ``extra_gain``, the
+    gain of the batch's earlier points (chain rule)."""
     from botorch_bandits.beta import ObservedInformationGain
 
     if isinstance(acqf.gamma, ObservedInformationGain):
-        return acqf.gamma(acqf.t - 1, acqf.model) + extra_gain
+        return acqf.gamma(acqf._data_round() - 1, acqf.model) + extra_gain
     return acqf.gamma(t - 1, acqf.model)

@@ -30,7 +30,8 @@ from botorch_bandits import validation
 from botorch_bandits.acquisition._batch import (
     censored_model,
     joint_moments,
-    model_batch_shape,
+    pairing_batch_shape,
+    scalarization,
     single_output,
     stage_gain,
     stage_moments,
@@ -47,6 +48,7 @@ class _SDFMixin:
     §4: batch BO is BO-SDF with the batch's queries pending)."""
 
     pending_rule = "censor"
+    _pending_in_model = True  # the model holds the pending points, censored
 
     def _init_sdf(
         self,
@@ -119,7 +121,7 @@ class _SDFMixin:
         if self.beta is not None:
             return self.beta
         if gamma is None:
-            gamma = self.gamma(t - 1, self.model)
+            gamma = gamma_after(self, t)
         if any(isinstance(v, Tensor) and v.ndim > 0 for v in (gamma, self.B_f, self.R)):
             # per-batch values (one per seed): the same formula, elementwise
             gamma, B_f, R = (torch.as_tensor(v) for v in (gamma, self.B_f, self.R))
@@ -135,11 +137,10 @@ class _SDFMixin:
         recent = self._issued_recent()
         if recent.shape[0] == 0 or self.B_y == 0:
             return self._beta_t(t)
-        if recent.ndim == 2 and model_batch_shape(self.model):
+        batch = pairing_batch_shape(self.model)  # [] for an ensemble: it adds its dim
+        if recent.ndim == 2 and batch:
             # the same queries for every model batch: m x 1 x d
-            recent = recent.view(
-                recent.shape[0], *[1] * len(self.model.batch_shape), -1
-            )
+            recent = recent.view(recent.shape[0], *[1] * len(batch), -1)
         with torch.no_grad():
             var = self.model.posterior(
                 recent.unsqueeze(-2), posterior_transform=self.posterior_transform
@@ -151,11 +152,18 @@ class _SDFMixin:
 
     def _stages(self, X: Tensor) -> Any:
         r"""For a q-batch ``X`` (``batch x q x d``): per point ``j``, the censored
-        posterior mean and variance of ``x_j`` given the batch's earlier points
-        (censored at ``y_min``), :math:`\nu` of that decision (its recent queries
-        include the earlier points, with their censored variances), the joint moments
-        of the batch points and the conditioning set. Yields
-        ``(j, mean_j, var_j, nu_j)`` plus the moments, for the UCB and TS rules."""
+        posterior mean and variance of the objective at ``x_j`` given the batch's
+        earlier points (censored at ``y_min``), :math:`\nu` of that decision (its
+        recent queries include the earlier points, with their censored variances),
+        the joint moments of the batch points and the conditioning set. Yields
+        ``(j, mean_j, var_j, nu_j)`` plus the moments ``(mean, cov, noise, r, w)``,
+        for the UCB and TS rules.
+
+        The model's output is censored at ``y_min`` (the pending points' targets, as
+        ``set_X_pending`` conditions the model); means, variances and
+        :math:`\nu` are those of the objective :math:`o + w f` of the
+        ``posterior_transform`` (a ``ScalarizedPosteriorTransform``), as at
+        ``q = 1``. The moments stay those of the model's output."""
         single_output(self.model, f"A q-batch of {type(self).__name__}")
         recent = self._issued_recent()  # m x (batch) x d
         r = recent.shape[0]
@@ -165,28 +173,33 @@ class _SDFMixin:
             [R.to(X).expand(*shape, *R.shape[-2:]), X.expand(*shape, *X.shape[-2:])],
             dim=-2,
         )
-        mean, cov, noise = joint_moments(self.model, Z)
+        mean, cov, noise = joint_moments(self.model, Z)  # of the model's output
+        w, offset = scalarization(self.posterior_transform, 1, mean)
+        w = w[0]  # the objective is offset + w f
         q = X.shape[-2]
         gain: Tensor | float = 0.0
         out = []
         for j in range(q):
+            # censored at y_min in the model's output, as the pending points are
             mu, blocks, block = stage_moments(
                 mean, cov, noise, r, j, self.y_min, evaluate=slice(0, r + j + 1)
             )
-            var = blocks[..., :, 0, 0].clamp_min(1e-12)  # batch x (r + j + 1)
+            mu = offset + w * mu  # the objective's mean
+            var = (w**2 * blocks[..., :, 0, 0]).clamp_min(1e-12)  # b x (r + j + 1)
             issued = var[..., :-1].sqrt()  # recent and the earlier batch points
             if self.window is not None:
                 issued = issued[..., max(0, issued.shape[-1] - self.window) :]
             if j == 0:
                 beta = self._beta_t(self.t)
             else:
-                g = gamma_after(self, self.t + j, gain) if self.beta is None else None
-                beta = self._beta_t(self.t + j, g)
+                t_j = self._round(j)
+                g = gamma_after(self, t_j, gain) if self.beta is None else None
+                beta = self._beta_t(t_j, g)
             beta = torch.as_tensor(beta, dtype=var.dtype, device=var.device)
             nu = self.B_y * issued.sum(-1) + beta
             out.append((j, mu[..., -1, 0], var[..., -1], nu))
             gain = gain + stage_gain(block, noise[..., r + j, :])
-        return out, (mean, cov, noise, r)
+        return out, (mean, cov, noise, r, w)
 
 
 class GPUCBSDF(_SDFMixin, _ScheduledUCB):
@@ -299,16 +312,18 @@ class GPThompsonSamplingSDF(_SDFMixin, GPThompsonSampling):
     def _censors_batch(self) -> bool:
         return True
 
-    def _censored_batch_value(self, X: Tensor) -> Tensor:
-        r"""Sum over the batch of draw ``p + j`` at ``x_j``, conditioned on the
+    def _censored_batch_value(self, X: Tensor, draws: list[int]) -> Tensor:
+        r"""Sum over the batch of draw ``draws[j]`` (``p + j`` with ``p`` pending
+        points set once) at ``x_j``, conditioned on the
         censored earlier points: with :math:`d_k = \tilde f_k - \mu` the draw's
-        deviation, :math:`f(x_j) = \mu'_j + \nu_j (d_k(x_j) - K_{jO}(K_{OO} +
-        \Lambda)^{-1}(d_k(x_O) + \varepsilon_k))`, :math:`O` the earlier points."""
-        stages, (_, cov, noise, r) = self._stages(X)
-        q, p = X.shape[-2], self._num_pending
+        deviation (of the objective :math:`o + w f`), :math:`f(x_j) = \mu'_j +
+        \nu_j (d_k(x_j) - K_{jO}(K_{OO} + \Lambda)^{-1}(d_k(x_O) +
+        |w|\varepsilon_k))`, :math:`O` the earlier points, :math:`K, \Lambda` the
+        model output's covariance and noise."""
+        stages, (_, cov, noise, r, w) = self._stages(X)
         total: Tensor | float = 0.0
         for j, mean_j, _, nu in stages:
-            k = p + j
+            k = draws[j]
             _, dev_j = self._mean_and_deviation(X[..., j : j + 1, :], k)
             if j > 0:
                 devs = torch.stack(
@@ -321,10 +336,12 @@ class GPThompsonSamplingSDF(_SDFMixin, GPThompsonSampling):
                 obs = slice(r, r + j)
                 K = cov[..., obs, 0, obs, 0]  # batch x j x j
                 lam = noise[..., obs, 0]  # batch x j
-                eps = self._normal(X.new_empty(q), k, stream=1)[:j] * lam.sqrt()
+                # the draw's observation noise, in the objective's scale (|w| eps
+                # has the law of w eps: the deviations are the objective's)
+                eps = self._draw_noise(k, j, lam) * lam.sqrt() * w.abs()
                 A = K + torch.diag_embed(lam)
                 k_j = cov[..., r + j, 0, obs, 0]  # batch x j
                 sol = torch.linalg.solve(A, (devs + eps).unsqueeze(-1)).squeeze(-1)
                 dev_j = dev_j - (k_j * sol).sum(-1)
-            total = total + mean_j + nu * dev_j
+            total = total + self._select_member(mean_j + nu * dev_j, k)
         return total

@@ -56,17 +56,44 @@ from botorch_bandits._matching import match_points
 from botorch_bandits.acquisition._batch import (
     broadcast_over_model_batch,
     check_pending,
+    is_ensemble_model,
+    model_batch_shape,
 )
 from botorch_bandits.acquisition._common import (
     RoundScheduleMixin,
     check_input_dim,
     check_round,
+    gamma_after,
     model_input_dim,
 )
 from botorch_bandits.acquisition.ucb import _scale_arguments
 
 Sampler = Literal["auto", "exact", "pathwise"]
-_DRAW_STRIDE = 1_000_003
+_MASK64 = 2**64 - 1
+# sub-streams of a seed: a later draw, a draw's observation noise, its ensemble member
+_DRAW, _NOISE, _MEMBER = 1, 2, 3
+_NOISE_BLOCK = 16
+
+
+def _mix64(x: int) -> int:
+    """SplitMix64's finalizer: a bijection of the 64-bit integers that scatters
+    nearby inputs over the whole range."""
+    x &= _MASK64
+    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
+    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & _MASK64
+    return x ^ (x >> 31)
+
+
+def _derived_seed(seed: int, *keys: int) -> int:
+    """The seed of sub-stream ``keys`` of ``seed`` (e.g. ``(_DRAW, k)``: draw ``k``).
+
+    Derived seeds lie in ``[2**63, 2**64)``, so none equals a seed a user passes
+    below ``2**63`` (draw ``k`` of seed 0 is not draw 0 of seed ``k``); distinct
+    ``(seed, keys)`` give distinct seeds but for chance (about ``2**-63`` a pair)."""
+    x = seed
+    for key in keys:
+        x = _mix64(x + 0x9E3779B97F4A7C15 * (key + 1))
+    return x | (1 << 63)
 
 
 def _fresh_feature_maps(
@@ -112,9 +139,15 @@ def _check_pathwise_kernel(model: Model) -> None:
             f"sampler='pathwise' needs an exact GP with a `covar_module`, got "
             f"{type(model).__name__}; pass `candidates` (sampler='exact')."
         )
+    _check_pathwise_ensemble(model)
     d = model_input_dim(model) or 1
+    # the probe draws random frequencies: fork the generators it may use (CPU and the
+    # kernel's CUDA device) so that building the acquisition leaves them as they were
+    param = next(iter(kernel.parameters()), None)
+    devices = [param.device] if param is not None and param.is_cuda else []
     try:
-        gen_kernel_features(kernel, num_inputs=d, num_outputs=2)
+        with torch.random.fork_rng(devices=devices):
+            gen_kernel_features(kernel, num_inputs=d, num_outputs=2)
     except NotImplementedError as err:
         raise UnsupportedError(
             "sampler='pathwise' draws random Fourier features of the kernel, and "
@@ -124,6 +157,25 @@ def _check_pathwise_kernel(model: Model) -> None:
             "the enumerated categorical values with a set of continuous points -- and "
             "optimize with optimize_acqf_discrete."
         ) from err
+
+
+def _check_pathwise_ensemble(model: Model) -> None:
+    """BoTorch's Matheron paths of an ensemble add the member dim to ``X`` themselves,
+    which works for an ensemble over one training set (``SaasFullyBayesianSingleTaskGP``)
+    and fails inside BoTorch when every member has its own copy of the training
+    inputs (``EnsembleMapSaasSingleTaskGP``; a fully Bayesian model conditioned on
+    pending points)."""
+    if not is_ensemble_model(model):
+        return
+    inputs = getattr(model, "train_inputs", None)
+    if inputs and isinstance(inputs[0], Tensor) and inputs[0].ndim > 2:
+        raise UnsupportedError(
+            "sampler='pathwise' cannot draw from this ensemble model: its members "
+            f"hold batched training inputs (shape {tuple(inputs[0].shape)}), and "
+            "BoTorch's Matheron paths fail to evaluate there (as they do for "
+            "PathwiseThompsonSampling's own draw_matheron_paths). Pass `candidates` "
+            "(sampler='exact') and optimize with optimize_acqf_discrete."
+        )
 
 
 def draw_posterior_paths(
@@ -187,19 +239,26 @@ class GPThompsonSampling(RoundScheduleMixin, AcquisitionFunction):
         sampler: ``"exact"``, ``"pathwise"``, or ``"auto"`` (exact iff candidates).
         num_features: Random features per path for ``"pathwise"`` (default 4096).
         seed: Seed of this decision's draw; ``None`` uses torch's global generator.
-        t: Round index; default ``num_observations(model) + 1``.
+        t: Round index; default ``num_observations(model) + 1`` (pending points
+            and the earlier points of a q-batch, left out of the posterior, do not
+            count). An explicit ``t`` is the round of a decision without pending
+            points: with ``p`` pending, point ``j`` of a q-batch is decided at
+            ``t + p + j`` (its :math:`v` uses that round's :math:`\gamma`).
         posterior_transform: Optional ``PosteriorTransform`` (exact sampler).
         maximize: If False, the value is :math:`-f_t(x)`.
         X_pending: ``p x d`` pending points: asynchronous / batch Thompson sampling
             (Kandasamy et al. 2018) -- the posterior stays that of the completed
             observations and the next point gets its own, independent draw (draw
-            ``p``). Point ``j`` of a q-batch is valued on draw ``p + j``; the value is
-            the sum, so joint and sequential optimization value the same draws.
+            ``p``; see ``set_X_pending``). Point ``j`` of a q-batch is valued on
+            draw ``p + j``; the value is the sum, so joint, sequential and cyclic
+            optimization value the same draws.
 
     Example:
         >>> acqf = GPThompsonSampling(model, B=1.0, R=0.1, candidates=arms, seed=0)
         >>> x_next, _ = optimize_acqf_discrete(acqf, q=1, choices=arms)
     """
+
+    _pending_in_model = False  # asynchronous TS: its posterior leaves them out
 
     def __init__(
         self,
@@ -271,6 +330,13 @@ class GPThompsonSampling(RoundScheduleMixin, AcquisitionFunction):
         else:
             self.candidates = None
         self._draws: dict[int, Any] = {}  # draw number -> draw
+        self._members: dict[int, int] = {}  # draw number -> ensemble member
+        self._noises: dict[int, Tensor] = {}  # draw number -> its observation noise
+        # draw numbers of pending points: the point that holds each draw, the draws
+        # the current pending points hold, the draw of the last decision evaluated
+        self._holders: dict[int, Tensor] = {}
+        self._held: frozenset[int] = frozenset()
+        self._last_draw: int | None = None
         self._memo: tuple[tuple, float] | None = None
         self.__dict__.update(_base_model=model, X_pending=None)
         if X_pending is not None:
@@ -280,9 +346,7 @@ class GPThompsonSampling(RoundScheduleMixin, AcquisitionFunction):
     def _scale(self, t: int) -> float:
         if self.v is not None:
             return self.v
-        return schedules.gp_ts_scale(
-            self.gamma(t - 1, self.model), self.B, self.R, self.delta
-        )
+        return schedules.gp_ts_scale(gamma_after(self, t), self.B, self.R, self.delta)
 
     @property
     def v_t(self) -> float | Tensor:
@@ -299,33 +363,79 @@ class GPThompsonSampling(RoundScheduleMixin, AcquisitionFunction):
     def set_X_pending(self, X_pending: Tensor | None = None) -> None:
         r"""Pending points (``p x d``), as asynchronous / batch Thompson sampling
         treats them (Kandasamy et al. 2018): the posterior is that of the completed
-        observations only, and the next point gets its own draw -- draw number ``p``
-        (the pending points used draws ``0 .. p-1``), independent of the others.
-        ``GPThompsonSamplingSDF`` also censors them (see there)."""
+        observations only, and the next point gets its own draw, independent of the
+        draws the pending points were chosen on. ``GPThompsonSamplingSDF`` also
+        censors them (see there).
+
+        Draw numbers: every pending point holds one draw, and the next decision takes
+        the lowest draw no pending point holds (point ``j`` of a q-batch the
+        ``j``-th lowest). A point that was pending before keeps its draw; a new one
+        takes the draw of the decision evaluated last (the decision that chose it)
+        if no other point holds that, else the lowest free draw. Pending points set
+        once give draws ``0 .. p-1`` and the next decision draw ``p``; BoTorch's
+        sequential optimizers (``optimize_acqf(sequential=True)``,
+        ``optimize_acqf_discrete``) give point ``j`` draw ``p + j``, as a joint
+        q-batch does; and ``optimize_acqf_cyclic``, which re-optimizes point ``i``
+        with the other ``q - 1`` points pending, values it on its own draw
+        ``p + i`` again, so the points do not collapse onto one draw's maximizer."""
         base = self._base_model
-        P = check_pending(X_pending, model_input_dim(base))
+        P = check_pending(X_pending, model_input_dim(base), base)
         self.__dict__["X_pending"] = P
+        self._hold_draws(P)
         model = base if P is None else self._pending_model(base, P)
         if model is not self.model:
             self.model = model
             self._draws = {}  # draws of another posterior
+            self._members = {}
+            self._noises = {}
         self.__dict__["_memo"] = None
 
     def _pending_model(self, model: Model, P: Tensor) -> Model:
         return model
 
-    @property
-    def _num_pending(self) -> int:
-        P = self.X_pending
-        return 0 if P is None else int(P.shape[-2])
+    def _hold_draws(self, P: Tensor | None) -> None:
+        """Assign the pending points their draw numbers (see ``set_X_pending``)."""
+        held: set[int] = set()
+        new: list[Tensor] = []
+        for x in [] if P is None else P:
+            match = next(
+                (
+                    k
+                    for k, y in self._holders.items()
+                    if k not in held and y.shape == x.shape and torch.equal(y, x)
+                ),
+                None,
+            )
+            if match is None:
+                new.append(x)
+            else:
+                held.add(match)
+        for x in new:
+            k = self._last_draw
+            if k is None or k in held:
+                k = next(i for i in range(len(held) + 1) if i not in held)
+            held.add(k)
+            self._holders[k] = x
+        self._held = frozenset(held)
+
+    def _decision_draws(self, q: int) -> list[int]:
+        """Draw numbers of the ``q`` points of a batch: the lowest ``q`` draws no
+        pending point holds."""
+        free, k = [], 0
+        while len(free) < q:
+            if k not in self._held:
+                free.append(k)
+            k += 1
+        return free
 
     # ---------------------------------------------------------------- drawing
     def _draw_seed(self, k: int) -> int | None:
-        """Seed of draw ``k``: ``seed`` itself for the first, a distinct stream for
-        every later one (``None``: the global generator)."""
+        """Seed of draw ``k``: ``seed`` itself for the first (so one-point decisions
+        are unchanged), a derived seed for every later one that no user seed below
+        ``2**63`` collides with (``None``: the global generator)."""
         if self.seed is None:
             return None
-        return self.seed if k == 0 else (self.seed * _DRAW_STRIDE + k) % (2**62)
+        return self.seed if k == 0 else _derived_seed(self.seed, _DRAW, k)
 
     def _seeded(self, fn: Any, k: int = 0) -> Any:
         seed = self._draw_seed(k)
@@ -340,18 +450,39 @@ class GPThompsonSampling(RoundScheduleMixin, AcquisitionFunction):
             torch.manual_seed(seed)
             return fn()
 
-    def _normal(self, like: Tensor, k: int = 0, stream: int = 0) -> Tensor:
+    def _normal(self, like: Tensor, k: int = 0) -> Tensor:
         """Standard normals shaped like ``like`` for draw ``k``: from a generator
         seeded with the draw's seed (the global RNG is left alone), or from the
-        global RNG without a seed. ``stream`` 1 gives the draw's observation noise."""
+        global RNG without a seed."""
         gen = None
         seed = self._draw_seed(k)
         if seed is not None:
-            seed = seed if stream == 0 else (seed * _DRAW_STRIDE + 7919) % (2**62)
             gen = torch.Generator(device=like.device).manual_seed(seed)
         return torch.randn(
             like.shape, generator=gen, dtype=like.dtype, device=like.device
         )
+
+    def _draw_noise(self, k: int, n: int, like: Tensor) -> Tensor:
+        """The first ``n`` standard normals of draw ``k``'s observation noise (one
+        per earlier point of its q-batch, for GP-TS-SDF's Matheron update). Part of
+        the draw, so made once and kept like the draw itself -- with ``seed=None``
+        too, so that every evaluation of the instance values the same function.
+        Made in blocks of 16, block ``m`` from its own derived seed, so the values do
+        not depend on the batch sizes asked before."""
+        noise = self._noises.get(k)
+        while noise is None or noise.numel() < n:
+            block = 0 if noise is None else noise.numel() // _NOISE_BLOCK
+            seed = self._draw_seed(k)
+            gen = None
+            if seed is not None:
+                gen = torch.Generator(device=like.device)
+                gen.manual_seed(_derived_seed(seed, _NOISE, block))
+            new = torch.randn(
+                _NOISE_BLOCK, generator=gen, dtype=like.dtype, device=like.device
+            )
+            noise = new if noise is None else torch.cat([noise, new.to(noise)])
+            self._noises[k] = noise
+        return noise[:n].to(like)
 
     def _exact_draw(self, k: int = 0) -> tuple[Tensor, Tensor]:
         """Draw ``k`` on the candidates: ``(mean, deviation)``, ``batch_shape x N``
@@ -414,10 +545,30 @@ class GPThompsonSampling(RoundScheduleMixin, AcquisitionFunction):
 
     def _path(self, k: int = 0) -> Any:
         if k not in self._draws:
+            _check_pathwise_ensemble(self.model)  # e.g. conditioned on pending points
             self._draws[k] = self._seeded(
                 lambda: draw_posterior_paths(self.model, None, self.num_features), k
             )
         return self._draws[k]
+
+    def _member(self, k: int) -> int:
+        """The ensemble member draw ``k`` is taken from (an ensemble model, e.g.
+        ``SaasFullyBayesianSingleTaskGP``): uniform over the members, drawn once per
+        draw from the draw's seed -- a draw from the ensemble's mixture posterior, as
+        BoTorch's ``PathwiseThompsonSampling`` picks one member per path."""
+        if k not in self._members:
+            num = model_batch_shape(self.model)
+            if len(num) != 1:
+                raise UnsupportedError(
+                    "Thompson sampling on an ensemble model needs one ensemble "
+                    f"dimension (batch_shape=[num_members]), got batch_shape={list(num)}."
+                )
+            seed = self._draw_seed(k)
+            gen = None
+            if seed is not None:
+                gen = torch.Generator().manual_seed(_derived_seed(seed, _MEMBER))
+            self._members[k] = int(torch.randint(num[0], (1,), generator=gen))
+        return self._members[k]
 
     def _match_candidates(self, X: Tensor) -> Tensor:
         """Indices into ``candidates`` of the ``batch x d`` points ``X``."""
@@ -440,8 +591,11 @@ class GPThompsonSampling(RoundScheduleMixin, AcquisitionFunction):
             if mean.ndim > 1:
                 return mean.transpose(-1, 0), dev.transpose(-1, 0)
             return mean, dev
+        ensemble = is_ensemble_model(self.model)
         if self.sampler == "exact":
             idx = self._match_candidates(X.squeeze(-2))  # (b1 x ... x bk)
+            if ensemble:  # every point under every member: (b1 x ... x bk) x 1
+                idx = idx.unsqueeze(-1)
             mean, dev = self._exact_draw(k)  # model_batch x N
             out_shape = torch.broadcast_shapes(idx.shape, mean.shape[:-1])
             index = idx.expand(out_shape).unsqueeze(-1)
@@ -452,8 +606,10 @@ class GPThompsonSampling(RoundScheduleMixin, AcquisitionFunction):
 
             return pick(mean), pick(dev)
         path = self._path(k)
-        f_tilde = path(X)[..., 0]  # (b1 x ... x bk): drop the q dim
-        mean = self.model.posterior(X).mean[..., 0, 0]  # (b1 x ... x bk)
+        # (b1 x ... x bk) (x members): an ensemble's paths and posterior add the
+        # member dim themselves, as BoTorch's do
+        f_tilde = path(X)[..., 0]  # drop the q dim
+        mean = self.model.posterior(X).mean[..., 0, 0]
         return mean, f_tilde - mean
 
     @t_batch_mode_transform()
@@ -462,41 +618,72 @@ class GPThompsonSampling(RoundScheduleMixin, AcquisitionFunction):
 
         Args:
             X: ``(b1 x ... x bk) x q x d`` design points. Point ``j`` of a q-batch is
-                valued on its own draw (number ``p + j`` with ``p`` pending points),
-                independent of the other points' draws; the value is the sum. On a
-                batched model, ``X`` with the model's batch dims gets one value per
-                batch; ``X`` without them gets the sum over the batches of their
-                draws (as BoTorch's ``PathwiseThompsonSampling``).
+                valued on its own draw (number ``p + j`` with ``p`` pending points
+                set once; see ``set_X_pending``), independent of the other points'
+                draws; the value is the sum. On a batched model, ``X`` whose trailing batch dims broadcast with the
+                model's batch shape pairs with it, as in BoTorch and the UCB classes
+                (``3 x 1 x d`` on batch shape ``[3]``: point ``i`` valued under batch
+                ``i``; ``b x 1 x q x d``: one value per point and batch); ``X`` whose
+                batch dims do not pair (``10 x 1 x d``) gets the sum over the batches
+                of their draws (as BoTorch's ``PathwiseThompsonSampling``). On an
+                ensemble model (e.g. ``SaasFullyBayesianSingleTaskGP``) every draw is
+                taken from one member, drawn uniformly once per draw -- a draw from
+                the ensemble's mixture posterior, as ``PathwiseThompsonSampling``.
 
         Returns:
             ``(b1 x ... x bk)`` values of :math:`f_t` (negated if ``maximize=False``).
         """
-        # X without the batch dims of a batched model: every point is valued under
-        # every model batch and the draws are summed over the batches, as BoTorch's
-        # PathwiseThompsonSampling does (a draw of the sum of the batches' GPs)
+        # X whose batch dims do not pair with those of a batched model: every point
+        # is valued under every model batch and the draws are summed over the
+        # batches, as BoTorch's PathwiseThompsonSampling does (a draw of the sum of
+        # the batches' GPs); X that pairs is valued point i <-> batch i, as BoTorch
         X, summed = broadcast_over_model_batch(X, self.model)
-        q, p = X.shape[-2], self._num_pending
+        q = X.shape[-2]
+        draws = self._decision_draws(q)  # draw number of every point of the batch
+        self._last_draw = draws[0]
         if q > 1 and self._censors_batch():
-            values = self._censored_batch_value(X)
+            values = self._censored_batch_value(X, draws)
         else:
-            # v_t per model batch: the model batch dims are the last ones of `mean`
-            scale: Tensor | None = None
             values = None
-            for j in range(q):
-                mean, dev = self._mean_and_deviation(X[..., j : j + 1, :], p + j)
-                if scale is None:
-                    scale = torch.as_tensor(
-                        self.sigma_multiplier, dtype=mean.dtype, device=mean.device
-                    )
+            for j, k in enumerate(draws):
+                # X itself at q = 1 (FiniteArmGP's score_points takes a fast path)
+                Xj = X if q == 1 else X[..., j : j + 1, :]
+                mean, dev = self._mean_and_deviation(Xj, k)
+                # v of the point's round, per model batch (its dims are last in mean)
+                scale = torch.as_tensor(
+                    self._multiplier_at(j), dtype=mean.dtype, device=mean.device
+                )
                 value = mean + scale * dev
+                value = self._select_member(value, k)
                 values = value if values is None else values + value
         if summed:
             values = values.sum(dim=tuple(range(-summed, 0)))
         return values if self.maximize else -values
 
+    def _multiplier_at(self, j: int) -> float | Tensor:
+        """:math:`v` of point ``j`` of a q-batch, decided at round
+        ``self._round(j)``; :math:`v_t` itself when that is this decision's round or
+        when :math:`v` does not depend on the round (a constant ``v``, or the
+        observed information gain)."""
+        t_j = self._round(j)
+        if t_j == self.t or self.v is not None:
+            return self.sigma_multiplier
+        if isinstance(self.gamma, schedules.ObservedInformationGain):
+            return self.sigma_multiplier
+        return schedules.sigma_multiplier(self._scale(t_j), "linear")
+
+    def _select_member(self, value: Tensor, k: int) -> Tensor:
+        """``value`` of draw ``k`` (``(b) x members`` on an ensemble model, whose
+        member dim is last) under the draw's member; ``value`` itself otherwise."""
+        if not is_ensemble_model(self.model):
+            return value
+        return value[..., self._member(k)]
+
     def _censors_batch(self) -> bool:
         """Whether the points of a q-batch censor each other (GP-TS-SDF)."""
         return False
 
-    def _censored_batch_value(self, X: Tensor) -> Tensor:  # pragma: no cover
+    def _censored_batch_value(
+        self, X: Tensor, draws: list[int]
+    ) -> Tensor:  # pragma: no cover
         raise NotImplementedError

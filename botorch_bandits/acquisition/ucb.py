@@ -106,7 +106,7 @@ class _ScheduledUCB(RoundScheduleMixin, AnalyticAcquisitionFunction):
         drops them. The model given at construction is kept and conditioned anew on
         every call, so calls do not accumulate."""
         base = self._base_model
-        P = check_pending(X_pending, model_input_dim(base))
+        P = check_pending(X_pending, model_input_dim(base), base)
         self.__dict__["X_pending"] = P
         model = base if P is None else self._pending_model(base, P)
         if model is not self.model:
@@ -164,9 +164,14 @@ class _ScheduledUCB(RoundScheduleMixin, AnalyticAcquisitionFunction):
         r"""Evaluate the upper confidence bound.
 
         Args:
-            X: ``(b1 x ... x bk) x q x d`` design points. For a batched model whose
-                batch dims ``X`` does not carry, every point is scored under every
-                model batch (the value gets the model's batch dims).
+            X: ``(b1 x ... x bk) x q x d`` design points. On a batched model the
+                trailing batch dims of ``X`` pair with the model's (BoTorch's
+                broadcasting): ``b x 1 x q x d`` scores every point under every
+                model batch (values ``b x M``), ``M x q x d`` point ``i`` under batch
+                ``i``; ``X`` that cannot pair (``10 x q x d`` for ``M = 3``) raises a
+                ``ValueError``. On an ensemble model (e.g.
+                ``SaasFullyBayesianSingleTaskGP``) the values are averaged over its
+                members, as BoTorch's ``UpperConfidenceBound`` does.
 
         Returns:
             ``(b1 x ... x bk)`` values :math:`\pm\mu + m_t\sigma` (``-\mu`` when
@@ -199,7 +204,7 @@ class _ScheduledUCB(RoundScheduleMixin, AnalyticAcquisitionFunction):
                 mult = self.sigma_multiplier
             else:
                 mult = schedules.sigma_multiplier(
-                    self._beta_after(self.t + j, gain), self.unit
+                    self._beta_after(self._round(j), gain), self.unit
                 )
             mult = _as_batch(mult, g_mean) * self._pending_factor(j)
             value = (g_mean if self.maximize else -g_mean) + mult * g_var.sqrt()
@@ -244,7 +249,10 @@ class GPUCB(_ScheduledUCB):
         gamma: Source of :math:`\gamma_t` for ``"rkhs"``.
         beta: The constant for ``"constant"`` (``>= 0``).
         beta_scale: Multiplier of :math:`\beta_t`, ``> 0`` (default 1).
-        t: Round index; default ``num_observations(model) + 1``.
+        t: Round index; default ``num_observations(model) + 1`` (which counts the
+            hallucinated pending points). An explicit ``t`` is the round of a
+            decision without pending points: with ``p`` pending the round is
+            ``t + p``, and point ``j`` of a q-batch is decided at ``t + p + j``.
         posterior_transform: Optional ``PosteriorTransform``.
         maximize: If False, :math:`-\mu + \sqrt{\beta_t}\sigma` (BoTorch convention).
         hallucination_bound: ``C >= 0``: while points are pending, :math:`\beta_t` is
@@ -384,7 +392,10 @@ class IGPUCB(_ScheduledUCB):
             number, a callable ``n -> gamma_n``, or a ``GammaSource``.
         beta: Practical alternative: a constant :math:`\beta` (``"linear"`` unit),
             replacing the schedule (then ``B``, ``R``, ``gamma`` must be omitted).
-        t: Round index; default ``num_observations(model) + 1``.
+        t: Round index; default ``num_observations(model) + 1`` (which counts the
+            hallucinated pending points). An explicit ``t`` is the round of a
+            decision without pending points: with ``p`` pending the round is
+            ``t + p``, and point ``j`` of a q-batch is decided at ``t + p + j``.
         posterior_transform: Optional ``PosteriorTransform``.
         maximize: If False, :math:`-\mu + \beta_t\sigma`.
         hallucination_bound, X_pending: GP-BUCB with IGP-UCB's schedule, as in
@@ -428,9 +439,7 @@ class IGPUCB(_ScheduledUCB):
     def _beta(self, t: int) -> float:
         if self.beta is not None:
             return self.beta
-        return schedules.igp_ucb_beta(
-            self.gamma(t - 1, self.model), self.B, self.R, self.delta
-        )
+        return schedules.igp_ucb_beta(gamma_after(self, t), self.B, self.R, self.delta)
 
     def _beta_after(self, t: int, extra_gain: Tensor | float) -> float | Tensor:
         if self.beta is not None:
