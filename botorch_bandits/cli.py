@@ -9,6 +9,7 @@ import os
 import sys
 import time
 from collections.abc import Sequence
+from pathlib import Path
 
 #: the packages each command needs beyond the core, and the extra that brings them
 NEEDS: dict[str, tuple[tuple[str, str], ...]] = {
@@ -206,6 +207,29 @@ def build_parser() -> argparse.ArgumentParser:
         "--horizon", type=_positive_int, default=200, help="evaluations (200)"
     )
     bat.add_argument("--seeds", type=_positive_int, default=25, help="seeds (25)")
+    bg = sub.add_parser(
+        "beta-guide",
+        help="What B, R, delta and gamma come to on a fitted SingleTaskGP (standardized "
+        "outcomes): the fitted R, observed gamma, the RKHS norm of the posterior mean "
+        "and the multipliers of sigma they imply, for n = 10, 30, 100 points of "
+        "Forrester (1-D), Branin, Hartmann6 (also noisy); then the regret of B = 1, "
+        "B = B-hat, constant beta and GP-TS through ax.Client. Writes OUT/fits.csv "
+        "and OUT/loop.csv.",
+    )
+    bg.add_argument(
+        "--seeds", type=_positive_int, default=5, help="fits per problem and n (5)"
+    )
+    bg.add_argument(
+        "--loop-seeds", type=_positive_int, default=5, help="closed-loop seeds (5)"
+    )
+    bg.add_argument(
+        "--trials", type=_positive_int, default=50, help="closed-loop trials (50)"
+    )
+    bg.add_argument("--workers", type=_positive_int, default=2, help="processes (2)")
+    bg.add_argument(
+        "--no-loop", action="store_true", help="only the fit table (seconds)"
+    )
+    bg.add_argument("--out", default="runs/beta-guide", help="output folder")
     bench = sub.add_parser(
         "benchmark-engine",
         help="FiniteArmGP: drift after many updates, and per-step time versus the plain "
@@ -681,6 +705,8 @@ def _dispatch(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         )
         result = batch_tradeoff(problem, args.batch_size, args.horizon)
         print("\n".join(report(result)))
+    elif args.command == "beta-guide":
+        _beta_guide(args)
     elif args.command == "benchmark-engine":
         from botorch_bandits.benchmarks.engine import drift, step_times
 
@@ -699,6 +725,48 @@ def _dispatch(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
                 f"(ratio {row['batched_ratio']:6.0f}x)"
             )
     return 0
+
+
+def _beta_guide(args: argparse.Namespace) -> None:
+    import csv
+
+    from botorch_bandits._io import atomic_open
+    from botorch_bandits.benchmarks import fitted_beta as fb
+
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    start = time.perf_counter()
+    rows = fb.fit_table(seeds=args.seeds)
+    table = fb.rows_as_dicts(rows)
+    with atomic_open(out / "fits.csv", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(table[0]))
+        writer.writeheader()
+        writer.writerows(table)
+    print(
+        f"BoTorch's default SingleTaskGP on n Sobol points, medians over {args.seeds} "
+        f"seeds; multipliers of sigma at t = n + 1, delta = 0.1, standardized scale "
+        f"({time.perf_counter() - start:.1f} s)"
+    )
+    print("\n".join(fb.fit_report(fb.fit_summary(rows))))
+    if args.no_loop:
+        return
+    B_hats = {p: fb.b_hat(rows, p) for p in fb.LOOP_PROBLEMS}
+    print(
+        f"\nax.Client loops, {args.loop_seeds} seeds x {args.trials} trials; B-hat = "
+        f"median at n = {fb.B_HAT_AT}: "
+        + ", ".join(f"{p} {b:g}" for p, b in B_hats.items())
+    )
+    loop = fb.closed_loop(
+        B_hats, seeds=args.loop_seeds, trials=args.trials, workers=args.workers
+    )
+    with atomic_open(out / "loop.csv", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(loop[0]))
+        writer.writeheader()
+        writer.writerows(loop)
+    print("\n".join(fb.loop_report(loop)))
+    print(
+        f"wrote {out}/fits.csv and {out}/loop.csv in {time.perf_counter() - start:.0f} s"
+    )
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -280,20 +280,32 @@ STRATEGIES: dict[str, tuple[str, str] | None] = {
 ``None`` for Ax's default strategy."""
 
 
-def bandit_strategy(label: str, seed: int) -> Any:
-    """The ``GenerationStrategy`` of a bandit label (not ``"Ax default"``)."""
+def bandit_strategy(
+    label: str, seed: int, node_kwargs: Mapping[str, Any] | None = None
+) -> Any:
+    """The ``GenerationStrategy`` of a bandit label (not ``"Ax default"``), with
+    ``node_kwargs`` (e.g. ``{"B": 3.0}`` or ``{"beta": 2.0}``) passed to the node."""
     from botorch_bandits.ax import bandit_generation_strategy
 
     algorithm, mode = STRATEGIES[label]
-    return bandit_generation_strategy(algorithm=algorithm, seed=seed, mode=mode)
+    return bandit_generation_strategy(
+        algorithm=algorithm, seed=seed, mode=mode, **dict(node_kwargs or {})
+    )
 
 
-def _configure_strategy(client: Any, label: str, seed: int) -> None:
+def _configure_strategy(
+    client: Any, label: str, seed: int, node_kwargs: Mapping[str, Any] | None = None
+) -> None:
     if STRATEGIES[label] is None:
+        if node_kwargs:
+            raise ValueError(
+                f"`node_kwargs` are options of the bandit node; {label!r} takes none, "
+                f"got {dict(node_kwargs)!r}."
+            )
         # Ax's choice when none is set, its default initialization budget, seeded
         client.configure_generation_strategy(initialization_random_seed=seed)
     else:
-        client.set_generation_strategy(bandit_strategy(label, seed))
+        client.set_generation_strategy(bandit_strategy(label, seed, node_kwargs))
 
 
 # --------------------------------------------------------------------------------------
@@ -316,7 +328,13 @@ def _job_environment() -> Iterator[None]:
         torch.set_num_threads(threads)
 
 
-def _new_client(prob: Problem, name: str, strategy: str, seed: int) -> Any:
+def _new_client(
+    prob: Problem,
+    name: str,
+    strategy: str,
+    seed: int,
+    node_kwargs: Mapping[str, Any] | None = None,
+) -> Any:
     """A fresh in-memory ``Client`` on the problem (minimized) with the strategy."""
     from ax import Client  # (a fresh Dask worker: Ax logs at INFO on import)
 
@@ -327,7 +345,7 @@ def _new_client(prob: Problem, name: str, strategy: str, seed: int) -> Any:
         parameter_constraints=list(prob.constraints) or None,
     )
     client.configure_optimization(objective="-f")
-    _configure_strategy(client, strategy, seed)
+    _configure_strategy(client, strategy, seed, node_kwargs)
     return client
 
 
@@ -341,15 +359,24 @@ def _complete(client: Any, prob: Problem, seed: int) -> float:
     return seconds
 
 
-def run_job(problem: str, strategy: str, seed: int, trials: int) -> dict[str, Any]:
+def run_job(
+    problem: str,
+    strategy: str,
+    seed: int,
+    trials: int,
+    node_kwargs: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
     """One (problem, strategy, seed): a fresh in-memory ``Client``, ``trials`` trials
-    one at a time. Returns the job's keys and per-trial lists ``value`` (observed),
-    ``noise_free_value``, ``cumulative_regret``, ``best_value``, ``simple_regret``,
-    ``gen_seconds`` (of each ``get_next_trials`` call)."""
+    one at a time (``node_kwargs``: options of a bandit strategy's node). Returns the
+    job's keys and per-trial lists ``value`` (observed), ``noise_free_value``,
+    ``cumulative_regret``, ``best_value``, ``simple_regret``, ``gen_seconds`` (of each
+    ``get_next_trials`` call)."""
     prob = PROBLEMS[problem]
     values, true_values, gen_seconds = [], [], []
     with _job_environment():
-        client = _new_client(prob, f"ax-bench-{problem}-{seed}", strategy, seed)
+        client = _new_client(
+            prob, f"ax-bench-{problem}-{seed}", strategy, seed, node_kwargs
+        )
         for _ in range(trials):
             start = time.perf_counter()
             new = client.get_next_trials(max_trials=1)
