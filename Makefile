@@ -1,5 +1,6 @@
-# Set-up and run: `make demo` (the main job) and `make test` (the test suite).
-# Both create the virtual environment in .venv on first use and install the package.
+# Set-up and run: `make demo` (the main job) and `make test` (the test suite);
+# `make docs`, `make tutorials` and `make dist` build the site, the notebooks' outputs, the wheel.
+# Each creates the virtual environment in .venv on first use and installs the package.
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
@@ -8,7 +9,7 @@ BIN := $(VENV)/bin
 TORCH_SPEC ?= torch==2.13.0
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint format clean
+.PHONY: demo test docs tutorials dist lint format clean
 
 $(STAMP): pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
@@ -25,6 +26,19 @@ test: $(STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest
 
+# the documentation site, warnings as errors (the tests build it too)
+docs: $(STAMP)
+	$(BIN)/python -m sphinx -W --keep-going -b html docs docs/_build/html
+	@echo "open docs/_build/html/index.html"
+
+# run every tutorial at full size and store its outputs in the notebook
+tutorials: $(STAMP)
+	$(BIN)/python tutorials/execute.py
+
+# a wheel and an sdist in dist/
+dist: $(STAMP)
+	$(BIN)/python -m build --outdir dist .
+
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
@@ -34,4 +48,4 @@ format: $(STAMP)
 	$(BIN)/ruff check --fix .
 
 clean:
-	rm -rf $(VENV) runs .pytest_cache .ruff_cache
+	rm -rf $(VENV) runs .pytest_cache .ruff_cache docs/_build build dist

@@ -68,8 +68,8 @@ def _log(x: float, log_base: float) -> float:
 LOG_BASE_READINGS: dict[str, float] = {"natural": math.e, "log10": 10.0}
 r"""The two readings of the paper's :math:`\log T` (Eqs. 3.4 and 3.7), by name. The
 paper never says which base; its proofs use the natural log (Eq. B.14 bounds
-:math:`\mathbb P\{\sup_{t\le T}|\varepsilon_t| > \mathfrak g\sqrt{2(u + \log T)}\}
-\le \exp(-u)`, a Gaussian tail bound that holds with :math:`\log = \ln`), so
+:math:`\mathbb P\{\sup_{t\le T}|\varepsilon_t| > \mathfrak g\sqrt{2(u + \log T)}\} \le \exp(-u)`,
+a Gaussian tail bound that holds with :math:`\log = \ln`), so
 ``"natural"`` is every default here; ``"log10"`` is the other reading.
 REPRODUCTION.md reports the experiments under both."""
 

@@ -208,7 +208,7 @@ def test_gradient_optimizer_searches_the_space_and_keeps_its_rules() -> None:
 
 
 def test_defaults_are_the_practical_mode() -> None:
-    """A user who passes nothing gets the practical mode (README: why)."""
+    """A user who passes nothing gets the practical mode (docs/ax.md, "Why the practical mode is the default")."""
     gs = bandit_generation_strategy()
     sobol, node = gs._nodes
     assert isinstance(node, BanditNode)

@@ -23,7 +23,8 @@ Student-t frequencies) we measured ratios of 0.7 to 2.4 to the exact posterior
 variance at 1024 features. Our fix: every path gets its **own** frequencies
 (:func:`draw_posterior_paths`), which makes the posterior variance unbiased over the
 draw, and the default number of features is raised to 4096 to shrink the per-draw
-error. Measured ratios are in the README and ``tests/test_thompson.py``.
+error. Measured ratios are on the documentation's Measured page
+(``docs/measured.md``) and in ``tests/test_thompson.py``.
 
 Reference:
     Chowdhury, Gopalan. On Kernelized Multi-armed Bandits. ICML 2017.

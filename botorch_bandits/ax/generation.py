@@ -156,9 +156,12 @@ from botorch_bandits.validation import (
 )
 
 ALGORITHMS = ("IGP-UCB", "GP-UCB", "GP-TS")
+"""The ``algorithm=`` values of :func:`bandit_generation_strategy`."""
 MODES = ("practical", "theory")
 OPTIMIZERS = ("gradient", "finite")
 PENDING = ("ignore", "hallucinate", "censor")
+"""The ``pending=`` rules for running trials: left out (asynchronous GP-UCB / TS), in the
+GP at the posterior mean (GP-BUCB / BTS), or censored at ``y_min`` (GP-UCB-SDF / TS-SDF)."""
 HYPERPARAMETERS = ("fixed", "fitted")
 MULTIPLIER_UPDATES = ("multiplicative", "additive")
 KERNELS = ("matern52", "rbf")

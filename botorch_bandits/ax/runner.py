@@ -136,7 +136,9 @@ class ExecutorRunner(IRunner):
         max_workers: Worker count of the default process pool (``None``: the CPU
             count); only with ``executor=None``.
 
-    Attributes (all keyed by trial index):
+    Every attribute below is a dict keyed by trial index.
+
+    Attributes:
         results: The raw dicts returned by ``evaluate`` (extra keys included).
         errors: The reason of every FAILED trial (also ``trial.status_reason``).
         exceptions: The exception behind a failure, where there was one.

@@ -142,7 +142,7 @@ class DelayedResult:
 
     @property
     def simple_regret(self) -> Tensor:
-        """``T x S``: :math:`f^* - ` the best converted evaluation after each step."""
+        r"""``T x S``: :math:`f^*` minus the best converted evaluation after each step."""
         return self._simple_regret(self.converted)
 
     @property
