@@ -34,6 +34,58 @@ def test_all_resolves() -> None:
         assert hasattr(botorch_bandits, name), name
 
 
+def test_lazy_names_are_the_defining_modules_objects() -> None:
+    """The package imports its submodules on first use (PEP 562): every public name
+    is the object its submodule defines, and an unknown name is an AttributeError."""
+    import importlib
+
+    import pytest
+
+    for name, module in botorch_bandits._LAZY.items():
+        assert getattr(botorch_bandits, name) is getattr(
+            importlib.import_module(module), name
+        ), name
+    assert set(botorch_bandits._LAZY) | {"__version__", "ACQUISITION_FUNCTIONS"} == set(
+        botorch_bandits.__all__
+    )
+    assert set(botorch_bandits.__all__) <= set(dir(botorch_bandits))
+    assert botorch_bandits.beta.igp_ucb_beta is botorch_bandits.igp_ucb_beta
+    with pytest.raises(AttributeError, match="has no attribute 'IGPUBC'"):
+        botorch_bandits.IGPUBC  # noqa: B018
+
+
+HEAVY = ("torch", "botorch", "gpytorch", "ax", "matplotlib", "distributed", "pandas")
+
+
+def test_import_and_cli_help_load_no_heavy_package() -> None:
+    """`import botorch_bandits` and `botorch-bandits --help` (also a command's help)
+    load none of torch, BoTorch, GPyTorch, Ax, matplotlib, Dask: the commands import
+    them when they run."""
+    code = (
+        "import sys, contextlib, io\n"
+        "import botorch_bandits\n"
+        "from botorch_bandits.cli import main\n"
+        "for argv in (['--help'], ['reproduce', '--help'], ['demo', '--help']):\n"
+        "    with contextlib.redirect_stdout(io.StringIO()):\n"
+        "        try:\n"
+        "            main(argv)\n"
+        "        except SystemExit:\n"
+        "            pass\n"
+        f"heavy = {HEAVY!r}\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in heavy))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.strip() == "[]", result.stdout
+    # and a name that needs them still works on first use
+    code = "import sys, botorch_bandits as b; b.IGPUCB; print('botorch' in sys.modules)"
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.strip() == "True"
+
+
 def test_cli_help() -> None:
     result = subprocess.run(
         [sys.executable, "-m", "botorch_bandits.cli", "--help"],
