@@ -289,6 +289,14 @@ def build_parser() -> argparse.ArgumentParser:
         "number, or 'calibrated' (the default: chosen inside GP-UCB-CPD for the "
         "experiment's reading, table in OUT/avanesov-calibration-<reading>.csv)",
     )
+    rep.add_argument(
+        "--record",
+        type=_record,
+        default="log",
+        help="steps the CSV keeps: 'log' (default: every step up to 500, then 500 "
+        "log-spaced steps; the last step and the report's checkpoints always), "
+        "'all', or K (every K-th step)",
+    )
     rpt = sub.add_parser(
         "reproduction-report",
         help="Write REPRODUCTION.md from the CSVs of `reproduce` (one row per claim "
@@ -340,11 +348,22 @@ def _reproduce_all(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
         workers=args.workers,
         show_progress=not args.no_progress,
         report=report,
+        record=args.record,
     )
     print(
         f"all experiments: {seconds:.1f} s wall in this call; see {args.out}/timings.csv"
     )
     return 0
+
+
+def _record(text: str) -> str | int:
+    if text in ("all", "log"):
+        return text
+    if text.isdigit() and int(text) >= 1:
+        return int(text)
+    raise argparse.ArgumentTypeError(
+        f"must be 'log', 'all' or an integer K >= 1, got {text!r}"
+    )
 
 
 def _cpd_c(text: str) -> float | str:
@@ -395,6 +414,7 @@ def _reproduce(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
         seed=args.seed,
         show_progress=not args.no_progress,
         cpd_c=args.cpd_c,
+        record=args.record,
     )
     print(
         f"{args.experiment}: T={result.horizon}, {result.seeds} seeds, "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import itertools
 import math
 
 import pytest
@@ -204,3 +205,53 @@ def test_smoke_runs_are_labelled_with_the_sizes_that_ran(tmp_path) -> None:
     assert max(steps) <= 60
     title = _run_title(result)
     assert f"T = {steps[0]}..{steps[-1]}" in title and "reduced size" in title
+
+
+def test_recorded_steps() -> None:
+    from botorch_bandits.benchmarks.report import CHECKPOINTS
+    from botorch_bandits.benchmarks.reproduce import recorded_steps
+
+    assert recorded_steps(30, "log") == list(range(1, 31))
+    assert recorded_steps(30000, "all") == list(range(1, 30001))
+    steps = recorded_steps(30000)  # the default
+    assert steps == sorted(set(steps)) and steps[-1] == 30000
+    assert steps[:500] == list(range(1, 501)) and len(steps) <= 1001
+    assert CHECKPOINTS <= set(steps)
+    # log-spaced beyond the dense part: (30000 / 500) ** (1 / 500) = 1.0082 apart
+    gaps = [b / a for a, b in itertools.pairwise(steps[499:])]
+    assert max(gaps) < 1.01
+    assert recorded_steps(60, 7) == sorted(
+        {7, 14, 21, 28, 35, 42, 49, 56} | {25, 40, 50, 60}
+    )
+    for bad in (0, -3, 2.5, "every", True):
+        with pytest.raises(ValueError, match="`record` must be"):
+            recorded_steps(10, bad)
+
+
+def test_recorded_csv_gives_the_report_the_same_numbers(tmp_path) -> None:
+    """A thinned CSV keeps what REPRODUCTION.md reads: the last step and the
+    checkpoints, with the same values as the CSV of every step."""
+    from botorch_bandits.benchmarks import report as R
+
+    runs = {}
+    for record in ("all", 7):
+        out = tmp_path / str(record)
+        runs[record] = reproduce(
+            "chowdhury2017-fig1",
+            horizon=60,
+            seeds=2,
+            out=out,
+            workers=1,
+            algorithms=["IGP-UCB"],
+            show_progress=False,
+            record=record,
+        )
+    with open(runs[7].csv_path) as fh:
+        rows = list(csv.DictReader(fh))
+    steps = sorted({int(r["step"]) for r in rows})
+    assert steps == sorted({7, 14, 21, 28, 35, 42, 49, 56} | {25, 40, 50, 60})
+    full, thin = R.load(tmp_path / "all"), R.load(tmp_path / "7")
+    assert full.last == thin.last
+    for key, by_step in full.steps.items():
+        assert thin.steps[key] == by_step
+    assert full.steps  # the checkpoints below T were read

@@ -8,7 +8,7 @@ on this machine, or on a Dask cluster (``dask="local"`` starts a
 
 Output: ``<out>/<experiment>.csv`` in long form with the columns
 ``experiment,problem,algorithm,step,metric,mean,se,n_seeds`` (mean and standard error
-over seeds at every step), ``<out>/<experiment>-runs.csv`` (every run's final
+over seeds at the recorded steps: see :func:`recorded_steps`), ``<out>/<experiment>-runs.csv`` (every run's final
 cumulative regret: ``experiment,problem,algorithm,seed,metric,value``),
 ``<out>/<experiment>.png`` (cumulative regret, one panel per problem, mean ± standard
 error bands) and a row of ``<out>/timings.csv`` (the experiment's wall time). The
@@ -43,6 +43,7 @@ from botorch_bandits.benchmarks import constrained as C
 from botorch_bandits.benchmarks import piecewise as PW
 from botorch_bandits.benchmarks import problems as P
 from botorch_bandits.benchmarks.delayed import DELAYED_POLICIES, simulate_delayed
+from botorch_bandits.benchmarks.report import CHECKPOINTS
 from botorch_bandits.benchmarks.simulator import METRICS, POLICIES, simulate
 from botorch_bandits.delays import DelayDistribution, FixedDelay, PoissonDelay
 
@@ -618,6 +619,7 @@ class ReproduceResult:
     png_path: Path | None
     runs_path: Path | None = None
     calibration: Any = None  # Calibration of the piecewise experiments
+    record: str | int = "log"  # the CSV's steps (see recorded_steps)
 
     def summary(self) -> list[tuple[str, str, float, float, float, float]]:
         """``(problem, algorithm, final mean cumulative regret R_T, its s.e., mean
@@ -694,9 +696,11 @@ def reproduce(
     seed: int = 0,
     show_progress: bool = True,
     cpd_c: float | str | None = None,
+    record: str | int = "log",
 ) -> ReproduceResult:
     """Run experiment ``name``; write its CSV and PNG to ``out`` (``None``: write
-    nothing). ``smoke`` uses the experiment's small sizes unless ``seeds`` /
+    nothing); ``record``: the steps the CSV keeps (:func:`recorded_steps`; the plot
+    and the printed summary always use every step). ``smoke`` uses the experiment's small sizes unless ``seeds`` /
     ``horizon`` are given. ``workers``: local worker processes (default: the number of
     CPUs, at most the number of jobs; 1 runs in this process with a per-step bar).
     ``cpd_c``: the change-point detector's constant c for the piecewise experiments:
@@ -707,6 +711,7 @@ def reproduce(
             f"`experiment` must be one of {sorted(EXPERIMENTS)}, got {name!r}."
         )
     exp = EXPERIMENTS[name]
+    check_record(record)
     T = horizon or (exp.smoke_horizon if smoke else exp.horizon)
     S = seeds or (exp.smoke_seeds if smoke else exp.seeds)
     for arg, value in (("horizon", T), ("seeds", S)):
@@ -787,6 +792,7 @@ def reproduce(
     jobs.sort(key=lambda j: order[(j["problem"], j["algorithm"])])
     result = ReproduceResult(exp, jobs, T, S, time.perf_counter() - start, None, None)
     result.calibration = calibration
+    result.record = record
     if out is not None:
         out_dir = Path(out)
         out_dir.mkdir(parents=True, exist_ok=True)
@@ -848,6 +854,7 @@ def reproduce_all(
     show_progress: bool = True,
     names: Sequence[str] | None = None,
     report: Callable[[str, ReproduceResult | None], None] | None = None,
+    record: str | int = "log",
 ) -> float:
     """Run every experiment (``names``: a subset) one after the other into ``out``,
     each with its paper's sizes (or smoke sizes). ``resume`` skips an experiment
@@ -856,6 +863,7 @@ def reproduce_all(
     ``<out>/timings.csv`` keeps each experiment's own time (the sum over a resumed
     run's parts is the whole run's time). ``report(name, result)`` is called after
     each experiment (``result`` None for a skipped one)."""
+    check_record(record)
     chosen = list(names) if names else all_experiments()
     unknown = [n for n in chosen if n not in EXPERIMENTS]
     if unknown:
@@ -881,7 +889,12 @@ def reproduce_all(
                 report(name, None)
             continue
         result = reproduce(
-            name, smoke=smoke, out=out_dir, workers=workers, show_progress=show_progress
+            name,
+            smoke=smoke,
+            out=out_dir,
+            workers=workers,
+            show_progress=show_progress,
+            record=record,
         )
         if report is not None:
             report(name, result)
@@ -1117,21 +1130,73 @@ CSV_COLUMNS = (
 CSV_METRICS = ("cumulative_regret", "simple_regret", "information_gain")
 """Metrics written to the CSV (the average regret is cumulative_regret / step)."""
 
+RECORD_DENSE = 500
+"""``record="log"`` keeps every step up to this one ..."""
+RECORD_LOG_POINTS = 500
+"""... and this many log-spaced steps from there to the horizon."""
+
+
+def check_record(record: Any) -> None:
+    """``record`` is ``"all"``, ``"log"`` or an integer k >= 1 (every k-th step)."""
+    if record in ("all", "log"):
+        return
+    if isinstance(record, bool) or not isinstance(record, int) or record < 1:
+        raise ValueError(
+            "`record` must be 'all', 'log' or an integer k >= 1 (every k-th step), "
+            f"got record={record!r}."
+        )
+
+
+def recorded_steps(horizon: int, record: str | int = "log") -> list[int]:
+    """The steps (1-based) a reproduction's CSV keeps for a job of ``horizon`` steps.
+
+    * ``"all"``: every step.
+    * ``"log"`` (default): every step up to :data:`RECORD_DENSE` (500), then
+      :data:`RECORD_LOG_POINTS` (500) log-spaced steps up to the horizon -- at most
+      about 1000 rows per curve, so a 30000-step figure's CSV stays near 2 MB instead
+      of 70 MB, and a curve on a log axis keeps its resolution everywhere.
+    * an integer k: every k-th step.
+
+    The last step and the report's checkpoints
+    (:data:`~botorch_bandits.benchmarks.report.CHECKPOINTS`) up to the horizon are
+    always kept, so REPRODUCTION.md reads the same numbers under every choice.
+    """
+    check_record(record)
+    if record == "all":
+        return list(range(1, horizon + 1))
+    if record == "log":
+        steps = set(range(1, min(horizon, RECORD_DENSE) + 1))
+        if horizon > RECORD_DENSE:
+            ratio = math.log(horizon / RECORD_DENSE) / RECORD_LOG_POINTS
+            steps.update(
+                round(RECORD_DENSE * math.exp(ratio * i))
+                for i in range(1, RECORD_LOG_POINTS + 1)
+            )
+    else:
+        steps = set(range(record, horizon + 1, record))
+    steps.update(c for c in CHECKPOINTS if c <= horizon)
+    steps.add(horizon)
+    return sorted(s for s in steps if 1 <= s <= horizon)
+
 
 def write_csv(result: ReproduceResult, path: Path) -> Path:
-    """Long form, one row per (problem, algorithm, step, metric), every step, values
-    with 8 significant digits."""
+    """Long form, one row per (problem, algorithm, recorded step, metric) -- the steps
+    of :func:`recorded_steps` under ``result.record`` -- values with 8 significant
+    digits."""
     name = result.experiment.name
     with atomic_open(path, "w", newline="") as fh:
         writer = csv.writer(fh)
         writer.writerow(CSV_COLUMNS)
         for job in result.jobs:
+            steps = recorded_steps(job["steps"], result.record)
+            index = torch.tensor(steps) - 1
+            label = problem_label(job["problem"], job["steps"])
             for metric in job["csv_metrics"]:
                 mean, se = job["stats"][metric]
                 writer.writerows(
                     (
                         name,
-                        problem_label(job["problem"], job["steps"]),
+                        label,
                         job["algorithm"],
                         step,
                         metric,
@@ -1139,8 +1204,11 @@ def write_csv(result: ReproduceResult, path: Path) -> Path:
                         f"{s:.8g}",
                         job["n_seeds"],
                     )
-                    for step, (m, s) in enumerate(
-                        zip(mean.tolist(), se.tolist(), strict=True), start=1
+                    for step, m, s in zip(
+                        steps,
+                        mean[index].tolist(),
+                        se[index].tolist(),
+                        strict=True,
                     )
                 )
     return path
