@@ -451,14 +451,24 @@ class GPThompsonSampling(RoundScheduleMixin, AcquisitionFunction):
             torch.manual_seed(seed)
             return fn()
 
+    def _generator(
+        self, k: int, device: torch.device | str = "cpu", *keys: int
+    ) -> torch.Generator | None:
+        """A generator on ``device`` seeded with draw ``k``'s seed (with ``keys``:
+        the seed of that sub-stream of it), so the global RNG is left alone; ``None``
+        without a seed (torch's global generator)."""
+        seed = self._draw_seed(k)
+        if seed is None:
+            return None
+        if keys:
+            seed = _derived_seed(seed, *keys)
+        return torch.Generator(device=device).manual_seed(seed)
+
     def _normal(self, like: Tensor, k: int = 0) -> Tensor:
         """Standard normals shaped like ``like`` for draw ``k``: from a generator
         seeded with the draw's seed (the global RNG is left alone), or from the
         global RNG without a seed."""
-        gen = None
-        seed = self._draw_seed(k)
-        if seed is not None:
-            gen = torch.Generator(device=like.device).manual_seed(seed)
+        gen = self._generator(k, like.device)
         return torch.randn(
             like.shape, generator=gen, dtype=like.dtype, device=like.device
         )
@@ -473,11 +483,7 @@ class GPThompsonSampling(RoundScheduleMixin, AcquisitionFunction):
         noise = self._noises.get(k)
         while noise is None or noise.numel() < n:
             block = 0 if noise is None else noise.numel() // _NOISE_BLOCK
-            seed = self._draw_seed(k)
-            gen = None
-            if seed is not None:
-                gen = torch.Generator(device=like.device)
-                gen.manual_seed(_derived_seed(seed, _NOISE, block))
+            gen = self._generator(k, like.device, _NOISE, block)
             new = torch.randn(
                 _NOISE_BLOCK, generator=gen, dtype=like.dtype, device=like.device
             )
@@ -564,10 +570,7 @@ class GPThompsonSampling(RoundScheduleMixin, AcquisitionFunction):
                     "Thompson sampling on an ensemble model needs one ensemble "
                     f"dimension (batch_shape=[num_members]), got batch_shape={list(num)}."
                 )
-            seed = self._draw_seed(k)
-            gen = None
-            if seed is not None:
-                gen = torch.Generator().manual_seed(_derived_seed(seed, _MEMBER))
+            gen = self._generator(k, "cpu", _MEMBER)
             self._members[k] = int(torch.randint(num[0], (1,), generator=gen))
         return self._members[k]
 
@@ -621,8 +624,9 @@ class GPThompsonSampling(RoundScheduleMixin, AcquisitionFunction):
             X: ``(b1 x ... x bk) x q x d`` design points. Point ``j`` of a q-batch is
                 valued on its own draw (number ``p + j`` with ``p`` pending points
                 set once; see ``set_X_pending``), independent of the other points'
-                draws; the value is the sum. On a batched model, ``X`` whose trailing batch dims broadcast with the
-                model's batch shape pairs with it, as in BoTorch and the UCB classes
+                draws; the value is the sum. On a batched model, ``X`` whose trailing
+                batch dims broadcast with the model's batch shape pairs with it, as
+                in BoTorch and the UCB classes
                 (``3 x 1 x d`` on batch shape ``[3]``: point ``i`` valued under batch
                 ``i``; ``b x 1 x q x d``: one value per point and batch); ``X`` whose
                 batch dims do not pair (``10 x 1 x d``) gets the sum over the batches
