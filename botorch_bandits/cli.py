@@ -748,20 +748,13 @@ def _dispatch(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
 
 def _beta_guide(args: argparse.Namespace) -> None:
-    import csv
-
-    from botorch_bandits._io import atomic_open
     from botorch_bandits.benchmarks import fitted_beta as fb
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
     rows = fb.fit_table(seeds=args.seeds)
-    table = fb.rows_as_dicts(rows)
-    with atomic_open(out / "fits.csv", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=list(table[0]))
-        writer.writeheader()
-        writer.writerows(table)
+    fb.write_csv(rows, out / "fits.csv")
     print(
         f"BoTorch's default SingleTaskGP on n Sobol points, medians over {args.seeds} "
         f"seeds; multipliers of sigma at t = n + 1, delta = 0.1, standardized scale "
@@ -779,10 +772,7 @@ def _beta_guide(args: argparse.Namespace) -> None:
     loop = fb.closed_loop(
         B_hats, seeds=args.loop_seeds, trials=args.trials, workers=args.workers
     )
-    with atomic_open(out / "loop.csv", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=list(loop[0]))
-        writer.writeheader()
-        writer.writerows(loop)
+    fb.write_csv(loop, out / "loop.csv")
     print("\n".join(fb.loop_report(loop)))
     print(
         f"wrote {out}/fits.csv and {out}/loop.csv in {time.perf_counter() - start:.0f} s"

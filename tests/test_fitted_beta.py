@@ -141,3 +141,19 @@ def test_cli_fit_table(tmp_path) -> None:
     lines = (tmp_path / "fits.csv").read_text().splitlines()
     assert lines[0].startswith("problem,n,seed,lengthscale,R_hat,R_true,gamma_hat")
     assert len(lines) == 1 + 4 * 3
+
+
+def test_closed_loop_summarizes_every_variant() -> None:
+    """Five Ax loops (5 Sobol trials and one bandit trial each) summarized by the Ax
+    benchmark's summary, B-hat given per problem and shown in the report's label."""
+    rows = fb.closed_loop({"branin": 3.0}, seeds=1, trials=6, workers=1)
+    assert [r["strategy"] for r in rows] == list(fb.loop_variants(3.0))
+    for r in rows:
+        assert r["problem"] == "branin" and r["B_hat"] == 3.0
+        assert (r["seeds"], r["trials"]) == (1, 6)
+        assert r["cumulative_regret_mean"] >= r["simple_regret_mean"] >= 0.0
+    report = fb.loop_report(rows)
+    assert len(report) == 2 + 5
+    assert "| branin | IGP-UCB, B = B̂ = 3 |" in report[3]
+    with pytest.raises(ValueError, match="workers"):
+        fb.closed_loop({"branin": 3.0}, workers=0)

@@ -890,6 +890,19 @@ def generation_growth(
     return rows
 
 
+def unit_to_params(ranges: Sequence[Range], unit: Sequence[float]) -> dict[str, float]:
+    """The parameters at a point ``unit`` of the unit cube: each float range scaled
+    linearly, or log-linearly for a ``log`` range."""
+    params = {}
+    for p, u in zip(ranges, unit, strict=True):
+        if p.log:
+            lo, hi = math.log10(p.low), math.log10(p.high)
+            params[p.name] = 10.0 ** (lo + u * (hi - lo))
+        else:
+            params[p.name] = p.low + u * (p.high - p.low)
+    return params
+
+
 def _sobol_points(prob: Problem, count: int, seed: int) -> list[dict[str, Any]]:
     """``count`` points of the problem's space (scrambled Sobol in its box, kept if
     they satisfy its constraints; ranges only)."""
@@ -905,13 +918,7 @@ def _sobol_points(prob: Problem, count: int, seed: int) -> list[dict[str, Any]]:
     points: list[dict[str, Any]] = []
     while len(points) < count:
         for row in engine.draw(count).tolist():
-            params = {}
-            for p, u in zip(prob.parameters, row, strict=True):
-                if p.log:
-                    lo, hi = math.log10(p.low), math.log10(p.high)
-                    params[p.name] = 10.0 ** (lo + u * (hi - lo))
-                else:
-                    params[p.name] = p.low + u * (p.high - p.low)
+            params = unit_to_params(prob.parameters, row)
             if all(_satisfies(c, params) for c in prob.constraints):
                 points.append(params)
     return points[:count]

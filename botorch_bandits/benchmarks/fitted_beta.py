@@ -42,19 +42,30 @@ Surrogate Modelling*, Wiley 2008), Branin, Hartmann6 and Hartmann6 with noise sd
 
 from __future__ import annotations
 
+import csv
 import math
 import statistics
+import time
 import warnings
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, fields
+from pathlib import Path
 from typing import Any
 
-import numpy as np
 import torch
 from torch import Tensor
 
-from botorch_bandits.benchmarks.ax_bench import PROBLEMS, Range, run_job
+from botorch_bandits._io import atomic_open
+from botorch_bandits.benchmarks.ax_bench import (
+    PROBLEMS,
+    BenchResult,
+    Range,
+    _init_worker,
+    run_job,
+    summarize,
+    unit_to_params,
+)
 from botorch_bandits.benchmarks.problems import _regularized_norm
 from botorch_bandits.beta import (
     gp_ts_scale,
@@ -88,14 +99,8 @@ def _ax_problem(name: str) -> tuple[int, Callable[[Tensor], Tensor], float]:
         raise ValueError(f"{name!r} is not a box of linear float ranges.")
 
     def function(u: Tensor) -> Tensor:
-        rows = []
-        for point in u.tolist():
-            params = {
-                r.name: r.low + v * (r.high - r.low)
-                for r, v in zip(ranges, point, strict=True)
-            }
-            rows.append(prob(params))
-        return torch.tensor(rows, dtype=u.dtype)
+        values = [prob(unit_to_params(ranges, point)) for point in u.tolist()]
+        return torch.tensor(values, dtype=u.dtype)
 
     return len(ranges), function, prob.noise_sd
 
@@ -222,11 +227,15 @@ def b_hat(rows: Sequence[FitRow], problem: str, n: int = B_HAT_AT) -> float:
     return float(f"{value:.2g}")
 
 
+B_HAT_LABEL = "IGP-UCB, B = B̂"
+r"""The closed loop's label of IGP-UCB with ``B`` = the problem's :math:`\hat B`."""
+
+
 def loop_variants(B_hat: float) -> dict[str, tuple[str, dict[str, Any]]]:
     """Label -> (Ax benchmark strategy, node options) of the closed loop."""
     return {
         "IGP-UCB, B = 1 (default)": ("IGP-UCB", {}),
-        f"IGP-UCB, B = B̂ = {B_hat:g}": ("IGP-UCB", {"B": B_hat}),
+        B_HAT_LABEL: ("IGP-UCB", {"B": B_hat}),
         "IGP-UCB, constant β = 0.5": ("IGP-UCB", {"beta": 0.5}),
         "IGP-UCB, constant β = 2": ("IGP-UCB", {"beta": 2.0}),
         "GP-TS, B = 1 (default)": ("GP-TS", {}),
@@ -235,69 +244,39 @@ def loop_variants(B_hat: float) -> dict[str, tuple[str, dict[str, Any]]]:
 
 def _loop_job(args: tuple[str, str, str, dict[str, Any], int, int]) -> dict[str, Any]:
     problem, label, strategy, kwargs, seed, trials = args
-    torch.set_num_threads(1)
-    result = run_job(problem, strategy, seed, trials, node_kwargs=kwargs)
-    result["strategy"] = label
-    return result
+    return {
+        **run_job(problem, strategy, seed, trials, node_kwargs=kwargs),
+        "strategy": label,
+    }
 
 
 def closed_loop(
-    B_hats: dict[str, float],
-    seeds: int = 4,
-    trials: int = 40,
-    workers: int = 2,
-    progress: Callable[[dict[str, Any]], None] | None = None,
+    B_hats: dict[str, float], seeds: int = 4, trials: int = 40, workers: int = 2
 ) -> list[dict[str, Any]]:
-    """Final cumulative and simple regret (mean ± s.e. over seeds) of the
-    :func:`loop_variants` on every problem in ``B_hats`` (problem -> its B̂)."""
+    """The Ax benchmark's summary (:func:`~botorch_bandits.benchmarks.ax_bench.
+    summarize`: final cumulative and simple regret, mean and s.e. over seeds) of the
+    :func:`loop_variants` on every problem in ``B_hats`` (problem -> its B̂, also
+    given in each row as ``B_hat``)."""
     check_count("seeds", seeds, 1)
     check_count("trials", trials, 1)
     check_count("workers", workers, 1)
+    labels = tuple(loop_variants(1.0))
     jobs = [
         (problem, label, strategy, kwargs, seed, trials)
         for problem, B in B_hats.items()
         for label, (strategy, kwargs) in loop_variants(B).items()
         for seed in range(seeds)
     ]
+    start = time.perf_counter()
     if workers == 1:
-        results = []
-        for job in jobs:
-            results.append(_loop_job(job))
-            if progress:
-                progress(results[-1])
+        results = [_loop_job(job) for job in jobs]
     else:
-        with ProcessPoolExecutor(workers) as pool:
-            results = []
-            for r in pool.map(_loop_job, jobs):
-                results.append(r)
-                if progress:
-                    progress(r)
-    rows = []
-    for problem in B_hats:
-        for label in loop_variants(B_hats[problem]):
-            runs = [
-                r for r in results if r["problem"] == problem and r["strategy"] == label
-            ]
-            cum = np.array([r["cumulative_regret"][-1] for r in runs])
-            simple = np.array([r["simple_regret"][-1] for r in runs])
-            se = math.sqrt(len(runs))
-            rows.append(
-                {
-                    "problem": problem,
-                    "strategy": label,
-                    "seeds": len(runs),
-                    "trials": trials,
-                    "cumulative": float(cum.mean()),
-                    "cumulative_se": float(cum.std(ddof=1) / se)
-                    if len(runs) > 1
-                    else math.nan,
-                    "simple": float(simple.mean()),
-                    "simple_se": float(simple.std(ddof=1) / se)
-                    if len(runs) > 1
-                    else math.nan,
-                }
-            )
-    return rows
+        with ProcessPoolExecutor(workers, initializer=_init_worker) as pool:
+            results = list(pool.map(_loop_job, jobs))
+    bench = BenchResult(
+        results, tuple(B_hats), labels, seeds, trials, time.perf_counter() - start
+    )
+    return [{**row, "B_hat": B_hats[row["problem"]]} for row in summarize(bench)]
 
 
 def fit_report(summary: Sequence[dict[str, Any]]) -> list[str]:
@@ -325,13 +304,23 @@ def loop_report(rows: Sequence[dict[str, Any]]) -> list[str]:
         "| --- | --- | ---: | ---: |",
     ]
     for r in rows:
+        label = r["strategy"]
+        if label == B_HAT_LABEL:
+            label = f"{label} = {r['B_hat']:g}"
         lines.append(
-            f"| {r['problem']} | {r['strategy']} | {r['cumulative']:.1f} ± "
-            f"{r['cumulative_se']:.1f} | {r['simple']:.3g} ± {r['simple_se']:.2g} |"
+            f"| {r['problem']} | {label} | {r['cumulative_regret_mean']:.1f} ± "
+            f"{r['cumulative_regret_se']:.1f} | {r['simple_regret_mean']:.3g} ± "
+            f"{r['simple_regret_se']:.2g} |"
         )
     return lines
 
 
-def rows_as_dicts(rows: Sequence[FitRow]) -> list[dict[str, Any]]:
-    """The fit rows as dictionaries (for a CSV)."""
-    return [asdict(r) for r in rows]
+def write_csv(rows: Sequence[FitRow] | Sequence[dict[str, Any]], path: Path) -> Path:
+    """The fit rows (:class:`FitRow`) or the closed loop's rows as a CSV, one row
+    each, the columns in their order."""
+    table = [asdict(r) if isinstance(r, FitRow) else r for r in rows]
+    with atomic_open(path, "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(table[0]))
+        writer.writeheader()
+        writer.writerows(table)
+    return path
