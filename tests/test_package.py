@@ -50,6 +50,22 @@ def test_lazy_names_are_the_defining_modules_objects() -> None:
     )
     assert set(botorch_bandits.__all__) <= set(dir(botorch_bandits))
     assert botorch_bandits.beta.igp_ucb_beta is botorch_bandits.igp_ucb_beta
+    # the `if TYPE_CHECKING:` imports (what type checkers see) name the same modules
+    import ast
+
+    tree = ast.parse(Path(botorch_bandits.__file__).read_text())
+    guarded = next(
+        node
+        for node in tree.body
+        if isinstance(node, ast.If) and getattr(node.test, "id", "") == "TYPE_CHECKING"
+    )
+    static = {
+        alias.name: node.module
+        for node in guarded.body
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    }
+    assert static == botorch_bandits._LAZY
     with pytest.raises(AttributeError, match="has no attribute 'IGPUBC'"):
         botorch_bandits.IGPUBC  # noqa: B018
 
