@@ -1,0 +1,84 @@
+"""The golden trace (issue 27): the decisions the Ax strategy makes over an option
+matrix in both modes (parameters and generator-run metadata of every trial), and the
+per-step statistics of every reproduction's smoke run, equal -- bit for bit -- to
+those recorded before the decision core was restructured
+(``python tests/golden/golden_trace.py`` writes them). The default run checks a
+sample of each; ``-m slow`` checks all of them."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent / "golden"))
+import golden_trace as golden
+
+DECISIONS = json.loads(golden.DECISIONS.read_text())
+REPRODUCTIONS = json.loads(golden.REPRODUCTIONS.read_text())
+SETS = golden.option_sets()
+#: the default run's sample: one option set of each group (algorithms, pending
+#: rules, constants, censoring, constraints, restarts, combined), both modes
+SAMPLE = {0, 3, 5, 11, 15, 19, 22, 24}
+
+
+def _sets(sample: bool) -> list:
+    out = []
+    for i, (space, options) in enumerate(SETS):
+        group = i // 2 if i < 2 * len(golden.BOTH_MODES) else -1
+        if (group in SAMPLE) == sample or (not sample and group == -1):
+            out.append(pytest.param(space, options, id=golden.key(space, options)))
+    return out
+
+
+def _compare_decisions(space: str, options: dict) -> None:
+    pytest.importorskip("ax")
+    expected = DECISIONS[golden.key(space, options)]
+    got = golden.run_option_set(space, options)
+    assert len(got) == len(expected) == golden.TRIALS
+    for i, (g, e) in enumerate(zip(got, expected, strict=True)):
+        assert g == e, f"trial {i} differs"
+
+
+@pytest.mark.parametrize(("space", "options"), _sets(sample=True))
+def test_decisions_equal_the_golden_trace(space, options) -> None:
+    _compare_decisions(space, options)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("space", "options"), _sets(sample=False))
+def test_decisions_equal_the_golden_trace_all(space, options) -> None:
+    _compare_decisions(space, options)
+
+
+def test_the_trace_covers_the_option_matrix() -> None:
+    assert len(DECISIONS) == len(SETS) >= 2 * 20
+    assert {o["mode"] for _, o in SETS} == {"theory", "practical"}
+    assert set(REPRODUCTIONS) == set(golden.experiments())
+
+
+#: the default run's reproductions (one per simulator); -m slow runs every one
+REPRO_SAMPLE = (
+    "chowdhury2017-fig1",
+    "shi2022-fig2",
+    "verma2022-fig1a",
+    "avanesov-fig3",
+)
+
+
+def _compare_reproduction(name: str) -> None:
+    got = golden.run_reproduction(name)
+    assert got == REPRODUCTIONS[name]
+
+
+@pytest.mark.parametrize("name", [n for n in REPRO_SAMPLE if n in REPRODUCTIONS])
+def test_reproduction_smoke_runs_equal_the_golden_trace(name) -> None:
+    _compare_reproduction(name)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(set(REPRODUCTIONS) - set(REPRO_SAMPLE)))
+def test_reproduction_smoke_runs_equal_the_golden_trace_all(name) -> None:
+    _compare_reproduction(name)
