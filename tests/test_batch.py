@@ -581,7 +581,7 @@ def test_later_draws_of_a_seed_are_not_other_seeds_first_draws() -> None:
     """Draw 0 is the seed itself (one-point decisions unchanged); draw k > 0 of seed
     s has a derived seed that no small user seed equals: draw 1 of seed 0 is not
     draw 0 of seed 1 (it was, with the old (s * 1_000_003 + k) rule)."""
-    from botorch_bandits.acquisition.thompson import _derived_seed
+    from botorch_bandits.seeding import derived_seed as _derived_seed
 
     X, Y = _data()
     model = _fixed(X, Y)

@@ -68,33 +68,11 @@ from botorch_bandits.acquisition._common import (
     model_input_dim,
 )
 from botorch_bandits.acquisition.ucb import _scale_arguments
+from botorch_bandits.seeding import DRAW, MEMBER, NOISE, derived_seed
 
 Sampler = Literal["auto", "exact", "pathwise"]
-_MASK64 = 2**64 - 1
-# sub-streams of a seed: a later draw, a draw's observation noise, its ensemble member
-_DRAW, _NOISE, _MEMBER = 1, 2, 3
+# the Matheron noise of unseeded q-batch draws is made in blocks of this many
 _NOISE_BLOCK = 16
-
-
-def _mix64(x: int) -> int:
-    """SplitMix64's finalizer: a bijection of the 64-bit integers that scatters
-    nearby inputs over the whole range."""
-    x &= _MASK64
-    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
-    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & _MASK64
-    return x ^ (x >> 31)
-
-
-def _derived_seed(seed: int, *keys: int) -> int:
-    """The seed of sub-stream ``keys`` of ``seed`` (e.g. ``(_DRAW, k)``: draw ``k``).
-
-    Derived seeds lie in ``[2**63, 2**64)``, so none equals a seed a user passes
-    below ``2**63`` (draw ``k`` of seed 0 is not draw 0 of seed ``k``); distinct
-    ``(seed, keys)`` give distinct seeds but for chance (about ``2**-63`` a pair)."""
-    x = seed
-    for key in keys:
-        x = _mix64(x + 0x9E3779B97F4A7C15 * (key + 1))
-    return x | (1 << 63)
 
 
 def _fresh_feature_maps(
@@ -436,7 +414,7 @@ class GPThompsonSampling(RoundScheduleMixin, AcquisitionFunction):
         ``2**63`` collides with (``None``: the global generator)."""
         if self.seed is None:
             return None
-        return self.seed if k == 0 else _derived_seed(self.seed, _DRAW, k)
+        return self.seed if k == 0 else derived_seed(self.seed, DRAW, k)
 
     def _seeded(self, fn: Any, k: int = 0) -> Any:
         seed = self._draw_seed(k)
@@ -461,7 +439,7 @@ class GPThompsonSampling(RoundScheduleMixin, AcquisitionFunction):
         if seed is None:
             return None
         if keys:
-            seed = _derived_seed(seed, *keys)
+            seed = derived_seed(seed, *keys)
         return torch.Generator(device=device).manual_seed(seed)
 
     def _normal(self, like: Tensor, k: int = 0) -> Tensor:
@@ -483,7 +461,7 @@ class GPThompsonSampling(RoundScheduleMixin, AcquisitionFunction):
         noise = self._noises.get(k)
         while noise is None or noise.numel() < n:
             block = 0 if noise is None else noise.numel() // _NOISE_BLOCK
-            gen = self._generator(k, like.device, _NOISE, block)
+            gen = self._generator(k, like.device, NOISE, block)
             new = torch.randn(
                 _NOISE_BLOCK, generator=gen, dtype=like.dtype, device=like.device
             )
@@ -570,7 +548,7 @@ class GPThompsonSampling(RoundScheduleMixin, AcquisitionFunction):
                     "Thompson sampling on an ensemble model needs one ensemble "
                     f"dimension (batch_shape=[num_members]), got batch_shape={list(num)}."
                 )
-            gen = self._generator(k, "cpu", _MEMBER)
+            gen = self._generator(k, "cpu", MEMBER)
             self._members[k] = int(torch.randint(num[0], (1,), generator=gen))
         return self._members[k]
 

@@ -36,6 +36,7 @@ from botorch_bandits.constraints import (
     replay_multipliers,
 )
 from botorch_bandits.models import FiniteArmGP
+from botorch_bandits.seeding import step_seed
 
 
 @dataclass(frozen=True)
@@ -339,7 +340,7 @@ def simulate_constrained(
                     delta=d_l[0],
                     gamma="observed",
                     candidates=problem.arms,
-                    seed=(seed * 1_000_003 + t) % (2**62),
+                    seed=step_seed(seed, t),
                 )
             with torch.no_grad():
                 idx = acqf(X).argmax(0)

@@ -42,6 +42,7 @@ import torch
 from botorch.acquisition.analytic import UpperConfidenceBound
 from torch import Tensor
 
+from botorch_bandits import seeding
 from botorch_bandits.acquisition import (
     GPUCBSDF,
     IGPUCB,
@@ -583,7 +584,7 @@ def _acquisition(
     seed,
     clock,
 ):
-    step_seed = (seed * 1_000_003 + t) % (2**62)
+    step_seed = seeding.step_seed(seed, t)
     theory = beta == "theory"
     if view == "censor":
         recent = _recent(issue, arms_t, t, m, clock, problem.arms)

@@ -38,6 +38,7 @@ from botorch_bandits.acquisition import GPUCB, IGPUCB, GPThompsonSampling
 from botorch_bandits.benchmarks.problems import BanditProblem
 from botorch_bandits.beta import CallableGamma, GammaOrder
 from botorch_bandits.models import FiniteArmGP
+from botorch_bandits.seeding import step_seed
 
 
 @dataclass
@@ -288,7 +289,7 @@ def simulate(
         ctx = StepContext(
             t=t,
             best_y=best_y,
-            step_seed=(seed * 1_000_003 + t) % (2**62),
+            step_seed=step_seed(seed, t),
             delta=delta,
             beta_scale=beta_scale,
         )

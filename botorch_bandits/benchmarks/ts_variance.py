@@ -16,6 +16,7 @@ from torch import Size, Tensor
 from botorch_bandits.acquisition import GPThompsonSampling, draw_posterior_paths
 from botorch_bandits.benchmarks.problems import make_kernel
 from botorch_bandits.models import fixed_gp
+from botorch_bandits.seeding import step_seed
 
 SAMPLERS = ("exact", "pathwise", "botorch-shared")
 
@@ -53,7 +54,7 @@ def ts_variance_ratios(
             draws = torch.stack(
                 [
                     GPThompsonSampling(
-                        model, B=B, R=R, candidates=test_X, seed=seed * 1_000_003 + i
+                        model, B=B, R=R, candidates=test_X, seed=step_seed(seed, i)
                     )(test_X.unsqueeze(-2))
                     for i in range(num_draws)
                 ]
