@@ -105,13 +105,13 @@ def test_log_scale_parameter_is_drawn_and_modelled_in_the_log() -> None:
     _run(client, 30, data)
     node = client._generation_strategy._curr
     assert isinstance(node, BanditNode)
-    lrs = [p["lr"] for p in node._state["set"].params]
+    lrs = [p["lr"] for p in node.decision_set(client._experiment).params]
     below = sum(lr < 1e-3 for lr in lrs) / len(lrs)
     print(f"fraction of candidates below the geometric midpoint 1e-3: {below:.3f}")
     assert 0.45 <= below <= 0.55
     assert min(lrs) >= 1e-5 and max(lrs) <= 1e-1
     # the GP coordinate of the geometric midpoint is the middle of the cube
-    coord = node._state["space"].coordinates([{"lr": 1e-3, "x": 0.5}])
+    coord = node.space(client._experiment).coordinates([{"lr": 1e-3, "x": 0.5}])
     assert coord.reshape(-1).tolist() == pytest.approx([0.5, 0.5])
     # and the bandit finds the optimum's decade
     best = max(

@@ -16,7 +16,10 @@ from _ax_loop import run_in_flight  # tests/ helper
 from ax import ChoiceParameterConfig, Client, RangeParameterConfig
 
 from botorch_bandits.ax import BanditNode, bandit_generation_strategy
+from botorch_bandits.ax.reading import read_experiment
+from botorch_bandits.ax.space import Space
 from botorch_bandits.ax.storage import bandit_node_from_json
+from botorch_bandits.hyperparameters import Hyperparameters
 
 
 def _hartmann3(p: dict) -> float:
@@ -142,9 +145,14 @@ def test_the_fit_is_warm_started_from_the_recorded_fit() -> None:
     assert isinstance(node, BanditNode)
     trials = client._experiment.trials
     recorded = trials[max(trials)].generator_runs[0].gen_metadata["fit"]
-    node.update_generator_state(client._experiment, client._experiment.lookup_data())
-    warm = node._state["warm"]
-    assert warm == {k: recorded[k] for k in ("lengthscale", "noise", "mean")}
+    experiment = client._experiment
+    history = read_experiment(
+        experiment, experiment.lookup_data(), Space(experiment.search_space), False
+    )
+    assert history.warm == Hyperparameters.from_dict(recorded)
+    assert history.warm.as_dict() == {
+        k: recorded[k] for k in ("lengthscale", "noise", "mean")
+    }
 
 
 def test_gradient_optimizer_searches_the_space_and_keeps_its_rules() -> None:
@@ -186,10 +194,7 @@ def test_gradient_optimizer_searches_the_space_and_keeps_its_rules() -> None:
         client.complete_trial(trial_index=index, raw_data={"f": f(p)})
     exp = client._experiment
     node = client._generation_strategy._curr
-    decision_set = {
-        tuple(sorted(p.items()))
-        for p in node._decision_set(node._state["space"], {}).params
-    }
+    decision_set = {tuple(sorted(p.items())) for p in node.decision_set(exp).params}
     off_set = 0
     for t in exp.trials.values():
         p = t.arm.parameters

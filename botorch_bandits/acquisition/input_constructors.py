@@ -1,67 +1,9 @@
-r"""BoTorch input constructors for every acquisition class of the package.
-
-Registered with :func:`botorch.acquisition.input_constructors.acqf_input_constructor`,
-so ``get_acqf_input_constructor(Cls)(model=..., training_data=..., X_pending=...,
-**options)`` returns the keyword arguments of ``Cls`` -- which is how Ax's modular
-BoTorch generator (``Generators.BOTORCH_MODULAR`` with ``botorch_acqf_class=Cls`` and
-``botorch_acqf_options=options``) builds an acquisition function. Ax passes
-``X_pending`` whenever trials are running without data; every constructor here
-declares it and uses it as its algorithm says:
-
-* ``GPUCB``, ``IGPUCB``, ``GPThompsonSampling`` -- ``pending="ignore"`` (default):
-  the pending points are left out, as the asynchronous baselines GP-UCB and asy-TS
-  do (Verma et al. 2022, §6: "ignores the delayed observations", so a query may be
-  repeated). ``pending="hallucinate"``: GP-BUCB / GP-BTS (Verma et al. 2022, §4 and
-  §6): the model is conditioned on the pending points with the posterior mean of the
-  completed-only model as target -- the mean is unchanged, the variance shrinks at
-  and near the pending points.
-* ``GPUCBSDF``, ``GPThompsonSamplingSDF`` -- ``pending="censor"`` (default): the
-  pending points enter the model with the censored target ``y_min`` (Verma et al.
-  2022, Eq. (1): :math:`\tilde y_{s,t} = y_s\mathbb 1\{d_s \le \min(m, t-s)\}`, else
-  the minimum), and the :math:`\nu_t` inflation of Eq. (2) sums
-  :math:`\sigma_{t-1}` over the last ``window`` issued queries, pending ones
-  included. ``pending="in_model"``: the model (and ``training_data``) already hold
-  every issued query, in issue order, with its censored target (e.g. built from
-  :meth:`botorch_bandits.delays.FeedbackLedger.censored_targets`); nothing is
-  conditioned.
-
-The constructors act through the model (``pending="ignore"`` keeps it unchanged, the
-other views condition it) and build every class with ``X_pending=None``, so one
-decision is one point, whatever Ax passes. The classes accept pending points
-themselves too (``X_pending=``, ``set_X_pending``, ``optimize_acqf(q=q)``), with the
-same rules as these views -- hallucination for GP-UCB / IGP-UCB, censoring for the
-SDF classes, one draw per point for GP-TS -- implemented once, in
-``botorch_bandits.acquisition._batch``.
-
-Nothing is carried over between calls: the round index ``t`` is left to the classes,
-which take ``t - 1`` = the number of observations of the model they are given
-(``RoundScheduleMixin``), so ``t = n + 1`` when pending points are ignored and
-``t = n + p + 1`` when they are hallucinated or censored (``n`` observations, ``p``
-pending); :math:`\beta_t`, :math:`\gamma_{t-1}` (``gamma="observed"``: the
-information gain of the model's points) and :math:`\nu_t` follow from it. A
-Thompson-sampling draw is seeded from ``seed`` and the decision's index
-``n + p + 1`` (the number of issued queries plus one), so two decisions made while
-the same trials are pending get different draws, and a reloaded experiment makes the
-same draw again.
-
-In Ax: the censored target and the hallucinated means are in the units of the model's
-outcome (``training_data.Y``, after Ax's transforms; a model outcome transform is
-applied by ``condition_on_observations``). For a minimized metric (Ax passes a
-``posterior_transform`` with weight :math:`-1`) the censored target is the metric's
-*upper* bound. Ax knows no arrival times, so feedback that arrives after the window
-``m`` is used by Ax's model (the paper ignores it for good); for the exact window rule
-use :class:`botorch_bandits.ax.BanditNode` (``pending="censor"``) or pass a model
-built from a :class:`~botorch_bandits.delays.FeedbackLedger` with
-``pending="in_model"``. Ax's ``X_pending`` is not sorted by issue time, and its
-training rows come before it whatever the completion order: with ``window`` smaller
-than the number of pending points, pass ``recent`` for the exact last ``m`` queries.
-
-References:
-    Srinivas, Krause, Kakade, Seeger. Gaussian Process Optimization in the Bandit
-    Setting: No Regret and Experimental Design. ICML 2010.
-    Chowdhury, Gopalan. On Kernelized Multi-armed Bandits. ICML 2017.
-    Verma, Dai, Low. Bayesian Optimization under Stochastic Delayed Feedback.
-    ICML 2022.
+"""BoTorch input constructors for every acquisition class of the package, registered
+with ``acqf_input_constructor``: how Ax's modular BoTorch generator builds them
+(``botorch_acqf_class=Cls``). Each declares ``X_pending`` and applies its pending
+view through the model (ignore, hallucinate, censor, in_model); the round ``t`` is
+left to the classes, and a TS draw's seed is :func:`~botorch_bandits.seeding.step_seed`
+of the decision's index. docs/botorch.md ("Input constructors") has the details.
 """
 
 from __future__ import annotations
@@ -87,23 +29,16 @@ from botorch_bandits.acquisition._common import num_observations
 from botorch_bandits.acquisition.sdf import GPUCBSDF, GPThompsonSamplingSDF
 from botorch_bandits.acquisition.thompson import GPThompsonSampling
 from botorch_bandits.acquisition.ucb import GPUCB, IGPUCB
+from botorch_bandits.seeding import step_seed
+from botorch_bandits.validation import check_choice
 
 PENDING_VIEWS = ("ignore", "hallucinate")
 SDF_PENDING_VIEWS = ("censor", "in_model")
-_SEED_STRIDE = 1_000_003  # the simulator's and BanditNode's per-decision seed rule
 
 
 # --------------------------------------------------------------------------------------
 # helpers
 # --------------------------------------------------------------------------------------
-def _check_choice(name: str, value: Any, allowed: tuple[str, ...]) -> str:
-    if not isinstance(value, str) or value not in allowed:
-        raise ValueError(
-            f"`{name}` must be one of {list(allowed)}, got {name}={value!r}."
-        )
-    return value
-
-
 def _train_X(
     model: Model, training_data: MaybeDict[SupervisedDataset] | None
 ) -> Tensor:
@@ -179,7 +114,7 @@ def _draw_seed(seed: Any, decision: int) -> int | None:
         return None
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise ValueError(f"`seed` must be an integer or None, got seed={seed!r}.")
-    return (seed * _SEED_STRIDE + decision) % (2**62)
+    return step_seed(seed, decision)
 
 
 def _thompson_transform(
@@ -263,7 +198,7 @@ def _prepare(
     pending: str,
     allowed: tuple[str, ...],
 ) -> tuple[Tensor, Tensor | None]:
-    _check_choice("pending", pending, allowed)
+    check_choice("pending", pending, allowed)
     train_X = _train_X(model, training_data)
     _check_counts(model, train_X)
     return train_X, _checked_pending(X_pending, train_X)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from botorch_bandits.ax.generation import BanditNode, InitialTrials
+from botorch_bandits.ax.generation import BanditNode, InitialTrials, load_options
 
 
 def bandit_node_to_dict(node: BanditNode) -> dict[str, Any]:
@@ -24,7 +24,7 @@ def bandit_node_from_json(**kwargs: Any) -> BanditNode:
     # stored every theory setting): they load as such, with their decision set
     kwargs.setdefault("mode", "theory")
     kwargs.setdefault("optimizer", "finite")
-    return BanditNode(**kwargs)
+    return BanditNode(**load_options(kwargs))
 
 
 def register() -> None:

@@ -26,7 +26,7 @@ from botorch.acquisition.analytic import LogConstrainedExpectedImprovement
 from botorch.models.model import ModelList
 from torch import Tensor
 
-from botorch_bandits.acquisition import IGPUCB, GPThompsonSampling
+from botorch_bandits.acquisition.factory import Confidence, make_acquisition
 from botorch_bandits.benchmarks.problems import make_kernel
 from botorch_bandits.constraints import (
     ExponentialPenalty,
@@ -324,24 +324,22 @@ def simulate_constrained(
                 d, r = epoch_schedule(rule, delta, L, problem.noise_sd_f, kappa[s])
                 d_l.append(d)
                 R_l.append(r)
-            if inner == "IGP-UCB":
-                acqf = IGPUCB(
-                    model,
-                    B=problem.B,
-                    R=torch.tensor(R_l, dtype=dt),
-                    delta=d_l[0],
-                    gamma="observed",
-                )
-            else:  # Remark 1: GP-TS as the inner algorithm
-                acqf = GPThompsonSampling(
-                    model,
-                    B=problem.B,
-                    R=torch.tensor(R_l, dtype=dt),
-                    delta=d_l[0],
-                    gamma="observed",
-                    candidates=problem.arms,
-                    seed=step_seed(seed, t),
-                )
+            # the epoch's confidence (Alg. 2: delta / L; Alg. 3: also R scaled by
+            # the multipliers); Remark 1: GP-TS as the inner algorithm
+            conf = Confidence(
+                B=problem.B,
+                R=torch.tensor(R_l, dtype=dt),
+                delta=d_l[0],
+                gamma="observed",
+            )
+            ts = inner == "GP-TS"
+            acqf = make_acquisition(
+                model,
+                inner,
+                conf,
+                candidates=problem.arms if ts else None,
+                seed=step_seed(seed, t) if ts else None,
+            )
             with torch.no_grad():
                 idx = acqf(X).argmax(0)
         f = problem.f[idx]

@@ -39,16 +39,10 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import torch
-from botorch.acquisition.analytic import UpperConfidenceBound
 from torch import Tensor
 
 from botorch_bandits import seeding
-from botorch_bandits.acquisition import (
-    GPUCBSDF,
-    IGPUCB,
-    GPThompsonSampling,
-    GPThompsonSamplingSDF,
-)
+from botorch_bandits.acquisition.factory import Confidence, make_acquisition
 from botorch_bandits.benchmarks.problems import BanditProblem
 from botorch_bandits.beta import ObservedInformationGain, observed_information_gain
 from botorch_bandits.delays import DelayDistribution
@@ -380,20 +374,12 @@ def simulate_delayed(
                 idx = choices[pick]
         else:
             acqf = _acquisition(
-                algorithm,
-                family,
-                view,
                 model,
                 problem,
+                _Round(algorithm, family, view, beta, B_y, delta, seed, clock, m),
                 t,
-                beta,
-                B_y,
-                delta,
-                m,
                 issue,
                 arms_t,
-                seed,
-                clock,
             )
             with torch.no_grad():
                 scores = acqf(X)  # N x S
@@ -568,68 +554,58 @@ class _TrackedGain(ObservedInformationGain):
         return observed_information_gain(model)
 
 
+@dataclass(frozen=True)
+class _Round:
+    """A delayed run's settings that shape each round's acquisition."""
+
+    algorithm: str
+    family: str  # "ucb" or "ts"
+    view: str  # "ignore", "hallucinate" or "censor"
+    beta: float | str  # a constant, or "theory"
+    B_y: float
+    delta: float
+    seed: int
+    clock: str
+    window: float | None
+
+
 def _acquisition(
-    algorithm,
-    family,
-    view,
-    model,
-    problem,
-    t,
-    beta,
-    B_y,
-    delta,
-    m,
-    issue,
-    arms_t,
-    seed,
-    clock,
-):
-    step_seed = seeding.step_seed(seed, t)
-    theory = beta == "theory"
-    if view == "censor":
-        recent = _recent(issue, arms_t, t, m, clock, problem.arms)
-        sched = (
-            dict(B_f=problem.rkhs_norm, R=problem.noise_sd, gamma="observed")
-            if theory
-            else dict(beta=float(beta))
-        )
-        if family == "ucb":
-            return GPUCBSDF(model, recent, B_y=B_y, delta=delta, t=t, **sched)
-        if algorithm in UNSCALED_TS_POLICIES:  # GP(mu, k_post) on the censored view
-            return GPThompsonSampling(
-                model,
-                v=1.0,
-                delta=delta,
-                t=t,
-                candidates=problem.arms,
-                seed=step_seed,
+    model: FiniteArmGP,
+    problem: BanditProblem,
+    r: _Round,
+    t: int,
+    issue: Tensor,
+    arms_t: Tensor,
+) -> Any:
+    """Round ``t``'s acquisition through the package's factory: the censored view
+    gets GP-UCB-SDF / GP-TS-SDF (the unscaled TS variant: GP-TS with v = 1 on the
+    censored view), the others IGP-UCB / GP-TS with the tracked information gain (or
+    a constant ``beta``)."""
+    theory = r.beta == "theory"
+    algorithm = "GP-TS" if r.family == "ts" else "IGP-UCB"
+    draws = {"candidates": problem.arms, "seed": seeding.step_seed(r.seed, t)}
+    if r.family != "ts":
+        draws = {}
+    if r.view == "censor":
+        recent = _recent(issue, arms_t, t, r.window, r.clock, problem.arms)
+        if r.algorithm in UNSCALED_TS_POLICIES:  # GP(mu, k_post) on the censored view
+            return make_acquisition(
+                model, "GP-TS", Confidence(beta=1.0, delta=r.delta), t=t, **draws
             )
-        return GPThompsonSamplingSDF(
-            model,
-            recent,
-            B_y=B_y,
-            delta=delta,
-            t=t,
-            candidates=problem.arms,
-            seed=step_seed,
-            **sched,
+        conf = Confidence(
+            beta=None if theory else float(r.beta),
+            B=problem.rkhs_norm,
+            R=problem.noise_sd,
+            delta=r.delta,
         )
-    if family == "ucb":
-        if theory:
-            return IGPUCB(
-                model,
-                B=problem.rkhs_norm,
-                R=problem.noise_sd,
-                delta=delta,
-                gamma=_TrackedGain(),
-                t=t,
-            )
-        return UpperConfidenceBound(model, beta=float(beta) ** 2)
-    sched = (
-        dict(B=problem.rkhs_norm, R=problem.noise_sd, gamma=_TrackedGain(), t=t)
-        if theory
-        else dict(v=float(beta), t=t)
+        return make_acquisition(
+            model, algorithm, conf, t=t, recent=recent, B_y=r.B_y, **draws
+        )
+    conf = Confidence(
+        beta=None if theory else float(r.beta),
+        B=problem.rkhs_norm,
+        R=problem.noise_sd,
+        delta=r.delta,
+        gamma=_TrackedGain() if theory else None,
     )
-    return GPThompsonSampling(
-        model, delta=delta, candidates=problem.arms, seed=step_seed, **sched
-    )
+    return make_acquisition(model, algorithm, conf, t=t, **draws)

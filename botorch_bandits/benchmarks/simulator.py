@@ -34,7 +34,7 @@ from botorch.acquisition.analytic import (
 )
 from torch import Tensor
 
-from botorch_bandits.acquisition import GPUCB, IGPUCB, GPThompsonSampling
+from botorch_bandits.acquisition.factory import Confidence, make_acquisition
 from botorch_bandits.benchmarks.problems import BanditProblem
 from botorch_bandits.beta import CallableGamma, GammaOrder
 from botorch_bandits.models import FiniteArmGP
@@ -97,23 +97,27 @@ def _pi_margin(incumbent: Tensor) -> Tensor:
     return incumbent + PI_MARGIN
 
 
-def _igp_ucb(model, problem, ctx):
-    return IGPUCB(
-        model,
+def _theory(problem: BanditProblem, ctx: StepContext, **kw: Any) -> Confidence:
+    r"""The papers' confidence for the problem: its RKHS norm, noise and the
+    :math:`\gamma_t` order of its kernel (``kw`` overrides)."""
+    base: dict[str, Any] = dict(
         B=problem.rkhs_norm,
         R=problem.noise_sd,
         delta=ctx.delta,
         gamma=gamma_order(problem),
     )
+    return Confidence(**{**base, **kw})
+
+
+def _igp_ucb(model, problem, ctx):
+    return make_acquisition(model, "IGP-UCB", _theory(problem, ctx))
 
 
 def _gp_ts(model, problem, ctx):
-    return GPThompsonSampling(
+    return make_acquisition(
         model,
-        B=problem.rkhs_norm,
-        R=problem.noise_sd,
-        delta=ctx.delta,
-        gamma=gamma_order(problem),
+        "GP-TS",
+        _theory(problem, ctx),
         candidates=problem.arms,
         seed=ctx.step_seed,
     )
@@ -123,23 +127,26 @@ def _gp_ucb_rkhs(model, problem, ctx):
     # Chowdhury & Gopalan §3.1 quote Srinivas et al. Thm 3 as the multiplier
     # sqrt(2 B^2 + 300 gamma_{t-1} ln^3(t / delta)): B^2 = squared norm, gamma_{t-1}
     order = gamma_order(problem)
-    return GPUCB(
+    return make_acquisition(
         model,
-        schedule="rkhs",
-        B=problem.rkhs_norm**2,
-        gamma=CallableGamma(lambda n: order(n - 1)),
-        delta=ctx.delta,
-        beta_scale=ctx.beta_scale,
+        "GP-UCB",
+        _theory(
+            problem,
+            ctx,
+            gamma=CallableGamma(lambda n: order(n - 1)),
+            gp_ucb="rkhs",
+            beta_scale=ctx.beta_scale,
+        ),
     )
 
 
 def _gp_ucb_finite(model, problem, ctx):
-    return GPUCB(
+    return make_acquisition(
         model,
-        schedule="finite",
-        num_arms=problem.num_arms,
-        delta=ctx.delta,
-        beta_scale=ctx.beta_scale,
+        "GP-UCB",
+        Confidence(
+            delta=ctx.delta, num_arms=problem.num_arms, beta_scale=ctx.beta_scale
+        ),
     )
 
 

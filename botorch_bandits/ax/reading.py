@@ -1,0 +1,207 @@
+"""The Ax side of a decision: an experiment read into the decision core's
+:class:`~botorch_bandits.core.History` (every trial checked, nothing dropped
+silently), the outcome constraints as long-term constraints, and the search space
+as the core's :class:`~botorch_bandits.core.Domain`."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ax.core.data import Data
+from ax.core.experiment import Experiment
+from ax.core.optimization_config import MultiObjectiveOptimizationConfig
+from ax.core.parameter import RangeParameter
+from ax.core.trial_status import TrialStatus
+from ax.core.types import ComparisonOp
+
+from botorch_bandits.ax.space import DecisionSet, Space
+from botorch_bandits.core import Domain, History, TrialRecord
+from botorch_bandits.hyperparameters import Hyperparameters
+
+_GONE = (TrialStatus.FAILED, TrialStatus.ABANDONED)
+#: an outcome constraint as (metrics, weights, sign, bound): g = s (sum w m - b) <= 0
+Constraint = tuple[list[str], list[float], float, float]
+
+
+def outcome_constraints(opt: Any, long_term: bool) -> list[Constraint]:
+    """The outcome constraints as :data:`Constraint` tuples; refused without
+    ``long_term`` (never ignored silently)."""
+    cons = list(opt.outcome_constraints)
+    if not long_term:
+        if cons:
+            raise ValueError(
+                f"The experiment has the outcome constraints "
+                f"{[c.expression for c in cons]}, and BanditNode was built with "
+                "long_term_constraints=False, which would ignore them. Set "
+                "long_term_constraints=True (they then hold on average over the "
+                "run: Shi & Eryilmaz 2022) or remove them from the optimization "
+                "config."
+            )
+        return []
+    out = []
+    for c in cons:
+        if c.relative:
+            raise ValueError(
+                f"Long-term constraints must be absolute, got the relative "
+                f"constraint {c.expression!r}."
+            )
+        weights = [w for _, w in c.metric_weights]
+        s = 1.0 if c.op == ComparisonOp.LEQ else -1.0
+        out.append((c.metric_names, weights, s, float(c.bound)))
+    if not out:
+        raise ValueError(
+            "`long_term_constraints=True` needs outcome constraints on the "
+            "experiment (e.g. configure_optimization(..., "
+            "outcome_constraints=['g <= 0'])); it has none."
+        )
+    return out
+
+
+def check_value(trial: int, metric: str, value: float) -> None:
+    """A trial's metric value must be finite (NaN / inf would freeze the GP)."""
+    if not math.isfinite(value):
+        raise ValueError(
+            f"Trial {trial} has the non-finite value {value!r} for the metric "
+            f"{metric!r}: BanditNode needs finite values. Attach a finite value or "
+            f"mark the trial abandoned (client.mark_trial_abandoned(trial_index="
+            f"{trial})) to leave it out (it is then counted in the metadata's "
+            "'failed')."
+        )
+
+
+def read_experiment(
+    experiment: Experiment, data: Data, space: Space, long_term: bool
+) -> History:
+    """Every trial in index order: its point, objective (as maximized) and
+    constraint values, times and uniform tag, checked; failed and abandoned trials
+    (and early-stopped ones without data) counted; the latest recorded fit."""
+    opt = experiment.optimization_config
+    if opt is None:
+        raise ValueError("BanditNode needs an optimization config (an objective).")
+    objective = opt.objective
+    if isinstance(opt, MultiObjectiveOptimizationConfig) or (
+        len(objective.metric_names) != 1
+    ):
+        raise ValueError(
+            f"BanditNode optimizes one objective metric, got the objective "
+            f"{objective.metric_names}: use Ax's own strategies for several "
+            "objectives, or give one metric."
+        )
+    metric = objective.metric_names[0]
+    sign = -1.0 if objective.minimize else 1.0
+    constraints = outcome_constraints(opt, long_term)
+    df = data.df
+    if "step" in df.columns:  # map data: the last progression of each trial
+        df = df.sort_values("step", kind="stable")
+    values: dict[tuple[int, str], float] = {
+        (int(r.trial_index), str(r.metric_name)): float(r.mean) for r in df.itertuples()
+    }
+    rows, failed, points = [], [], []
+    warm = None  # the latest recorded fit of this node: the next fit's start
+    for t in sorted(experiment.trials.values(), key=lambda t: t.index):
+        meta = (t.generator_runs[0].gen_metadata or {}) if t.generator_runs else {}
+        fit = meta.get("fit")
+        if isinstance(fit, dict) and "lengthscale" in fit:
+            warm = {k: fit[k] for k in ("lengthscale", "noise", "mean")}
+        f = values.get((t.index, metric))
+        if t.status in _GONE or (t.status == TrialStatus.EARLY_STOPPED and f is None):
+            failed.append(t.index)
+            continue
+        if len(t.arms) != 1:
+            raise ValueError(
+                f"Trial {t.index} has {len(t.arms)} arms: BanditNode needs "
+                "single-arm trials (one point per trial)."
+            )
+        if f is None and t.status.is_completed:
+            raise ValueError(
+                f"Trial {t.index} is {t.status.name} but has no value for the "
+                f"objective metric {metric!r}: attach it "
+                f"(client.complete_trial(trial_index={t.index}, raw_data=...)) or "
+                f"mark the trial abandoned "
+                f"(client.mark_trial_abandoned(trial_index={t.index})); BanditNode "
+                "does not guess it."
+            )
+        if f is not None:
+            check_value(t.index, metric, f)
+        g = None
+        if f is not None and constraints:
+            g = []
+            for names, weights, s, bound in constraints:
+                missing = [n for n in names if (t.index, n) not in values]
+                if missing:
+                    raise ValueError(
+                        f"Trial {t.index} has objective data but no value for "
+                        f"the constraint metric(s) {missing}: every constraint "
+                        "value is needed for the multipliers."
+                    )
+                for n in names:
+                    check_value(t.index, n, values[(t.index, n)])
+                lhs = sum(
+                    w * values[(t.index, n)]
+                    for n, w in zip(names, weights, strict=True)
+                )
+                g.append(s * (lhs - bound))
+        done = t.time_completed if f is not None else None
+        points.append(t.arms[0].parameters)
+        rows.append(
+            dict(
+                index=t.index,
+                f=None if f is None else sign * f,
+                g=None if g is None else tuple(g),
+                created=t.time_created.timestamp(),
+                completed=None if f is None else (done or t.time_created).timestamp(),
+                uniform=bool(meta.get("cpd_uniform", False)),
+            )
+        )
+    coords = space.coordinates(points).tolist() if points else []
+    trials = tuple(
+        TrialRecord(x=tuple(x), **row) for row, x in zip(rows, coords, strict=True)
+    )
+    if warm is not None and len(warm["lengthscale"]) != space.dim:
+        warm = None
+    return History(
+        trials=trials,
+        failed=tuple(failed),
+        metric=metric,
+        num_constraints=len(constraints),
+        warm=None if warm is None else Hyperparameters.from_dict(warm),
+    )
+
+
+def ax_domain(
+    space: Space,
+    decision_set: DecisionSet,
+    fixed: dict[str, Any],
+    whole: Any,
+) -> Domain:
+    """The core's domain for a call: the decision set with the call's fixed
+    features; the optimizer holds the discrete and fixed coordinates, keeps the
+    linear constraints (tightened), and its point must map back into the search
+    space exactly (``Space.contains``); the detector integrates over the decision
+    set of the whole space (``whole()``), its volume the product of the range
+    widths (a choice counts 1) times the share inside the constraints."""
+
+    def accept(x: Any) -> tuple[dict[str, Any], list[float]] | None:
+        params = {**space.parameterizations(x.unsqueeze(0))[0], **fixed}
+        if not space.contains(params):
+            return None
+        return params, space.coordinates([params])[0].tolist()
+
+    def detector() -> tuple[Any, float]:
+        ds = whole()
+        box = math.prod(
+            float(p.upper - p.lower)
+            for p in space.search_space.parameters.values()
+            if isinstance(p, RangeParameter)
+        )
+        return ds.unit, box * ds.fraction
+
+    return Domain(
+        unit=decision_set.unit,
+        hold=sorted(set(space.discrete) | set(space.fixed_dims(fixed))),
+        free=bool(space.names),
+        inequality_constraints=space.inequality_constraints_with_margin,
+        accept=accept,
+        detector=detector,
+    )

@@ -1,0 +1,288 @@
+"""The decision core, free of Ax: from a :class:`~botorch_bandits.core.History`, the
+:class:`~botorch_bandits.core.DecisionOptions` and a
+:class:`~botorch_bandits.core.Domain`, the next decision and its metadata -- restarts
+and uniform exploration, the epoch's multipliers, the data view of running trials,
+the GP, the acquisition and its maximizer. The Ax node and the tests call it."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from botorch_bandits.acquisition.factory import Confidence, make_acquisition
+from botorch_bandits.changepoint import (
+    ChangePointDetector,
+    cpd_threshold,
+    explore_uniformly,
+    finite_domain,
+)
+from botorch_bandits.constraints import composite_targets, epoch_schedule
+from botorch_bandits.core.domain import Domain
+from botorch_bandits.core.fit import build_model, fit_practical, fit_theory
+from botorch_bandits.core.history import History, TrialRecord
+from botorch_bandits.core.optimize import optimize
+from botorch_bandits.core.options import (
+    THEORY_DEFAULTS,
+    DecisionOptions,
+    Restarts,
+)
+from botorch_bandits.core.views import (
+    censored_view,
+    multipliers,
+    penalty_of,
+    restarts_state,
+)
+from botorch_bandits.hyperparameters import Hyperparameters
+from botorch_bandits.models import STANDARDIZED_QUANTUM, make_kernel, standardize
+from botorch_bandits.seeding import step_seed, uniform_choice
+
+
+@dataclass
+class Decision:
+    """A decision: its unit-cube point ``x``, its row in the decision set
+    (``index``; ``None`` for an optimizer's point, then ``payload`` is what
+    ``Domain.accept`` returned), whether it explores uniformly, and its metadata."""
+
+    x: list[float]
+    index: int | None
+    payload: Any
+    uniform: bool
+    metadata: dict[str, Any]
+
+    @property
+    def record(self) -> TrialRecord:
+        """The decision as a trial issued in this call (for the next decision)."""
+        return TrialRecord.issued(self.x, self.uniform)
+
+
+@dataclass
+class DecisionCache:
+    """What decisions of one call may share: fits by their data, the detector. A
+    cache only (pure functions of their keys), never state."""
+
+    fits: dict[Any, dict[str, Any]] = field(default_factory=dict)
+    detector: ChangePointDetector | None = None
+
+
+def make_detector(
+    domain: Domain, opts: DecisionOptions, restarts: Restarts
+) -> ChangePointDetector:
+    """GP-UCB-CPD's detector (Avanesov, Algorithm 1) on the domain's integration set.
+    Its kernel is fixed for the run (every call replays the detections): the theory
+    kernel, or in the practical mode the theory mode's default (Matern-5/2,
+    lengthscale 0.2 of the unit cube) -- a fitted kernel would move past detections."""
+    points, volume = domain.detector()
+    t = opts.theory
+    kernel = (
+        make_kernel(t.kernel, t.lengthscale)
+        if t is not None
+        else make_kernel(THEORY_DEFAULTS["kernel"], THEORY_DEFAULTS["lengthscale"])
+    )
+    d = domain.dim
+    C, alpha = restarts.threshold_scale, restarts.alpha
+    return ChangePointDetector(
+        kernel,
+        finite_domain(points, volume=volume),
+        c=restarts.regularization,
+        threshold=lambda n: cpd_threshold(n, C, alpha, d),
+        alpha=alpha,
+        d=d,
+    )
+
+
+def decide(
+    history: History,
+    opts: DecisionOptions,
+    domain: Domain,
+    cache: DecisionCache | None = None,
+) -> Decision:
+    """The next decision on ``history`` (its trials in order, this call's earlier
+    candidates last)."""
+    cache = cache or DecisionCache()
+    unit: Tensor = domain.unit
+    d = domain.dim
+    active = list(history.trials)
+    position = len(active)  # this trial's position among the live trials
+    meta: dict[str, Any] = {
+        "algorithm": opts.algorithm,
+        "pending_view": opts.pending,
+        "t": position + 1,
+        "failed": len(history.failed),
+        "decision_set_size": int(unit.shape[0]),
+    }
+    if history.fixed:
+        meta["fixed_features"] = dict(history.fixed)
+    # --- GP-UCB-CPD: restarts and the uniform-exploration rule
+    start, uniform = 0, False
+    if opts.restarts is not None:
+        if cache.detector is None:
+            cache.detector = make_detector(domain, opts, opts.restarts)
+        start, num_uniform, restarts, fired = restarts_state(
+            active, cache.detector, opts.restarts.xi
+        )
+        uniform = explore_uniformly(num_uniform, position - start, opts.restarts.xi)
+        meta.update(
+            cpd_uniform=uniform,
+            cpd_restarts=restarts,
+            cpd_detections=fired,
+            cpd_history=position - start,
+            cpd_uniform_count=num_uniform,
+        )
+    # --- long-term constraints: this epoch's multipliers
+    kappa = None
+    if opts.constraints is not None:
+        kappa, epoch, used = multipliers(
+            active, opts.constraints, history.num_constraints
+        )
+        meta.update(epoch=epoch, kappa=kappa.tolist(), epochs_used=used)
+    # under "ignore": the arms in flight (running trials and this call's earlier
+    # candidates), excluded while another candidate remains
+    busy: list[int] = []
+    if opts.pending == "ignore":
+        busy = sorted(
+            {domain.index.get(tuple(e.x)) for e in active if e.f is None} - {None}
+        )
+        if len(busy) >= unit.shape[0]:
+            busy = []
+        meta["excluded_in_flight"] = len(busy)
+    if uniform:
+        free = sorted(set(range(unit.shape[0])) - set(busy))
+        best = free[uniform_choice(opts.seed, position, len(free))]
+        meta["sigma_multiplier"] = None
+        return _on_set(domain, best, True, meta)
+    # --- the data the model sees
+    H = active[start:]
+    done = [e for e in H if e.f is not None]
+    X0 = torch.tensor([list(e.x) for e in done], dtype=torch.double).reshape(-1, d)
+    Y0 = torch.tensor([e.f for e in done], dtype=torch.double)
+    if kappa is not None and done:
+        rule = opts.constraints.multiplier_update
+        Y0 = composite_targets(
+            Y0,
+            torch.tensor([list(e.g) for e in done], dtype=torch.double),
+            kappa,
+            rule,
+            penalty_of(opts.constraints),
+        )
+    cens = opts.censoring
+    y_min, B_y, R = cens.y_min, cens.B_y, opts.R
+    hyper: Hyperparameters | None = None
+    if opts.theory is None:
+        # standardized targets (the decision is the same for a*y + b, a > 0);
+        # y_min and B_y are in the objective's units: mapped the same way
+        try:
+            Y0, m, s = standardize(Y0)
+        except ValueError:
+            not_finite(None, done, history.metric)
+        q = STANDARDIZED_QUANTUM
+        y_min = round((cens.y_min - m) / s / q) * q
+        B_y = round((cens.B_y + abs(m)) / s / q) * q
+        meta["standardize"] = {"mean": m, "std": s}
+        fit = fit_practical(X0, Y0, history.warm, opts.seed, cache.fits)
+        meta["fit"] = fit
+        hyper = Hyperparameters.from_dict(fit)
+        if R is None:  # the fitted noise's standard deviation (standardized)
+            R = math.sqrt(hyper.noise)
+        meta["R"] = R
+    elif opts.theory.hyperparameters == "fitted":
+        hyper = fit_theory(X0, Y0, opts.theory.kernel)
+        if hyper is not None:
+            meta["fitted"] = {
+                "lengthscale": list(hyper.lengthscale),
+                "outputscale": hyper.outputscale,
+                "noise": hyper.noise,
+            }
+    delta = opts.delta
+    if kappa is not None:
+        L = opts.constraints.num_epochs or meta["epoch"] + 1
+        delta, R = epoch_schedule(
+            opts.constraints.multiplier_update, opts.delta, L, R, kappa
+        )
+        meta["delta_epoch"] = delta
+    targets = {e.index: float(y) for e, y in zip(done, Y0.tolist(), strict=True)}
+    recent = None
+    if opts.pending == "censor":
+        X, Y, recent, n_cens, n_late = censored_view(H, targets, y_min, cens, d)
+        meta.update(censored=n_cens, late=n_late)
+    else:
+        X, Y = X0, Y0
+        waiting = [list(e.x) for e in H if e.f is None]
+        if opts.pending == "hallucinate" and waiting:
+            Xw = torch.tensor(waiting, dtype=torch.double)
+            with torch.no_grad():
+                mu = (
+                    build_model(X0, Y0, opts.theory, hyper)
+                    .posterior(Xw.unsqueeze(-2))
+                    .mean.reshape(-1)
+                )
+            X, Y = torch.cat([X0, Xw]), torch.cat([Y0, mu])
+        meta["pending"] = len(waiting)
+    model = build_model(X, Y, opts.theory, hyper)
+    t = X.shape[0] + 1
+    # GP-TS: an exact joint draw on the decision set, or a pathwise draw (a
+    # function of x) for the gradient optimizer
+    gradient = opts.optimizer == "gradient"
+    acqf = make_acquisition(
+        model,
+        opts.algorithm,
+        Confidence(beta=opts.beta, B=opts.B, R=R, delta=delta, num_arms=unit.shape[0]),
+        t=t,
+        seed=step_seed(opts.seed, position),
+        candidates=None if gradient else unit,
+        sampler="pathwise" if gradient else None,
+        recent=recent,
+        B_y=B_y,
+    )
+    with torch.no_grad():
+        scores = acqf(unit.unsqueeze(-2))
+    if not bool(torch.isfinite(scores).all()):
+        not_finite(scores, done, history.metric)
+    if busy:
+        scores = scores.clone()
+        scores[busy] = -math.inf
+    mult = getattr(acqf, "sigma_multiplier", opts.beta)
+    meta["sigma_multiplier"] = float(torch.as_tensor(mult).reshape(-1)[0])
+    meta["round"] = t
+    if gradient:
+        flight = [list(e.x) for e in active if e.f is None]
+        avoid = flight if opts.pending == "ignore" else None
+        row, payload, coords = optimize(acqf, scores, domain, avoid, meta)
+        if row is None:
+            return Decision(coords, None, payload, False, meta)
+        return _on_set(domain, row, False, meta)
+    return _on_set(domain, int(scores.argmax()), False, meta)
+
+
+def _on_set(domain: Domain, row: int, uniform: bool, meta: dict) -> Decision:
+    return Decision(domain.unit[row].tolist(), row, None, uniform, meta)
+
+
+def not_finite(scores: Tensor | None, done: list[TrialRecord], metric: str) -> None:
+    """Acquisition values that are not finite (``scores``), or targets too large to
+    standardize (``None``): an error naming the largest target (values so large that
+    the GP overflows), never a silent argmax."""
+    if scores is None:
+        worst = max(done, key=lambda e: abs(e.f))
+        raise ValueError(
+            f"BanditNode cannot standardize the objective: the largest value is "
+            f"trial {worst.index}'s {metric!r} = {worst.f!r} (as maximized), and its "
+            "mean or spread overflows. Rescale the objective (or constraints) or "
+            "mark the trial abandoned."
+        )
+    bad = int((~torch.isfinite(scores)).sum())
+    worst = max(done, key=lambda e: abs(e.f), default=None)
+    culprit = (
+        f" The largest value is trial {worst.index}'s {metric!r} = "
+        f"{worst.f!r} (as maximized)."
+        if worst is not None
+        else ""
+    )
+    raise ValueError(
+        f"BanditNode's acquisition is not finite at {bad} of {scores.numel()} "
+        f"candidates.{culprit} Values this large overflow the GP: rescale the "
+        "objective (or constraints) or mark the trial abandoned."
+    )

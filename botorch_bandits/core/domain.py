@@ -1,0 +1,52 @@
+"""What a decision needs of the search space, free of Ax: the finite decision set in
+the GP's unit cube, the coordinates the optimizer holds (discrete or fixed), the
+linear constraints, a check that maps an optimizer's point back to a valid
+candidate, and the detector's integration domain. :func:`box_domain` builds one for
+a plain box."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from torch import Tensor
+
+
+@dataclass
+class Domain:
+    """The decision set ``unit`` (``N x d``), its rows by coordinates (``index``), the
+    coordinates held at their starting values by the gradient optimizer (``hold``),
+    whether any coordinate is free (``free``), the optimizer's linear constraints
+    (BoTorch's ``inequality_constraints``), ``accept`` (a unit-cube point -> a valid
+    candidate ``(payload, coordinates)`` or ``None``) and ``detector`` (-> the
+    change-point detector's points and the domain's volume)."""
+
+    unit: Tensor
+    hold: list[int] = field(default_factory=list)
+    free: bool = True
+    inequality_constraints: list[tuple[Tensor, Tensor, float]] = field(
+        default_factory=list
+    )
+    accept: Callable[[Tensor], tuple[Any, list[float]] | None] | None = None
+    detector: Callable[[], tuple[Tensor, float]] | None = None
+    index: dict[tuple, int] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.index = {tuple(row): i for i, row in enumerate(self.unit.tolist())}
+
+    @property
+    def dim(self) -> int:
+        return self.unit.shape[-1]
+
+
+def box_domain(unit: Tensor) -> Domain:
+    """The unit box ``[0, 1]^d`` with the decision set ``unit``: every point of the
+    box is a candidate (its payload the coordinates), the detector integrates over
+    the decision set with volume 1."""
+
+    def accept(x: Tensor) -> tuple[Any, list[float]]:
+        coords = x.reshape(-1).clamp(0.0, 1.0).tolist()
+        return coords, coords
+
+    return Domain(unit=unit, accept=accept, detector=lambda: (unit, 1.0))

@@ -1,0 +1,133 @@
+"""The GP a decision uses: BoTorch's standard GP fitted on standardized targets
+(the practical mode, warm-started, with a recorded fallback), or the theory mode's
+fixed kernel, optionally fitted by marginal likelihood on raw targets."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from botorch_bandits.core.options import TheoryModel
+from botorch_bandits.hyperparameters import Hyperparameters
+from botorch_bandits.models import (
+    fit_practical_gp,
+    fixed_gp,
+    gp_hyperparameters,
+    make_kernel,
+    practical_gp,
+)
+from botorch_bandits.seeding import step_seed
+
+
+def ard_kernel(kernel: str, d: int) -> Any:
+    """The theory kernel with one lengthscale per dimension (for fitting)."""
+    from gpytorch.kernels import MaternKernel, RBFKernel
+
+    if kernel == "matern52":
+        return MaternKernel(nu=2.5, ard_num_dims=d)
+    return RBFKernel(ard_num_dims=d)
+
+
+def build_model(
+    X: Tensor, Y: Tensor, theory: TheoryModel | None, hyper: Hyperparameters | None
+) -> Any:
+    """The decision's GP on ``X`` (``n x d``) and targets ``Y``: the practical GP
+    (``theory=None``) with ``hyper``, or the theory kernel -- fixed, or with the
+    fitted ``hyper`` (a scaled ARD kernel)."""
+    d = X.shape[-1]
+    if theory is None:
+        return practical_gp(X, Y, None if hyper is None else hyper.as_dict())
+    if hyper is None:
+        kernel = make_kernel(theory.kernel, theory.lengthscale)
+        return fixed_gp(X, Y.reshape(-1, 1), kernel, theory.noise)
+    from gpytorch.kernels import ScaleKernel
+
+    k = ScaleKernel(ard_kernel(theory.kernel, d)).to(torch.double)
+    k.base_kernel.lengthscale = torch.tensor(
+        hyper.lengthscale, dtype=torch.double
+    ).reshape(1, -1)
+    k.outputscale = hyper.outputscale
+    for p in k.parameters():
+        p.requires_grad_(False)
+    return fixed_gp(X, Y.reshape(-1, 1), k, hyper.noise)
+
+
+def fit_theory(X: Tensor, Y: Tensor, kernel: str) -> Hyperparameters | None:
+    """Marginal-likelihood fit (lengthscales, output scale, noise) of a zero-mean GP
+    with the theory kernel on raw targets; ``None`` with fewer than 2 points (the
+    fixed prior is used)."""
+    if X.shape[0] < 2:
+        return None
+    from botorch.fit import fit_gpytorch_mll
+    from botorch.models import SingleTaskGP
+    from gpytorch.kernels import ScaleKernel
+    from gpytorch.means import ZeroMean
+    from gpytorch.mlls import ExactMarginalLogLikelihood
+
+    gp = SingleTaskGP(
+        X,
+        Y.reshape(-1, 1),
+        covar_module=ScaleKernel(ard_kernel(kernel, X.shape[-1])),
+        mean_module=ZeroMean(),
+        outcome_transform=None,
+    ).to(torch.double)
+    fit_gpytorch_mll(ExactMarginalLogLikelihood(gp.likelihood, gp))
+    with torch.no_grad():
+        return Hyperparameters(
+            lengthscale=tuple(
+                gp.covar_module.base_kernel.lengthscale.reshape(-1).tolist()
+            ),
+            outputscale=float(gp.covar_module.outputscale),
+            noise=float(gp.likelihood.noise.reshape(-1)[0]),
+        )
+
+
+def fit_practical(
+    X0: Tensor,
+    Z0: Tensor,
+    warm: Hyperparameters | None,
+    seed: int,
+    cache: dict[Any, dict[str, Any]],
+) -> dict[str, Any]:
+    """The practical GP's fit on the completed trials (standardized targets ``Z0``):
+    a marginal-likelihood fit warm-started from ``warm``; if it fails, ``warm`` with
+    a warning (``status="fallback"`` and its reason). Returns the fit as recorded in
+    the metadata (``status`` and the hyperparameters); one fit per data set in
+    ``cache`` (every decision of a batch sees the same completed data)."""
+    key = (X0.numpy().tobytes(), Z0.numpy().tobytes())
+    if key not in cache:
+        reason = None
+        hyper = None if warm is None else warm.as_dict()
+        if X0.shape[0] == 0:
+            status = "prior"
+        else:
+            fitted, reason = fit_practical_gp(
+                X0, Z0, hyper, step_seed(seed, X0.shape[0])
+            )
+            status = "fitted"
+            if fitted is None:
+                status = "fallback"
+                warnings.warn(
+                    f"BanditNode: the GP fit on {X0.shape[0]} trials failed "
+                    f"({reason}); this decision uses "
+                    + (
+                        "the last good hyperparameters"
+                        if warm is not None
+                        else "BoTorch's initial hyperparameters"
+                    )
+                    + " (recorded in the trial's metadata as fit.status="
+                    "'fallback').",
+                    stacklevel=3,
+                )
+            else:
+                hyper = fitted
+        if hyper is None:  # no fit yet: BoTorch's initial values
+            hyper = gp_hyperparameters(practical_gp(X0, Z0))
+        fit = {"status": status, **hyper}
+        if reason is not None:
+            fit["reason"] = reason
+        cache[key] = fit
+    return dict(cache[key])

@@ -1,0 +1,317 @@
+"""The options of a bandit decision: typed, frozen dataclasses with ``Literal``
+choices, grouped (the theory mode's model, censoring, long-term constraints,
+restarts), built and checked from the flat keyword arguments of the Ax strategy by
+:meth:`DecisionOptions.from_kwargs`, with each mode's defaults."""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from botorch_bandits.validation import (
+    check_choice,
+    check_count,
+    check_finite,
+    check_nonnegative,
+    check_open_unit,
+    check_positive,
+)
+
+Algorithm = Literal["IGP-UCB", "GP-UCB", "GP-TS"]
+Mode = Literal["practical", "theory"]
+Pending = Literal["ignore", "hallucinate", "censor"]
+Optimizer = Literal["gradient", "finite"]
+Hyper = Literal["fixed", "fitted"]
+MultiplierUpdate = Literal["multiplicative", "additive"]
+Kernel = Literal["matern52", "rbf"]
+
+ALGORITHMS: tuple[str, ...] = ("IGP-UCB", "GP-UCB", "GP-TS")
+MODES: tuple[str, ...] = ("practical", "theory")
+OPTIMIZERS: tuple[str, ...] = ("gradient", "finite")
+PENDING: tuple[str, ...] = ("ignore", "hallucinate", "censor")
+HYPERPARAMETERS: tuple[str, ...] = ("fixed", "fitted")
+MULTIPLIER_UPDATES: tuple[str, ...] = ("multiplicative", "additive")
+KERNELS: tuple[str, ...] = ("matern52", "rbf")
+
+#: the theory mode's defaults (its settings before the practical mode existed)
+THEORY_DEFAULTS: dict[str, Any] = {
+    "pending": "ignore",
+    "kernel": "matern52",
+    "lengthscale": 0.2,
+    "noise": 1e-2,
+    "hyperparameters": "fixed",
+    "R": 0.1,
+    "optimizer": "finite",
+}
+#: the practical mode's defaults (``R=None``: estimated from the fitted noise)
+PRACTICAL_DEFAULTS: dict[str, Any] = {
+    "pending": "hallucinate",
+    "hyperparameters": "fitted",
+    "optimizer": "gradient",
+}
+#: old spellings of options, kept as deprecated aliases: old -> new
+RENAMED: dict[str, str] = {
+    "cpd_c": "cpd_regularization",
+    "cpd_C": "cpd_threshold_scale",
+}
+
+
+@dataclass(frozen=True)
+class TheoryModel:
+    """The theory mode's GP: a fixed kernel on the unit cube (or, with
+    ``hyperparameters="fitted"``, its marginal-likelihood fit at every call)."""
+
+    kernel: Kernel = "matern52"
+    lengthscale: float = 0.2
+    noise: float = 1e-2
+    hyperparameters: Hyper = "fixed"
+
+
+@dataclass(frozen=True)
+class Censoring:
+    """GP-UCB-SDF / GP-TS-SDF (``pending="censor"``): the window in trials or in
+    seconds (at most one; neither: no window), the censored target ``y_min`` and the
+    bound ``B_y`` on :math:`|y|` (Verma et al. 2022)."""
+
+    window: int | None = None
+    window_seconds: float | None = None
+    y_min: float = 0.0
+    B_y: float = 1.0
+
+
+@dataclass(frozen=True)
+class LongTermConstraints:
+    """Shi & Eryilmaz 2022: epochs of ``epoch_length`` trials, the multiplier update
+    (Algorithm 2 with :math:`\\psi(x) = e^{cx}` or Algorithm 3 with step
+    :math:`\\mu`), and :math:`L` (``None``: the epochs begun so far)."""
+
+    epoch_length: int = 20
+    multiplier_update: MultiplierUpdate = "multiplicative"
+    penalty_c: float = 1.0
+    step: float = 0.5
+    num_epochs: int | None = None
+
+
+@dataclass(frozen=True)
+class Restarts:
+    """GP-UCB-CPD (Avanesov): :math:`\\xi` of the uniform-exploration rule, the
+    detector's regularization constant :math:`c`, its threshold scale :math:`C` and
+    the smoothness :math:`\\alpha` in their exponents."""
+
+    xi: float = math.sqrt(3.0)
+    regularization: float = 20.0
+    threshold_scale: float = 2.6
+    alpha: float = 2.5
+
+
+@dataclass(frozen=True)
+class DecisionOptions:
+    """Everything that shapes a decision besides the data. ``theory`` is set in the
+    theory mode only; ``constraints`` and ``restarts`` are ``None`` when off;
+    ``censoring`` is read under ``pending="censor"``."""
+
+    algorithm: Algorithm = "IGP-UCB"
+    mode: Mode = "practical"
+    pending: Pending = "hallucinate"
+    optimizer: Optimizer = "gradient"
+    beta: float | None = None
+    B: float = 1.0
+    R: float | None = None
+    delta: float = 0.1
+    num_candidates: int = 512
+    seed: int = 0
+    theory: TheoryModel | None = None
+    censoring: Censoring = field(default_factory=Censoring)
+    constraints: LongTermConstraints | None = None
+    restarts: Restarts | None = None
+
+    @classmethod
+    def from_kwargs(cls, **kwargs: Any) -> DecisionOptions:
+        """The options from the flat keyword arguments of
+        :func:`~botorch_bandits.ax.bandit_generation_strategy` (see
+        :func:`resolve_kwargs`)."""
+        return cls.from_resolved(resolve_kwargs(**kwargs))
+
+    @classmethod
+    def from_resolved(cls, k: dict[str, Any]) -> DecisionOptions:
+        """The options from a dict that :func:`resolve_kwargs` returned."""
+        theory = None
+        if k["mode"] == "theory":
+            theory = TheoryModel(
+                k["kernel"], k["lengthscale"], k["noise"], k["hyperparameters"]
+            )
+        return cls(
+            algorithm=k["algorithm"],
+            mode=k["mode"],
+            pending=k["pending"],
+            optimizer=k["optimizer"],
+            beta=k["beta"],
+            B=k["B"],
+            R=k["R"],
+            delta=k["delta"],
+            num_candidates=k["num_candidates"],
+            seed=k["seed"],
+            theory=theory,
+            censoring=Censoring(k["window"], k["window_seconds"], k["y_min"], k["B_y"]),
+            constraints=LongTermConstraints(
+                k["epoch_length"],
+                k["multiplier_update"],
+                k["penalty_c"],
+                k["step"],
+                k["num_epochs"],
+            )
+            if k["long_term_constraints"]
+            else None,
+            restarts=Restarts(
+                k["xi"],
+                k["cpd_regularization"],
+                k["cpd_threshold_scale"],
+                k["cpd_alpha"],
+            )
+            if k["restarts"]
+            else None,
+        )
+
+
+#: the flat options in their persisted order, with their defaults (``None`` for the
+#: mode-dependent ones, resolved by :func:`resolve_kwargs`)
+FLAT_DEFAULTS: dict[str, Any] = {
+    "algorithm": "IGP-UCB",
+    "mode": "practical",
+    "pending": None,
+    "window": None,
+    "window_seconds": None,
+    "y_min": 0.0,
+    "B_y": 1.0,
+    "beta": None,
+    "kernel": None,
+    "lengthscale": None,
+    "noise": None,
+    "hyperparameters": None,
+    "B": 1.0,
+    "R": None,
+    "delta": 0.1,
+    "num_candidates": 512,
+    "optimizer": None,
+    "seed": 0,
+    "long_term_constraints": False,
+    "epoch_length": 20,
+    "multiplier_update": "multiplicative",
+    "penalty_c": 1.0,
+    "step": 0.5,
+    "num_epochs": None,
+    "restarts": False,
+    "xi": math.sqrt(3.0),
+    "cpd_regularization": 20.0,
+    "cpd_threshold_scale": 2.6,
+    "cpd_alpha": 2.5,
+}
+
+
+def renamed(kwargs: dict[str, Any], warn: bool = True) -> dict[str, Any]:
+    """``kwargs`` with the old spellings of :data:`RENAMED` under their new names (a
+    ``DeprecationWarning`` for each when ``warn``; both spellings: an error)."""
+    out = dict(kwargs)
+    for old, new in RENAMED.items():
+        if old not in out:
+            continue
+        if new in out:
+            raise ValueError(
+                f"Give `{new}` or its deprecated spelling `{old}`, not both "
+                f"(got {old}={out[old]!r} and {new}={out[new]!r})."
+            )
+        if warn:
+            warnings.warn(
+                f"`{old}` is deprecated: use `{new}` (same meaning).",
+                DeprecationWarning,
+                stacklevel=4,
+            )
+        out[new] = out.pop(old)
+    return out
+
+
+def resolve_kwargs(**kwargs: Any) -> dict[str, Any]:
+    """Every flat option, checked (the argument named as the caller wrote it) and
+    with the mode's defaults filled in; the practical mode refuses the theory's
+    kernel settings (they would be ignored). Unknown names raise a ``TypeError``."""
+    said = {RENAMED[o]: o for o in RENAMED if o in kwargs}  # named as written
+    kwargs = renamed(kwargs)
+    unknown = sorted(set(kwargs) - set(FLAT_DEFAULTS))
+    if unknown:
+        raise TypeError(
+            f"Unknown option(s) {unknown} of the bandit strategy; the options are "
+            f"{list(FLAT_DEFAULTS)}."
+        )
+    k = {**FLAT_DEFAULTS, **kwargs}
+    check_choice("algorithm", k["algorithm"], ALGORITHMS)
+    check_choice("mode", k["mode"], MODES)
+    if k["mode"] == "practical":
+        # the practical mode fits BoTorch's standard GP: the theory's kernel
+        # settings would be ignored, so they are refused, never mixed in
+        given = {
+            n: k[n] for n in ("kernel", "lengthscale", "noise") if k[n] is not None
+        }
+        if given or k["hyperparameters"] == "fixed":
+            named = ", ".join(f"{n}={v!r}" for n, v in given.items()) or (
+                "hyperparameters='fixed'"
+            )
+            raise ValueError(
+                f"mode='practical' fits BoTorch's standard GP (RBF, priors, "
+                f"standardized outcomes) and does not use {named}: pass "
+                "mode='theory' for the theory's fixed kernel, or leave them out."
+            )
+        defaults = PRACTICAL_DEFAULTS
+    else:
+        defaults = THEORY_DEFAULTS
+    for n in ("pending", "hyperparameters", "optimizer"):
+        if k[n] is None:
+            k[n] = defaults[n]
+    if k["mode"] == "theory":
+        for n in ("kernel", "lengthscale", "noise", "R"):
+            if k[n] is None:
+                k[n] = THEORY_DEFAULTS[n]
+    check_choice("pending", k["pending"], PENDING)
+    check_choice("hyperparameters", k["hyperparameters"], HYPERPARAMETERS)
+    check_choice("optimizer", k["optimizer"], OPTIMIZERS)
+    check_choice("multiplier_update", k["multiplier_update"], MULTIPLIER_UPDATES)
+    if k["mode"] == "theory":
+        check_choice("kernel", k["kernel"], KERNELS)
+    check_count("window", k["window"], 0, allow_none=True)
+    check_positive("window_seconds", k["window_seconds"], allow_none=True)
+    if k["window"] is not None and k["window_seconds"] is not None:
+        raise ValueError(
+            f"Give at most one of `window` (trials) and `window_seconds`, got "
+            f"window={k['window']!r} and window_seconds={k['window_seconds']!r}."
+        )
+    check_finite("y_min", k["y_min"])
+    check_nonnegative("B_y", k["B_y"])
+    check_positive("beta", k["beta"], allow_none=True)
+    if k["mode"] == "theory":
+        check_positive("lengthscale", k["lengthscale"])
+        check_positive("noise", k["noise"])
+    check_nonnegative("B", k["B"])
+    if k["R"] is not None:
+        check_nonnegative("R", k["R"])
+    check_open_unit("delta", k["delta"])
+    check_count("num_candidates", k["num_candidates"], 1)
+    check_count("seed", k["seed"], 0)
+    for flag in ("long_term_constraints", "restarts"):
+        if not isinstance(k[flag], bool):
+            raise ValueError(f"`{flag}` must be True or False, got {flag}={k[flag]!r}.")
+    check_count("epoch_length", k["epoch_length"], 1)
+    check_count("num_epochs", k["num_epochs"], 1, allow_none=True)
+    check_positive("penalty_c", k["penalty_c"])
+    check_positive("step", k["step"])
+    check_positive("xi", k["xi"], allow_zero=True)
+    for n in ("cpd_regularization", "cpd_threshold_scale"):
+        check_positive(said.get(n, n), k[n])
+    check_positive("cpd_alpha", k["cpd_alpha"])
+    floats = ("y_min", "B_y", "B", "delta", "penalty_c", "step", "xi")
+    floats += ("cpd_regularization", "cpd_threshold_scale", "cpd_alpha")
+    for n in floats:
+        k[n] = float(k[n])
+    for n in ("lengthscale", "noise", "R"):
+        k[n] = None if k[n] is None else float(k[n])
+    return k

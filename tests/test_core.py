@@ -1,0 +1,213 @@
+"""The decision core without Ax (issue 27): a constructed history and typed options
+in, a decision and its metadata out -- for each algorithm in both modes and for each
+option group (pending views, censoring, long-term constraints, restarts)."""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from botorch_bandits.constraints import ExponentialPenalty, replay_multipliers
+from botorch_bandits.core import (
+    DecisionCache,
+    DecisionOptions,
+    History,
+    TrialRecord,
+    box_domain,
+    decide,
+)
+
+D = 2
+
+
+def _f(x: tuple[float, ...]) -> float:
+    return -sum((xi - 0.3) ** 2 for xi in x)
+
+
+def _domain(n: int = 64):
+    sobol = torch.quasirandom.SobolEngine(D, scramble=True, seed=0)
+    return box_domain(sobol.draw(n, dtype=torch.double))
+
+
+def _history(n: int = 8, running: int = 0, scale: float = 1.0, shift: float = 0.0):
+    """``n`` completed trials on Sobol points of the box, then ``running`` in flight;
+    created at seconds 0, 1, ..., each completed one second later."""
+    pts = torch.quasirandom.SobolEngine(D, scramble=True, seed=1).draw(n + running)
+    trials = []
+    for i, x in enumerate(pts.double().tolist()):
+        done = i < n
+        trials.append(
+            TrialRecord(
+                index=i,
+                x=tuple(x),
+                f=scale * _f(x) + shift if done else None,
+                created=float(i),
+                completed=float(i) + 1.0 if done else None,
+            )
+        )
+    return History(trials=tuple(trials))
+
+
+ALGORITHMS = ("IGP-UCB", "GP-UCB", "GP-TS")
+MODES = ("theory", "practical")
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+def test_every_algorithm_decides_in_both_modes(algorithm, mode) -> None:
+    opts = DecisionOptions.from_kwargs(algorithm=algorithm, mode=mode)
+    domain = _domain()
+    a = decide(_history(), opts, domain)
+    b = decide(_history(), opts, domain)
+    assert a.x == b.x and a.metadata == b.metadata  # a function of its inputs
+    assert len(a.x) == D and all(0.0 <= v <= 1.0 for v in a.x)
+    meta = a.metadata
+    assert meta["algorithm"] == algorithm and meta["t"] == 9 and meta["round"] == 9
+    assert meta["sigma_multiplier"] > 0
+    if mode == "theory":  # the argmax over the finite decision set
+        assert a.index is not None and a.x == domain.unit[a.index].tolist()
+        assert "fit" not in meta
+    else:  # a fitted GP on standardized targets, the gradient optimizer
+        assert meta["fit"]["status"] == "fitted" and "standardize" in meta
+        assert meta["optimizer"] in ("L-BFGS-B", "decision set")
+        assert meta["R"] == pytest.approx(math.sqrt(meta["fit"]["noise"]))
+
+
+def test_practical_decisions_do_not_depend_on_the_objectives_units() -> None:
+    opts = DecisionOptions.from_kwargs(algorithm="IGP-UCB")
+    a = decide(_history(), opts, _domain())
+    b = decide(_history(scale=100.0, shift=100.0), opts, _domain())
+    assert a.x == b.x
+
+
+def test_a_constant_beta_is_the_sigma_multiplier() -> None:
+    for algorithm in ALGORITHMS:
+        opts = DecisionOptions.from_kwargs(algorithm=algorithm, mode="theory", beta=1.7)
+        d = decide(_history(), opts, _domain())
+        assert d.metadata["sigma_multiplier"] == pytest.approx(1.7)
+
+
+def test_ignore_excludes_the_points_in_flight() -> None:
+    domain = _domain(16)
+    # three trials in flight, at points of the decision set
+    flight = [TrialRecord.issued(domain.unit[i].tolist(), False) for i in range(3)]
+    history = _history().then(*flight)
+    opts = DecisionOptions.from_kwargs(mode="theory", pending="ignore")
+    d = decide(history, opts, domain)
+    assert d.metadata["excluded_in_flight"] == 3
+    assert d.index not in (0, 1, 2)
+    assert d.metadata["t"] == 12  # position among the issued trials
+    assert d.metadata["round"] == 9  # the model's data: the completed trials only
+
+
+def test_hallucinate_adds_the_pending_points_to_the_model() -> None:
+    opts = DecisionOptions.from_kwargs(mode="theory", pending="hallucinate")
+    d = decide(_history(running=2), opts, _domain())
+    assert d.metadata["pending"] == 2 and d.metadata["round"] == 11
+
+
+def test_censoring_counts_censored_and_late_feedback() -> None:
+    # trial 0's data arrives after 5 more trials were created: late for window 2
+    h = _history(n=6, running=2)
+    trials = list(h.trials)
+    trials[0] = TrialRecord(
+        index=0, x=trials[0].x, f=trials[0].f, created=0.0, completed=5.5
+    )
+    history = History(trials=tuple(trials))
+    opts = DecisionOptions.from_kwargs(
+        mode="theory", pending="censor", window=2, y_min=-2.0, beta=1.0
+    )
+    d = decide(history, opts, _domain())
+    assert d.metadata["late"] == 1  # arrived after its window: censored for good
+    assert d.metadata["censored"] == 3  # the late one and the two running
+    assert d.metadata["round"] == 9  # every issued query is in the model
+
+
+def test_long_term_constraints_replay_the_multipliers_of_completed_epochs() -> None:
+    h = _history(n=10)
+    g = [(x[0] - 0.5,) for x in (e.x for e in h.trials)]
+    trials = tuple(
+        TrialRecord(e.index, e.x, e.f, gi, e.created, e.completed)
+        for e, gi in zip(h.trials, g, strict=True)
+    )
+    history = History(trials=trials, num_constraints=1)
+    opts = DecisionOptions.from_kwargs(
+        mode="theory", long_term_constraints=True, epoch_length=4, penalty_c=2.0
+    )
+    d = decide(history, opts, _domain())
+    rows = replay_multipliers(
+        torch.tensor(g, dtype=torch.double),
+        4,
+        "multiplicative",
+        penalty=ExponentialPenalty(2.0),
+    )
+    assert d.metadata["epoch"] == 2 and d.metadata["epochs_used"] == 2
+    assert d.metadata["kappa"] == rows[2].tolist()
+    assert d.metadata["delta_epoch"] < opts.delta  # the epochs' delta / L
+
+
+def test_restarts_explore_uniformly_until_the_rule_is_met() -> None:
+    opts = DecisionOptions.from_kwargs(mode="theory", restarts=True, xi=2.0)
+    domain = _domain(32)
+    cache = DecisionCache()
+    d = decide(_history(n=4), opts, domain, cache)
+    # |U| = 0 <= xi sqrt(|H|): a uniform draw from the decision set, seeded
+    assert d.uniform and d.metadata["cpd_uniform"] and d.index is not None
+    assert decide(_history(n=4), opts, domain, cache).index == d.index
+    # enough uniform trials (8 > 2 sqrt(8)): the model decides
+    tagged = tuple(
+        TrialRecord(e.index, e.x, e.f, None, e.created, e.completed, uniform=True)
+        for e in _history(n=8).trials
+    )
+    d2 = decide(History(trials=tagged), opts, domain, DecisionCache())
+    assert not d2.uniform and d2.metadata["cpd_uniform_count"] == 8
+
+
+def test_theory_hyperparameters_fitted_are_recorded() -> None:
+    opts = DecisionOptions.from_kwargs(mode="theory", hyperparameters="fitted")
+    d = decide(_history(), opts, _domain())
+    fitted = d.metadata["fitted"]
+    assert len(fitted["lengthscale"]) == D and fitted["noise"] > 0
+
+
+def test_options_are_typed_and_grouped() -> None:
+    o = DecisionOptions.from_kwargs(
+        mode="theory",
+        pending="censor",
+        window=3,
+        long_term_constraints=True,
+        restarts=True,
+        cpd_regularization=5.0,
+    )
+    assert o.theory is not None and o.theory.kernel == "matern52"
+    assert o.censoring.window == 3 and o.constraints.epoch_length == 20
+    assert o.restarts.regularization == 5.0
+    with pytest.raises(AttributeError):
+        o.seed = 3  # frozen
+    plain = DecisionOptions.from_kwargs()
+    assert plain.constraints is None and plain.restarts is None and plain.theory is None
+
+
+def test_old_option_spellings_are_deprecated_aliases() -> None:
+    with pytest.warns(DeprecationWarning, match="cpd_regularization"):
+        o = DecisionOptions.from_kwargs(restarts=True, cpd_c=4.0, cpd_C=1.5)
+    assert o.restarts.regularization == 4.0 and o.restarts.threshold_scale == 1.5
+    with pytest.raises(ValueError, match="cpd_c"):  # named as the caller wrote it
+        with pytest.warns(DeprecationWarning):
+            DecisionOptions.from_kwargs(cpd_c=-1.0)
+    with pytest.raises(ValueError, match="not both"):
+        DecisionOptions.from_kwargs(cpd_c=1.0, cpd_regularization=2.0)
+    with pytest.raises(TypeError, match="Unknown option"):
+        DecisionOptions.from_kwargs(cpd_cc=1.0)
+
+
+def test_the_core_imports_no_ax() -> None:
+    code = (
+        "import sys, botorch_bandits.core, botorch_bandits.acquisition.factory\n"
+        "assert not [m for m in sys.modules if m == 'ax' or m.startswith('ax.')]\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
