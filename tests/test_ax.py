@@ -190,7 +190,9 @@ def test_restart_follows_the_change() -> None:
     def data(params: dict, index: int) -> dict:
         return {"f": 0.0 if index < 25 else math.sin(2 * math.pi * params["x1"])}
 
-    client = _client(restarts=True, beta=1.0, cpd_c=1.0, cpd_C=0.05)
+    client = _client(
+        restarts=True, beta=1.0, cpd_regularization=1.0, cpd_threshold_scale=0.05
+    )
     _run(client, 45, in_flight=1, data=data)
     metas = [_meta(client, i) for i in range(3, 45)]
     restarts = metas[-1]["cpd_restarts"]

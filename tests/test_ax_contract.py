@@ -416,7 +416,8 @@ def test_outcome_constraints_without_the_option_are_refused() -> None:
         (dict(window_seconds=0.0), "window_seconds"),
         (dict(epoch_length=0), "epoch_length"),
         (dict(penalty_c=math.inf), "penalty_c"),
-        (dict(cpd_c=0), "cpd_c"),
+        (dict(cpd_regularization=0), "cpd_regularization"),
+        (dict(cpd_threshold_scale=-1.0), "cpd_threshold_scale"),
         (dict(num_init=0), "num_init"),
     ],
 )

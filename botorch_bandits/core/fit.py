@@ -8,6 +8,11 @@ import warnings
 from typing import Any
 
 import torch
+from botorch.fit import fit_gpytorch_mll
+from botorch.models import SingleTaskGP
+from gpytorch.kernels import MaternKernel, RBFKernel, ScaleKernel
+from gpytorch.means import ZeroMean
+from gpytorch.mlls import ExactMarginalLogLikelihood
 from torch import Tensor
 
 from botorch_bandits.core.options import TheoryModel
@@ -24,8 +29,6 @@ from botorch_bandits.seeding import step_seed
 
 def ard_kernel(kernel: str, d: int) -> Any:
     """The theory kernel with one lengthscale per dimension (for fitting)."""
-    from gpytorch.kernels import MaternKernel, RBFKernel
-
     if kernel == "matern52":
         return MaternKernel(nu=2.5, ard_num_dims=d)
     return RBFKernel(ard_num_dims=d)
@@ -43,8 +46,6 @@ def build_model(
     if hyper is None:
         kernel = make_kernel(theory.kernel, theory.lengthscale)
         return fixed_gp(X, Y.reshape(-1, 1), kernel, theory.noise)
-    from gpytorch.kernels import ScaleKernel
-
     k = ScaleKernel(ard_kernel(theory.kernel, d)).to(torch.double)
     k.base_kernel.lengthscale = torch.tensor(
         hyper.lengthscale, dtype=torch.double
@@ -61,12 +62,6 @@ def fit_theory(X: Tensor, Y: Tensor, kernel: str) -> Hyperparameters | None:
     fixed prior is used)."""
     if X.shape[0] < 2:
         return None
-    from botorch.fit import fit_gpytorch_mll
-    from botorch.models import SingleTaskGP
-    from gpytorch.kernels import ScaleKernel
-    from gpytorch.means import ZeroMean
-    from gpytorch.mlls import ExactMarginalLogLikelihood
-
     gp = SingleTaskGP(
         X,
         Y.reshape(-1, 1),

@@ -10,6 +10,7 @@ import warnings
 from typing import Any
 
 import torch
+from botorch.optim import optimize_acqf
 from torch import Tensor
 
 from botorch_bandits.core.domain import Domain
@@ -92,8 +93,6 @@ def _lbfgs(
 ) -> tuple[Tensor, Tensor]:
     """BoTorch's ``optimize_acqf`` from the starts ``unit[idx]`` (which share the
     values of the ``hold`` coordinates, fixed), with the domain's constraints."""
-    from botorch.optim import optimize_acqf
-
     return optimize_acqf(
         acqf,
         bounds=bounds,

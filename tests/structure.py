@@ -1,0 +1,217 @@
+"""The package's structure read from its own imports (issue 27): every module's
+layer, its imports of the package's modules (at the top and inside functions), the
+cycles, the imports that run from a lower layer up, and the layout table of
+docs/design.md. ``python tests/structure.py`` prints that table."""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "botorch_bandits"
+#: layers, lowest first: a module may import only from its own layer or below
+LAYERS: list[tuple[str, tuple[str, ...]]] = [
+    (
+        "foundations",
+        (
+            "_version",
+            "_io",
+            "_matching",
+            "validation",
+            "seeding",
+            "hyperparameters",
+            "upstream",
+        ),
+    ),
+    ("leaves", ("beta", "constraints", "delays", "changepoint", "models")),
+    ("acquisition", ("acquisition",)),
+    ("decision core", ("core",)),
+    ("Ax adapter", ("ax",)),
+    ("simulators and benchmarks", ("benchmarks",)),
+    ("command line", ("cli",)),
+    ("package root", ("__init__",)),
+]
+#: optional extras: the only third-party packages a function may import locally
+OPTIONAL = {
+    "ax",
+    "matplotlib",
+    "tqdm",
+    "distributed",
+    "dask",
+    "sklearn",
+    "sqlalchemy",
+    "pandas",
+    "tabulate",
+    "nbclient",
+    "nbformat",
+    "build",
+}
+
+
+def modules() -> dict[str, Path]:
+    """``botorch_bandits.x.y`` -> its file, for every module of the package."""
+    out = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        out[".".join(parts)] = path
+    return out
+
+
+def layer(module: str) -> int:
+    """The layer index of a package module."""
+    parts = module.split(".")
+    head = parts[1] if len(parts) > 1 else "__init__"
+    head = head.split(".")[0]
+    for i, (_, names) in enumerate(LAYERS):
+        if head in names:
+            return i
+    raise KeyError(f"{module} is in no layer of tests/structure.py")
+
+
+def _type_checking_nodes(tree: ast.AST) -> set[int]:
+    out: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            for sub in node.body:
+                out.update(id(n) for n in ast.walk(sub))
+    return out
+
+
+def imports(path: Path, known: dict[str, Path]) -> list[tuple[str, bool, int]]:
+    """(imported package module, inside a function?, line) for every import of a
+    package module in ``path`` (``TYPE_CHECKING`` blocks left out); other imports as
+    (top-level name, inside a function?, line) with a leading ``!``."""
+    tree = ast.parse(path.read_text())
+    skip = _type_checking_nodes(tree)
+    local: set[int] = set()
+    for fn in ast.walk(tree):
+        if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
+            local.update(id(n) for n in ast.walk(fn) if n is not fn)
+    out = []
+    for node in ast.walk(tree):
+        if id(node) in skip or not isinstance(node, ast.Import | ast.ImportFrom):
+            continue
+        inner = id(node) in local
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                continue
+            base = node.module or ""
+            targets = [f"{base}.{a.name}" for a in node.names]
+            targets = [t if t in known else base for t in targets]
+        else:
+            targets = [a.name for a in node.names]
+        for t in targets:
+            if t.split(".")[0] == "botorch_bandits":
+                while t not in known and "." in t:
+                    t = t.rsplit(".", 1)[0]
+                out.append((t, inner, node.lineno))
+            else:
+                out.append(("!" + t.split(".")[0], inner, node.lineno))
+    return out
+
+
+def graph() -> dict[str, set[str]]:
+    """Module -> the package modules it imports (anywhere but TYPE_CHECKING)."""
+    known = modules()
+    return {
+        m: {t for t, _, _ in imports(p, known) if not t.startswith("!") and t != m}
+        for m, p in known.items()
+    }
+
+
+def cycles(g: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    out: list[list[str]] = []
+    counter = [0]
+    sys.setrecursionlimit(10000)
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in g.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in sorted(g):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def upward() -> list[tuple[str, str]]:
+    """Imports from a module to a module of a higher layer."""
+    g = graph()
+    return sorted(
+        (a, b) for a, targets in g.items() for b in targets if layer(b) > layer(a)
+    )
+
+
+def local_imports() -> list[tuple[str, str, int]]:
+    """Function-local imports that are not of an optional extra: (module, what,
+    line). The command line's lazy imports of the package are allowed (they keep
+    ``--help`` free of torch)."""
+    known = modules()
+    out = []
+    for m, p in known.items():
+        for t, inner, line in imports(p, known):
+            if not inner:
+                continue
+            if t.startswith("!") and t[1:] in OPTIONAL:
+                continue
+            if layer(m) == layer("botorch_bandits.cli") and not t.startswith("!"):
+                continue
+            out.append((m, t.lstrip("!"), line))
+    return out
+
+
+def lines(path: Path) -> int:
+    return len(path.read_text().splitlines())
+
+
+def layout_table() -> str:
+    """The Markdown table of docs/design.md: each layer, its modules and their line
+    counts, highest layer first."""
+    known = modules()
+    rows = ["| layer | modules (lines) |", "| --- | --- |"]
+    for i in reversed(range(len(LAYERS))):
+        mods = [m for m in known if layer(m) == i]
+        cells = ", ".join(
+            f"`{m.removeprefix('botorch_bandits.') or 'botorch_bandits'}` ({lines(known[m])})"
+            for m in sorted(mods)
+        )
+        rows.append(f"| {i}. {LAYERS[i][0]} | {cells} |")
+    return "\n".join(rows)
+
+
+if __name__ == "__main__":
+    print(layout_table())
+    g = graph()
+    print(
+        f"\nmodules {len(g)}, cycles {len(cycles(g))}, upward imports {len(upward())}"
+    )
+    print(f"function-local imports of required modules: {len(local_imports())}")
+    biggest = max(modules().values(), key=lines)
+    print(f"largest module: {biggest.relative_to(ROOT)} ({lines(biggest)} lines)")
