@@ -68,6 +68,20 @@ def test_dataset_field_matches_botorch():
         )
 
 
+def test_no_acquisition_overrides_a_private_botorch_method():
+    from botorch.acquisition.analytic import AnalyticAcquisitionFunction
+
+    import botorch_bandits.acquisition as acquisition
+
+    for name in acquisition.__all__:
+        cls = getattr(acquisition, name)
+        if isinstance(cls, type):
+            for klass in cls.__mro__:
+                if klass.__module__.startswith("botorch_bandits"):
+                    assert "_mean_and_sigma" not in vars(klass), klass
+    assert hasattr(AnalyticAcquisitionFunction, "_mean_and_sigma")
+
+
 # -------------------------------------------------------------------- Ax SQL
 @pytest.fixture
 def sql_store():

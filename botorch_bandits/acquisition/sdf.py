@@ -36,9 +36,13 @@ from botorch_bandits.acquisition._batch import (
     stage_gain,
     stage_moments,
 )
-from botorch_bandits.acquisition._common import check_input_dim, gamma_after
+from botorch_bandits.acquisition._common import (
+    check_input_dim,
+    gamma_after,
+    set_plain_attributes,
+)
 from botorch_bandits.acquisition.thompson import GPThompsonSampling
-from botorch_bandits.acquisition.ucb import _ScheduledUCB
+from botorch_bandits.acquisition.ucb import ScheduledUCB
 from botorch_bandits.delays import sdf_beta, sdf_inflation
 
 
@@ -79,7 +83,7 @@ class _SDFMixin:
                     "Pass either a constant `beta` or the schedule's `B_f` and `R`, not both."
                 )
             validation.check_nonnegative("beta", beta)
-            self.__dict__.update(B_f=None, R=None, gamma=None, beta=float(beta))
+            set_plain_attributes(self, B_f=None, R=None, gamma=None, beta=float(beta))
         else:
             if B_f is None or R is None:
                 raise ValueError(
@@ -87,13 +91,15 @@ class _SDFMixin:
                 )
             for name, value in (("B_f", B_f), ("R", R)):
                 validation.check_nonnegative_values(name, value)
-            self.__dict__.update(
+            set_plain_attributes(
+                self,
                 B_f=B_f if isinstance(B_f, Tensor) and B_f.numel() > 1 else float(B_f),
                 R=R if isinstance(R, Tensor) and R.numel() > 1 else float(R),
                 gamma=schedules.resolve_gamma(gamma),
                 beta=None,
             )
-        self.__dict__.update(
+        set_plain_attributes(
+            self,
             recent=recent,
             B_y=float(B_y),
             delta=float(delta),
@@ -202,7 +208,7 @@ class _SDFMixin:
         return out, (mean, cov, noise, r, w)
 
 
-class GPUCBSDF(_SDFMixin, _ScheduledUCB):
+class GPUCBSDF(_SDFMixin, ScheduledUCB):
     r"""GP-UCB-SDF: :math:`\mu_{t-1}(x) + \nu_t\sigma_{t-1}(x)` (``"linear"`` unit).
 
     Pending points (``X_pending`` / ``set_X_pending``) are issued queries whose

@@ -66,8 +66,9 @@ from botorch_bandits.acquisition._common import (
     check_round,
     gamma_after,
     model_input_dim,
+    scale_arguments,
+    set_plain_attributes,
 )
-from botorch_bandits.acquisition.ucb import _scale_arguments
 from botorch_bandits.seeding import DRAW, MEMBER, NOISE, derived_seed
 
 Sampler = Literal["auto", "exact", "pathwise"]
@@ -257,7 +258,7 @@ class GPThompsonSampling(RoundScheduleMixin, AcquisitionFunction):
         X_pending: Tensor | None = None,
     ) -> None:
         super().__init__(model=model)
-        self.B, self.R, self.delta, self.v, self.gamma = _scale_arguments(
+        self.B, self.R, self.delta, self.v, self.gamma = scale_arguments(
             B, R, delta, gamma, v, constant_name="v"
         )
         if sampler not in ("auto", "exact", "pathwise"):
@@ -317,7 +318,8 @@ class GPThompsonSampling(RoundScheduleMixin, AcquisitionFunction):
         self._held: frozenset[int] = frozenset()
         self._last_draw: int | None = None
         self._memo: tuple[tuple, float] | None = None
-        self.__dict__.update(_base_model=model, X_pending=None)
+        # plain attributes: the base model is no second submodule
+        set_plain_attributes(self, _base_model=model, X_pending=None)
         if X_pending is not None:
             self.set_X_pending(X_pending)
 
@@ -359,7 +361,7 @@ class GPThompsonSampling(RoundScheduleMixin, AcquisitionFunction):
         ``p + i`` again, so the points do not collapse onto one draw's maximizer."""
         base = self._base_model
         P = check_pending(X_pending, model_input_dim(base), base)
-        self.__dict__["X_pending"] = P
+        set_plain_attributes(self, X_pending=P)
         self._hold_draws(P)
         model = base if P is None else self._pending_model(base, P)
         if model is not self.model:
@@ -367,7 +369,7 @@ class GPThompsonSampling(RoundScheduleMixin, AcquisitionFunction):
             self._draws = {}  # draws of another posterior
             self._members = {}
             self._noises = {}
-        self.__dict__["_memo"] = None
+        set_plain_attributes(self, _memo=None)
 
     def _pending_model(self, model: Model, P: Tensor) -> Model:
         return model

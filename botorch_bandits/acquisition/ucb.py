@@ -50,12 +50,14 @@ from botorch_bandits.acquisition._common import (
     check_round,
     gamma_after,
     model_input_dim,
+    scale_arguments,
+    set_plain_attributes,
 )
 
 GPUCBSchedule = Literal["finite", "compact", "rkhs", "constant"]
 
 
-class _ScheduledUCB(RoundScheduleMixin, AnalyticAcquisitionFunction):
+class ScheduledUCB(RoundScheduleMixin, AnalyticAcquisitionFunction):
     r"""Base: :math:`\mu + m_t\sigma` with :math:`m_t` = ``sigma_multiplier``
     computed from the round index. Subclasses define ``unit`` and ``_beta``.
 
@@ -79,9 +81,9 @@ class _ScheduledUCB(RoundScheduleMixin, AnalyticAcquisitionFunction):
         X_pending: Tensor | None = None,
     ) -> None:
         super().__init__(model=model, posterior_transform=posterior_transform)
-        # plain (non-module, non-buffer) attributes: set without nn.Module.__setattr__,
-        # which costs microseconds per attribute -- this class is rebuilt every step
-        self.__dict__.update(
+        # plain attributes (the base model is no second submodule; fast)
+        set_plain_attributes(
+            self,
             _t=check_round(t),
             maximize=bool(maximize),
             _memo=None,
@@ -107,11 +109,11 @@ class _ScheduledUCB(RoundScheduleMixin, AnalyticAcquisitionFunction):
         every call, so calls do not accumulate."""
         base = self._base_model
         P = check_pending(X_pending, model_input_dim(base), base)
-        self.__dict__["X_pending"] = P
+        set_plain_attributes(self, X_pending=P)
         model = base if P is None else self._pending_model(base, P)
         if model is not self.model:
             self.model = model
-        self.__dict__["_memo"] = None
+        set_plain_attributes(self, _memo=None)
 
     def _pending_model(self, model: Model, P: Tensor) -> Model:
         return hallucinated_model(model, P)
@@ -127,23 +129,23 @@ class _ScheduledUCB(RoundScheduleMixin, AnalyticAcquisitionFunction):
         return math.exp(C)
 
     # ------------------------------------------------------------------ values
-    def _mean_and_sigma(
-        self, X: Tensor, compute_sigma: bool = True, min_var: float = 1e-12
-    ) -> tuple[Tensor, Tensor | None]:
-        """BoTorch's ``_mean_and_sigma``, minus its unconditional ``self.to(X)`` when
-        the model already lives on ``X``'s device and dtype (the walk over every
-        buffer of the model is a large share of one step on the finite-arm engine)."""
+    def _posterior_moments(
+        self, X: Tensor, min_var: float = 1e-12
+    ) -> tuple[Tensor, Tensor]:
+        """Posterior mean and standard deviation at ``X`` (``(b1 x ... x bk) x 1 x d``
+        in, ``(b1 x ... x bk) x m`` out), as BoTorch's analytic acquisitions compute
+        them; the acquisition is moved to ``X``'s device and dtype only when the model
+        is not there already (the walk over every buffer of the model is a large
+        share of one step on the finite-arm engine)."""
         ref = next(self.model.buffers(), None)
         if ref is None:
             ref = next(self.model.parameters(), None)
         if ref is None or ref.device != X.device or ref.dtype != X.dtype:
-            return super()._mean_and_sigma(X, compute_sigma, min_var)
+            self.to(X)  # buffers and parameters on X's device and dtype
         posterior = self.model.posterior(
             X=X, posterior_transform=self.posterior_transform
         )
         mean = posterior.mean.squeeze(-2)  # remove the q dim
-        if not compute_sigma:
-            return mean, None
         return mean, posterior.variance.clamp_min(min_var).sqrt().view(mean.shape)
 
     @property
@@ -181,7 +183,7 @@ class _ScheduledUCB(RoundScheduleMixin, AnalyticAcquisitionFunction):
         X = align_to_model_batch(X, self.model)
         if X.shape[-2] > 1:
             return self._batch_value(X)
-        mean, sigma = self._mean_and_sigma(X)  # (b1 x ... x bk) x 1
+        mean, sigma = self._posterior_moments(X)  # (b1 x ... x bk) x 1
         mult = batch_multiplier(self.sigma_multiplier, mean)  # scalar or batch x 1
         if self.X_pending is not None:
             mult = mult * self._pending_factor(0)
@@ -219,7 +221,7 @@ def _as_batch(value: float | Tensor, like: Tensor) -> Tensor:
     return torch.as_tensor(value, dtype=like.dtype, device=like.device)
 
 
-class GPUCB(_ScheduledUCB):
+class GPUCB(ScheduledUCB):
     r"""GP-UCB of Srinivas et al. 2010: :math:`\mu_{t-1}(x) + \sqrt{\beta_t}\sigma_{t-1}(x)`.
 
     Schedules (all in the ``"sqrt"`` unit; see :mod:`botorch_bandits.beta`):
@@ -371,7 +373,7 @@ class GPUCB(_ScheduledUCB):
         return self.beta_scale * value
 
 
-class IGPUCB(_ScheduledUCB):
+class IGPUCB(ScheduledUCB):
     r"""IGP-UCB of Chowdhury & Gopalan 2017 (Algorithm 1):
     :math:`\mu_{t-1}(x) + \beta_t\sigma_{t-1}(x)` with
     :math:`\beta_t = B + R\sqrt{2(\gamma_{t-1} + 1 + \ln(1/\delta))}` (``"linear"`` unit).
@@ -426,12 +428,15 @@ class IGPUCB(_ScheduledUCB):
         super().__init__(
             model=model, t=t, posterior_transform=posterior_transform, maximize=maximize
         )
-        values = _scale_arguments(B, R, delta, gamma, beta, constant_name="beta")
-        self.__dict__.update(
-            zip(("B", "R", "delta", "beta", "gamma"), values, strict=True)
+        values = scale_arguments(B, R, delta, gamma, beta, constant_name="beta")
+        set_plain_attributes(
+            self, **dict(zip(("B", "R", "delta", "beta", "gamma"), values, strict=True))
         )
-        self.__dict__["hallucination_bound"] = validation.check_nonnegative(
-            "hallucination_bound", hallucination_bound
+        set_plain_attributes(
+            self,
+            hallucination_bound=validation.check_nonnegative(
+                "hallucination_bound", hallucination_bound
+            ),
         )
         if X_pending is not None:
             self.set_X_pending(X_pending)
@@ -447,40 +452,3 @@ class IGPUCB(_ScheduledUCB):
         return schedules.igp_ucb_beta(
             gamma_after(self, t, extra_gain), self.B, self.R, self.delta
         )
-
-
-def _scale_arguments(
-    B: float | Tensor | None,
-    R: float | Tensor | None,
-    delta: float,
-    gamma: Any,
-    constant: float | None,
-    constant_name: str,
-) -> tuple[float | None, float | None, float, float | None, Any]:
-    """Validate the (B, R, delta, gamma) schedule or its constant replacement."""
-    validation.check_open_unit("delta", delta)
-    if constant is not None:
-        if B is not None or R is not None:
-            raise ValueError(
-                f"Pass either a constant `{constant_name}` or the schedule's `B` and `R`, "
-                f"not both (got {constant_name}={constant!r}, B={B!r}, R={R!r})."
-            )
-        return (
-            None,
-            None,
-            float(delta),
-            validation.check_nonnegative(constant_name, constant),
-            None,
-        )
-    if B is None or R is None:
-        raise ValueError(
-            "The schedule needs the RKHS-norm bound `B` and the sub-Gaussian constant "
-            f"`R` (got B={B!r}, R={R!r}); or pass a constant `{constant_name}`."
-        )
-    return (
-        validation.check_nonnegative_values("B", B),
-        validation.check_nonnegative_values("R", R),
-        float(delta),
-        None,
-        schedules.resolve_gamma(gamma),
-    )
