@@ -21,6 +21,7 @@ References:
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any, Literal
 
 import torch
@@ -229,10 +230,12 @@ class GPUCB(ScheduledUCB):
     * ``"finite"`` (Theorem 1): :math:`2\log(|D|t^2\pi^2/(6\delta))`; needs ``num_arms``.
     * ``"compact"`` (Theorem 2, :math:`D \subset [0, r]^d`): needs ``dim``, ``a``,
       ``b``, ``r``.
-    * ``"rkhs"`` (Theorem 3): :math:`2B + 300\gamma_t\log^3(t/\delta)`; needs ``B``
-      (bound on :math:`\|f\|_k^2`) and ``gamma`` -- evaluated at :math:`\gamma_t` as in
-      the paper, so it must be an a-priori source (number, callable, ``GreedyGamma``,
-      ``GammaOrder``), not ``"observed"``.
+    * ``"rkhs"`` (Theorem 3): :math:`2B + 300\gamma_t\log^3(t/\delta)`, where the
+      paper's :math:`B` bounds the *squared* RKHS norm :math:`\|f\|_k^2`: needs
+      ``B_squared`` (that bound; :class:`IGPUCB`'s ``B`` is the norm itself) and
+      ``gamma`` -- evaluated at :math:`\gamma_t` as in the paper, so it must be an
+      a-priori source (number, callable, ``GreedyGamma``, ``GammaOrder``), not
+      ``"observed"``.
     * ``"constant"``: a fixed ``beta`` (practical choice, no guarantee).
 
     ``beta_scale`` multiplies the schedule (Srinivas et al. §6 use the Theorem 1
@@ -246,8 +249,10 @@ class GPUCB(ScheduledUCB):
         delta: Confidence :math:`\delta \in (0, 1)`.
         num_arms: :math:`|D|` for ``"finite"``.
         dim, a, b, r: Theorem 2 constants for ``"compact"``.
-        B: Bound on the squared RKHS norm for ``"rkhs"`` (float or ``batch_shape``
-            tensor).
+        B_squared: Bound on the squared RKHS norm :math:`\|f\|_k^2` for ``"rkhs"``
+            (float or ``batch_shape`` tensor): Srinivas et al.'s :math:`B`.
+        B: Deprecated spelling of ``B_squared`` (same value, the squared norm; it
+            warns).
         gamma: Source of :math:`\gamma_t` for ``"rkhs"``.
         beta: The constant for ``"constant"`` (``>= 0``).
         beta_scale: Multiplier of :math:`\beta_t`, ``> 0`` (default 1).
@@ -269,6 +274,7 @@ class GPUCB(ScheduledUCB):
 
     Example:
         >>> acqf = GPUCB(model, schedule="finite", num_arms=1000, delta=0.1)
+        >>> rkhs = GPUCB(model, "rkhs", B_squared=norm**2, gamma=GammaOrder("rbf", d))
         >>> x_next, _ = optimize_acqf_discrete(acqf, q=1, choices=arms)
     """
 
@@ -285,7 +291,7 @@ class GPUCB(ScheduledUCB):
         a: float | None = None,
         b: float | None = None,
         r: float | None = None,
-        B: float | Tensor | None = None,
+        B_squared: float | Tensor | None = None,
         gamma: Any = None,
         beta: float | None = None,
         beta_scale: float = 1.0,
@@ -294,14 +300,16 @@ class GPUCB(ScheduledUCB):
         maximize: bool = True,
         hallucination_bound: float = 0.0,
         X_pending: Tensor | None = None,
+        B: float | Tensor | None = None,
     ) -> None:
+        B_squared = _squared_norm_bound(B_squared, B)
         super().__init__(
             model=model, t=t, posterior_transform=posterior_transform, maximize=maximize
         )
         required = {
             "finite": {"num_arms": num_arms},
             "compact": {"dim": dim, "a": a, "b": b, "r": r},
-            "rkhs": {"B": B, "gamma": gamma},
+            "rkhs": {"B_squared": B_squared, "gamma": gamma},
             "constant": {"beta": beta},
         }
         if schedule not in required:
@@ -333,7 +341,7 @@ class GPUCB(ScheduledUCB):
         self.delta = float(delta)
         self.num_arms = num_arms
         self.dim, self.a, self.b, self.r = dim, a, b, r
-        self.B = B
+        self.B_squared = B_squared
         self.beta_scale = float(beta_scale)
         self.beta = None if beta is None else float(beta)  # checked above
         self.gamma = None if gamma is None else schedules.resolve_gamma(gamma)
@@ -350,7 +358,7 @@ class GPUCB(ScheduledUCB):
         elif schedule == "compact":
             schedules.gp_ucb_beta_compact(1, dim, a, b, r, self.delta)
         elif schedule == "rkhs":
-            validation.check_nonnegative_values("B", B)
+            validation.check_nonnegative_values("B_squared", B_squared)
         self.hallucination_bound = validation.check_nonnegative(
             "hallucination_bound", hallucination_bound
         )
@@ -366,11 +374,43 @@ class GPUCB(ScheduledUCB):
             )
         elif self.schedule == "rkhs":
             value = schedules.gp_ucb_beta_rkhs(
-                t, self.B, self.gamma(t, self.model), self.delta
+                t, self.B_squared, self.gamma(t, self.model), self.delta
             )
         else:
             value = self.beta
         return self.beta_scale * value
+
+    @property
+    def B(self) -> float | Tensor | None:
+        """Deprecated: :attr:`B_squared` (the bound on the squared RKHS norm)."""
+        warnings.warn(
+            _B_DEPRECATED.format(what="GPUCB.B"), DeprecationWarning, stacklevel=2
+        )
+        return self.B_squared
+
+
+_B_DEPRECATED = (
+    "{what} is deprecated: use B_squared, the bound on the *squared* RKHS norm "
+    "||f||_k^2 (Srinivas et al. Thm 3's B; the same value as before). IGPUCB's B "
+    "bounds the norm itself."
+)
+
+
+def _squared_norm_bound(
+    B_squared: float | Tensor | None, B: float | Tensor | None
+) -> float | Tensor | None:
+    """``B_squared``, or the deprecated ``B`` (same value, with a warning)."""
+    if B is None:
+        return B_squared
+    if B_squared is not None:
+        raise ValueError(
+            "Pass `B_squared` only: `B` is its deprecated spelling (got both, "
+            f"B_squared={B_squared!r} and B={B!r})."
+        )
+    warnings.warn(
+        _B_DEPRECATED.format(what="GPUCB(B=...)"), DeprecationWarning, stacklevel=3
+    )
+    return B
 
 
 class IGPUCB(ScheduledUCB):
