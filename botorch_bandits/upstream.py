@@ -1,15 +1,13 @@
-"""Every use of a private or undocumented detail of Ax, BoTorch or torch, and the code
-that makes it (Ax imported inside the functions); tests/test_upstream.py pins each.
-
-Ax SQL store, patched by :func:`install_sql_patches` (called by the storage functions):
-``IntTimestamp.process_bind_param``, ``Encoder.generator_run_to_sqa`` (edits
-``GeneratorRun._arm_weight_table``), ``Encoder.data_to_sqa``, ``decoder.pd``. Ax client:
-``Client._maybe_experiment`` / ``_maybe_generation_strategy`` / ``_experiment`` /
-``_generation_strategy_or_choose`` / ``_storage_config``, ``WithDBSettingsBase.
-_load_experiment_and_generation_strategy``. Ax node: ``ExternalGenerationNode._gen``,
-``GeneratorRun._generator_key`` / ``_gen_metadata``; ``IntToFloat.rounding``; the
-runner registry's decoding order. torch: ``Tensor._version``. See docs/design.md.
-"""
+"""Every private or undocumented detail of Ax, BoTorch and torch the package relies on,
+and the code using it (tests/test_upstream.py pins each; docs/design.md explains).
+Ax SQL store (patched by :func:`install_sql_patches`): ``IntTimestamp``'s bind,
+``Encoder.generator_run_to_sqa`` and ``data_to_sqa``, ``decoder.pd``, a generator
+run's ``_arm_weight_table``; ``db.SESSION_FACTORY``, ``utils.copy_db_ids``, the
+loader's ``_load_experiment_and_generation_strategy``. ``ax.Client``: ``_experiment``,
+``_maybe_experiment``, ``_maybe_generation_strategy``, ``_storage_config``,
+``_generation_strategy_or_choose``. Node: ``ExternalGenerationNode._gen``, a generator
+run's ``_generator_key`` and ``_gen_metadata``, ``IntToFloat.rounding``, the runner
+registry's order. BoTorch: none. torch: ``Tensor._version``."""
 
 from __future__ import annotations
 

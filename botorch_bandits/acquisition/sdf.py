@@ -1,18 +1,10 @@
-r"""GP-UCB-SDF and GP-TS-SDF (Verma, Dai & Low, ICML 2022): bandits with censored,
-delayed feedback.
+r"""GP-UCB-SDF and GP-TS-SDF (Verma, Dai & Low 2022): bandits with censored, delayed
+feedback. The model holds every issued query with censored targets; the exploration
+multiplier :math:`\nu_t` adds to :math:`\beta_t` the inflation from the recent
+queries whose feedback may still be censored. Guide: docs/algorithms.md.
 
-The model holds every issued query, with censored targets
-(:meth:`botorch_bandits.delays.FeedbackLedger.censored_targets`). The exploration
-multiplier is
-
-.. math:: \nu_t = B_y\sum_{s=t-m}^{t-1}\sigma_{t-1}(x_s) + \beta_t,\qquad
-          \beta_t = B_f + (R + B_y)\sqrt{2(\gamma_{t-1} + 1 + \log(2/\delta))},
-
-(linear unit: it multiplies :math:`\sigma`), where :math:`x_{t-m}, ..., x_{t-1}` are the
-``recent`` queries, whose feedback may still be censored. GP-UCB-SDF maximizes
-:math:`\mu_{t-1} + \nu_t\sigma_{t-1}`; GP-TS-SDF draws
-:math:`f_t \sim GP(\mu_{t-1}, \nu_t^2 k_{t-1})`. The paper's experiments replace
-:math:`\beta_t` by the constant 1 (``beta=1.0``, a named practical choice).
+Reference:
+    Verma, Dai, Low. Bayesian Optimization under Stochastic Delayed Feedback. ICML 2022.
 """
 
 from __future__ import annotations

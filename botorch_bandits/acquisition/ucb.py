@@ -1,21 +1,12 @@
-r"""GP-UCB (Srinivas et al. 2010) and IGP-UCB (Chowdhury & Gopalan 2017).
+r"""GP-UCB (Srinivas et al. 2010) and IGP-UCB (Chowdhury & Gopalan 2017): analytic
+acquisitions whose confidence parameter is recomputed from the round index and the
+model's data whenever one is built; pending points and q-batches as in GP-BUCB
+(Desautels et al. 2014). Guide: docs/algorithms.md and docs/botorch.md.
 
-Both are analytic BoTorch acquisition functions whose confidence parameter is computed
-from a schedule and the round index ``t`` (by default ``t - 1`` = the number of
-training observations of the model), every time the acquisition function is built --
-nothing is carried over between decisions. The papers choose one point per round;
-pending points and q-batches follow GP-BUCB (Desautels, Krause & Burdick, JMLR 2014),
-see ``X_pending``.
-
-* ``GPUCB``:  :math:`\mu_{t-1}(x) + \sqrt{\beta_t}\,\sigma_{t-1}(x)` (``"sqrt"`` unit).
-* ``IGPUCB``: :math:`\mu_{t-1}(x) + \beta_t\,\sigma_{t-1}(x)` (``"linear"`` unit).
-
-References:
-    Desautels, Krause, Burdick. Parallelizing Exploration-Exploitation Tradeoffs in
-    Gaussian Process Bandit Optimization. JMLR 15, 2014.
-    Srinivas, Krause, Kakade, Seeger. Gaussian Process Optimization in the Bandit
-    Setting: No Regret and Experimental Design. ICML 2010.
-    Chowdhury, Gopalan. On Kernelized Multi-armed Bandits. ICML 2017.
+References: Srinivas, Krause, Kakade, Seeger. Gaussian Process Optimization in the
+Bandit Setting: No Regret and Experimental Design. ICML 2010. Chowdhury, Gopalan. On
+Kernelized Multi-armed Bandits. ICML 2017. Desautels, Krause, Burdick. Parallelizing
+Exploration-Exploitation Tradeoffs in Gaussian Process Bandit Optimization. JMLR 2014.
 """
 
 from __future__ import annotations

@@ -58,7 +58,7 @@ def _check_path(path: Any, argument: str) -> Path:
 def sqlite_storage(path: str | os.PathLike) -> Any:
     """An ``ax.api.configs.StorageConfig`` for the SQLite file ``path`` (made
     absolute; created with Ax's tables if new; an existing file is kept, with its
-    experiments). Binds Ax's process-wide engine to this file (see the module) and
+    experiments). Binds Ax's process-wide engine to this file (one file at a time) and
     installs the SQL patches (:func:`botorch_bandits.upstream.install_sql_patches`)
     that the saves of the bandit strategy rely on.
 
