@@ -22,6 +22,7 @@ from ax.api.configs import StorageConfig
 from ax.core.generator_run import ArmWeight
 from ax.storage.json_store.encoder import object_to_json
 
+from botorch_bandits import upstream
 from botorch_bandits.ax import bandit_generation_strategy, sql
 
 NAME = "bandit_sqlite"
@@ -213,8 +214,10 @@ def _trials_without_arm_rows(path: Path) -> list[int]:
     return [i for (i,) in rows]
 
 
-def _run_reusing(path: Path, name: str) -> list[int]:
+def _run_reusing(path: Path, name: str, patched: bool = True) -> list[int]:
     client = _client(path, name=name, grid=(2, 2))  # 4 points, 5 trials
+    if not patched:  # sqlite_storage installed the patches: take them off again
+        sql.uninstall_patches()
     _reuse_saved_arms(client._generation_strategy.nodes_by_name["bandit"])
     for _ in range(5):
         (idx, params), *_ = client.get_next_trials(max_trials=1).items()
@@ -226,9 +229,8 @@ def _run_reusing(path: Path, name: str) -> list[int]:
 
 def test_generator_runs_reusing_saved_arms_keep_every_trial(tmp_path):
     # the root cause: without the guard the arm row moves to the latest run
-    sql.uninstall_patches()
     try:
-        lost = _run_reusing(tmp_path / "unpatched.db", "unpatched")
+        lost = _run_reusing(tmp_path / "unpatched.db", "unpatched", patched=False)
     finally:
         sql.install_patches()
     assert lost, "Ax no longer moves a reused arm's row: the guard can go"
@@ -283,5 +285,67 @@ def test_patches_are_idempotent():
     from ax.storage.sqa_store.timestamp import IntTimestamp
 
     sql.install_patches()
+    patched = IntTimestamp.process_bind_param
     sql.install_patches()
-    assert IntTimestamp.process_bind_param is sql._bind_precise
+    assert IntTimestamp.process_bind_param is patched
+    assert patched.__module__ == "botorch_bandits.upstream"
+    sql.uninstall_patches()
+    sql.uninstall_patches()
+    assert IntTimestamp.process_bind_param.__module__.startswith("ax.")
+    sql.install_patches()
+    assert IntTimestamp.process_bind_param is patched
+
+
+IMPORT_ONLY = """
+import json
+import pandas
+import botorch_bandits, botorch_bandits.ax, botorch_bandits.ax.sql
+from botorch_bandits import upstream
+from ax.storage.sqa_store import decoder
+from ax.storage.sqa_store.encoder import Encoder
+from ax.storage.sqa_store.timestamp import IntTimestamp
+functions = (
+    IntTimestamp.process_bind_param,
+    Encoder.generator_run_to_sqa,
+    Encoder.data_to_sqa,
+)
+print(json.dumps({
+    "modules": [f.__module__ for f in functions],
+    "pd_is_pandas": decoder.pd is pandas,
+    "installed": upstream.sql_patches_installed(),
+}))
+"""
+
+
+def test_importing_the_package_leaves_ax_untouched():
+    """``import botorch_bandits.ax`` patches nothing: the storage functions do."""
+    out = subprocess.run(
+        [sys.executable, "-c", IMPORT_ONLY], capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    seen = json.loads(out.stdout.strip().splitlines()[-1])
+    assert seen == {
+        "modules": [
+            "ax.storage.sqa_store.timestamp",
+            "ax.storage.sqa_store.encoder",
+            "ax.storage.sqa_store.encoder",
+        ],
+        "pd_is_pandas": True,
+        "installed": False,
+    }
+
+
+@pytest.mark.parametrize("use", ["sqlite_storage", "load_client"])
+def test_the_storage_functions_install_the_patches(tmp_path, use):
+    from ax.storage.sqa_store import decoder
+
+    path = tmp_path / "exp.db"
+    _client(path, name="exp")
+    sql.uninstall_patches()
+    assert not upstream.sql_patches_installed()
+    if use == "sqlite_storage":
+        sql.sqlite_storage(path)
+    else:
+        sql.load_client("exp", path)
+    assert upstream.sql_patches_installed()
+    assert isinstance(decoder.pd, upstream.PrecisePandas)

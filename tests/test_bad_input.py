@@ -447,10 +447,10 @@ CASES: list[tuple[str, Callable[[], object], type | tuple, str]] = [
     ),
     ("gpucb-beta-inf", lambda: bb.GPUCB(_model(), beta=INF), ValueError, "beta"),
     (
-        "gpucb-rkhs-B-inf",
-        lambda: bb.GPUCB(_model(), schedule="rkhs", B=INF, gamma=1.0),
+        "gpucb-rkhs-B_squared-inf",
+        lambda: bb.GPUCB(_model(), schedule="rkhs", B_squared=INF, gamma=1.0),
         ValueError,
-        "B",
+        "B_squared",
     ),
     ("gpts-v-inf", lambda: bb.GPThompsonSampling(_model(), v=INF), ValueError, "v"),
     ("gpts-v-neg", lambda: bb.GPThompsonSampling(_model(), v=-1.0), ValueError, "v"),

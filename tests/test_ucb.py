@@ -61,7 +61,7 @@ class TestUCBValues(BotorchTestCase):
                 + 2 * math.log(49 * 2.0 * math.sqrt(math.log(40.0))),
             ),
             (
-                GPUCB(model, "rkhs", B=2.0, gamma=lambda n: 0.1 * n, delta=0.1),
+                GPUCB(model, "rkhs", B_squared=2.0, gamma=lambda n: 0.1 * n, delta=0.1),
                 2 * 2.0 + 300 * 0.7 * math.log(70.0) ** 3,  # gamma_t at t = 7
             ),
             (GPUCB(model, "constant", beta=4.0), 4.0),
@@ -194,10 +194,17 @@ class TestUCBValidation(BotorchTestCase):
             (lambda: GPUCB(model, "finite", num_arms=0), "`num_arms`"),
             (lambda: GPUCB(model, "sphere"), "`schedule`"),
             (lambda: GPUCB(model, "finite", num_arms=3, delta=0.0), "`delta`"),
-            (lambda: GPUCB(model, "finite", num_arms=3, B=1.0), "does not use `B`"),
-            (lambda: GPUCB(model, "rkhs", B=1.0), "`gamma`"),
-            (lambda: GPUCB(model, "rkhs", B=-1.0, gamma=1.0), "`B`"),
-            (lambda: GPUCB(model, "rkhs", B=1.0, gamma="observed"), "gamma_t"),
+            (
+                lambda: GPUCB(model, "finite", num_arms=3, B_squared=1.0),
+                "does not use `B_squared`",
+            ),
+            (lambda: GPUCB(model, "rkhs", B_squared=1.0), "`gamma`"),
+            (lambda: GPUCB(model, "rkhs", B_squared=-1.0, gamma=1.0), "`B_squared`"),
+            (lambda: GPUCB(model, "rkhs", B_squared=1.0, gamma="observed"), "gamma_t"),
+            (
+                lambda: GPUCB(model, "rkhs", B_squared=1.0, B=1.0, gamma=1.0),
+                "`B_squared`.*`B`.*both",
+            ),
             (lambda: GPUCB(model, "constant", beta=-1.0), "`beta`"),
             (lambda: GPUCB(model, "finite", num_arms=3, t=0), "`t`"),
             (
@@ -221,11 +228,29 @@ class TestUCBValidation(BotorchTestCase):
             X, torch.zeros(4, 1, dtype=torch.double), make_kernel("rbf", 0.2), 0.1
         )
         order = GammaOrder("rbf", dim=1, scale=2.0)
-        acqf = GPUCB(model, "rkhs", B=1.0, gamma=order)
+        acqf = GPUCB(model, "rkhs", B_squared=1.0, gamma=order)
         self.assertAlmostEqual(acqf.beta_t, bb.gp_ucb_beta_rkhs(5, 1.0, order(5), 0.1))
         K = make_kernel("rbf", 0.2)(
             torch.linspace(0, 1, 30, dtype=torch.double).unsqueeze(-1)
         )
         greedy = GreedyGamma(K.to_dense(), noise=0.1, horizon=10)
-        acqf = GPUCB(model, "rkhs", B=1.0, gamma=greedy)
+        acqf = GPUCB(model, "rkhs", B_squared=1.0, gamma=greedy)
         self.assertAlmostEqual(acqf.beta_t, bb.gp_ucb_beta_rkhs(5, 1.0, greedy(5), 0.1))
+
+    def test_B_is_a_deprecated_alias_of_B_squared(self) -> None:
+        """``GPUCB(B=...)`` still takes the bound on the squared norm (the same value
+        as ``B_squared``), and says so; IGPUCB's ``B`` is the norm."""
+        X = torch.rand(4, 1, dtype=torch.double)
+        model = fixed_gp(
+            X, torch.zeros(4, 1, dtype=torch.double), make_kernel("rbf", 0.2), 0.1
+        )
+        new = GPUCB(model, "rkhs", B_squared=4.0, gamma=1.0)
+        with self.assertWarnsRegex(
+            DeprecationWarning, r"B_squared.*\*squared\* RKHS norm"
+        ):
+            old = GPUCB(model, "rkhs", B=4.0, gamma=1.0)
+        self.assertEqual(old.B_squared, 4.0)
+        self.assertEqual(old.beta_t, new.beta_t)
+        self.assertEqual(new.beta_t, bb.gp_ucb_beta_rkhs(5, 4.0, 1.0, 0.1))
+        with self.assertWarnsRegex(DeprecationWarning, "GPUCB.B is deprecated"):
+            self.assertEqual(new.B, 4.0)

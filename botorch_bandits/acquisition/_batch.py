@@ -1,21 +1,10 @@
-r"""Pending points and q-batches: what every acquisition class shares.
-
-Three rules from the literature the papers cite, one implementation each here:
-
-* **hallucination** (GP-BUCB, Desautels, Krause & Burdick, JMLR 2014; Verma et al.
-  2022, §4): a pending point is an observation whose value is the posterior mean of
-  the model without it -- the mean is unchanged and the variance is that of every
-  issued point (:func:`hallucinated_model`);
-* **censoring** (GP-UCB-SDF / GP-TS-SDF, Verma et al. 2022, Eq. (1) and §4): a
-  pending point is an observation at the censored value ``y_min``
-  (:func:`censored_model`);
-* the points of one q-batch are issued one after the other: point ``j`` is chosen
-  with points ``1 .. j-1`` of its batch pending (:func:`stage_moments` gives the
-  posterior of point ``j`` given noisy observations of the earlier points, in closed
-  form and differentiable, so a joint q-batch has the value of the sequential rule).
-
-Models: anything with ``condition_on_observations`` (BoTorch's exact GPs, batched or
-multi-output, ``ModelListGP``) and :class:`botorch_bandits.models.FiniteArmGP`.
+r"""Pending points and q-batches, shared by every acquisition class: hallucination
+(GP-BUCB, Desautels et al. 2014: a pending point observed at the posterior mean,
+:func:`hallucinated_model`), censoring (Verma et al. 2022: observed at ``y_min``,
+:func:`censored_model`), and the closed-form posterior of point ``j`` of a q-batch
+given its earlier points (:func:`stage_moments`), so a joint q-batch has the value of
+the sequential rule. Models: anything with ``condition_on_observations`` and
+:class:`botorch_bandits.models.FiniteArmGP`. Guide: docs/botorch.md.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Helpers shared by the acquisition functions: round index and validation."""
+"""Helpers shared by the acquisition functions: round index, schedule arguments,
+plain attributes and validation."""
 
 from __future__ import annotations
 
@@ -8,6 +9,10 @@ from typing import Any
 import torch
 from botorch.models.model import Model, ModelList
 from torch import Tensor
+
+from botorch_bandits import beta as schedules
+from botorch_bandits import upstream, validation
+from botorch_bandits.beta import ObservedInformationGain
 
 
 def num_observations(model: Model) -> int:
@@ -73,7 +78,7 @@ def data_key(model: Model) -> tuple:
         and isinstance(train_inputs[0], Tensor)  # not ModelListGP's list of tuples
     ):
         X = train_inputs[0]
-        return (id(model), X.data_ptr(), tuple(X.shape), X._version)
+        return (id(model), X.data_ptr(), tuple(X.shape), upstream.tensor_version(X))
     return (id(model),)
 
 
@@ -102,7 +107,7 @@ class RoundScheduleMixin:
 
     @property
     def _num_pending(self) -> int:
-        P = self.__dict__.get("X_pending")
+        P = getattr(self, "X_pending", None)
         return 0 if P is None else int(P.shape[-2])
 
     @property
@@ -136,8 +141,18 @@ class RoundScheduleMixin:
                 value = value.detach()
             else:
                 value = float(value)
-            self.__dict__["_memo"] = (key, value)  # a plain attribute (fast path)
+            set_plain_attributes(self, _memo=(key, value))
         return self._memo[1]
+
+
+def set_plain_attributes(module: Any, **values: Any) -> None:
+    """Set plain attributes of an ``nn.Module`` without its ``__setattr__``: a model
+    stored so is not registered as a second submodule (``_base_model`` next to
+    ``model``), a tensor does not become a buffer, and it costs a fraction of
+    ``nn.Module.__setattr__`` (acquisitions are rebuilt at every step). Only for
+    names that are not a parameter, buffer or submodule of ``module``."""
+    for name, value in values.items():
+        object.__setattr__(module, name, value)
 
 
 def batch_multiplier(value: float | Tensor, like: Tensor) -> Tensor:
@@ -179,8 +194,44 @@ def gamma_after(acqf: Any, t: int, extra_gain: Tensor | float = 0.0) -> float | 
     points the model holds, is asked for those (``acqf._data_round() - 1``: this
     also checks an explicit ``t`` against them) and raised by ``extra_gain``, the
     gain of the batch's earlier points (chain rule)."""
-    from botorch_bandits.beta import ObservedInformationGain
-
     if isinstance(acqf.gamma, ObservedInformationGain):
         return acqf.gamma(acqf._data_round() - 1, acqf.model) + extra_gain
     return acqf.gamma(t - 1, acqf.model)
+
+
+def scale_arguments(
+    B: float | Tensor | None,
+    R: float | Tensor | None,
+    delta: float,
+    gamma: Any,
+    constant: float | None,
+    constant_name: str,
+) -> tuple[float | None, float | None, float, float | None, Any]:
+    """Validate the (B, R, delta, gamma) schedule of IGP-UCB and GP-TS or its
+    constant replacement (``constant_name``): ``(B, R, delta, constant, gamma)``."""
+    validation.check_open_unit("delta", delta)
+    if constant is not None:
+        if B is not None or R is not None:
+            raise ValueError(
+                f"Pass either a constant `{constant_name}` or the schedule's `B` and `R`, "
+                f"not both (got {constant_name}={constant!r}, B={B!r}, R={R!r})."
+            )
+        return (
+            None,
+            None,
+            float(delta),
+            validation.check_nonnegative(constant_name, constant),
+            None,
+        )
+    if B is None or R is None:
+        raise ValueError(
+            "The schedule needs the RKHS-norm bound `B` and the sub-Gaussian constant "
+            f"`R` (got B={B!r}, R={R!r}); or pass a constant `{constant_name}`."
+        )
+    return (
+        validation.check_nonnegative_values("B", B),
+        validation.check_nonnegative_values("R", R),
+        float(delta),
+        None,
+        schedules.resolve_gamma(gamma),
+    )

@@ -1,18 +1,10 @@
-r"""GP-UCB-SDF and GP-TS-SDF (Verma, Dai & Low, ICML 2022): bandits with censored,
-delayed feedback.
+r"""GP-UCB-SDF and GP-TS-SDF (Verma, Dai & Low 2022): bandits with censored, delayed
+feedback. The model holds every issued query with censored targets; the exploration
+multiplier :math:`\nu_t` adds to :math:`\beta_t` the inflation from the recent
+queries whose feedback may still be censored. Guide: docs/algorithms.md.
 
-The model holds every issued query, with censored targets
-(:meth:`botorch_bandits.delays.FeedbackLedger.censored_targets`). The exploration
-multiplier is
-
-.. math:: \nu_t = B_y\sum_{s=t-m}^{t-1}\sigma_{t-1}(x_s) + \beta_t,\qquad
-          \beta_t = B_f + (R + B_y)\sqrt{2(\gamma_{t-1} + 1 + \log(2/\delta))},
-
-(linear unit: it multiplies :math:`\sigma`), where :math:`x_{t-m}, ..., x_{t-1}` are the
-``recent`` queries, whose feedback may still be censored. GP-UCB-SDF maximizes
-:math:`\mu_{t-1} + \nu_t\sigma_{t-1}`; GP-TS-SDF draws
-:math:`f_t \sim GP(\mu_{t-1}, \nu_t^2 k_{t-1})`. The paper's experiments replace
-:math:`\beta_t` by the constant 1 (``beta=1.0``, a named practical choice).
+Reference:
+    Verma, Dai, Low. Bayesian Optimization under Stochastic Delayed Feedback. ICML 2022.
 """
 
 from __future__ import annotations
@@ -36,9 +28,13 @@ from botorch_bandits.acquisition._batch import (
     stage_gain,
     stage_moments,
 )
-from botorch_bandits.acquisition._common import check_input_dim, gamma_after
+from botorch_bandits.acquisition._common import (
+    check_input_dim,
+    gamma_after,
+    set_plain_attributes,
+)
 from botorch_bandits.acquisition.thompson import GPThompsonSampling
-from botorch_bandits.acquisition.ucb import _ScheduledUCB
+from botorch_bandits.acquisition.ucb import ScheduledUCB
 from botorch_bandits.delays import sdf_beta, sdf_inflation
 
 
@@ -79,7 +75,7 @@ class _SDFMixin:
                     "Pass either a constant `beta` or the schedule's `B_f` and `R`, not both."
                 )
             validation.check_nonnegative("beta", beta)
-            self.__dict__.update(B_f=None, R=None, gamma=None, beta=float(beta))
+            set_plain_attributes(self, B_f=None, R=None, gamma=None, beta=float(beta))
         else:
             if B_f is None or R is None:
                 raise ValueError(
@@ -87,13 +83,15 @@ class _SDFMixin:
                 )
             for name, value in (("B_f", B_f), ("R", R)):
                 validation.check_nonnegative_values(name, value)
-            self.__dict__.update(
+            set_plain_attributes(
+                self,
                 B_f=B_f if isinstance(B_f, Tensor) and B_f.numel() > 1 else float(B_f),
                 R=R if isinstance(R, Tensor) and R.numel() > 1 else float(R),
                 gamma=schedules.resolve_gamma(gamma),
                 beta=None,
             )
-        self.__dict__.update(
+        set_plain_attributes(
+            self,
             recent=recent,
             B_y=float(B_y),
             delta=float(delta),
@@ -202,7 +200,7 @@ class _SDFMixin:
         return out, (mean, cov, noise, r, w)
 
 
-class GPUCBSDF(_SDFMixin, _ScheduledUCB):
+class GPUCBSDF(_SDFMixin, ScheduledUCB):
     r"""GP-UCB-SDF: :math:`\mu_{t-1}(x) + \nu_t\sigma_{t-1}(x)` (``"linear"`` unit).
 
     Pending points (``X_pending`` / ``set_X_pending``) are issued queries whose

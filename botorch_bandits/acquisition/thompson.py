@@ -1,30 +1,8 @@
-r"""GP-Thompson-Sampling (Chowdhury & Gopalan 2017, Algorithm 2).
-
-One draw :math:`f_t \sim GP(\mu_{t-1}, v_t^2 k_{t-1})` per decision, with
-:math:`v_t = B + R\sqrt{2(\gamma_{t-1} + 1 + \ln(2/\delta))}`; the acquisition value is
-:math:`f_t(x)` and the decision is its argmax.
-
-Two samplers:
-
-* ``"exact"`` on a finite candidate set: a joint draw
-  :math:`f_t = \mu + v_t L z` with :math:`L L^\top = K_{t-1}` on the candidates
-  (Cholesky with jitter escalation; or, on a ``FiniteArmGP(keep_root=True)`` whose
-  arms are the candidates, the square root the engine keeps -- same distribution, no
-  factorization). Use with ``optimize_acqf_discrete``.
-* ``"pathwise"`` on a continuous box: a Matheron (pathwise) posterior sample
-  :math:`\tilde f` from BoTorch, rescaled exactly as
-  :math:`f_t = \mu + v_t(\tilde f - \mu)`; differentiable, so ``optimize_acqf`` works.
-
-Random-feature accuracy. BoTorch's pathwise prior uses random Fourier features whose
-frequencies are drawn once and **shared by every path** of a draw. The prior variance
-is exact, but the random-feature cross-covariances err, and the Matheron update turns
-that error into a bias of the small posterior variance -- for Matérn-5/2 (heavy-tailed
-Student-t frequencies) we measured ratios of 0.7 to 2.4 to the exact posterior
-variance at 1024 features. Our fix: every path gets its **own** frequencies
-(:func:`draw_posterior_paths`), which makes the posterior variance unbiased over the
-draw, and the default number of features is raised to 4096 to shrink the per-draw
-error. Measured ratios are on the documentation's Measured page
-(``docs/measured.md``) and in ``tests/test_thompson.py``.
+r"""GP-TS (Chowdhury & Gopalan 2017, Algorithm 2): :class:`GPThompsonSampling` values
+one draw :math:`f_t \sim GP(\mu_{t-1}, v_t^2 k_{t-1})` per decision, exact on a finite
+candidate set (``sampler="exact"``) or pathwise on a box (``sampler="pathwise"``,
+:func:`draw_posterior_paths`: every path with its own random-feature frequencies).
+Guide: docs/algorithms.md; sampler accuracy: docs/measured.md.
 
 Reference:
     Chowdhury, Gopalan. On Kernelized Multi-armed Bandits. ICML 2017.
@@ -66,8 +44,9 @@ from botorch_bandits.acquisition._common import (
     check_round,
     gamma_after,
     model_input_dim,
+    scale_arguments,
+    set_plain_attributes,
 )
-from botorch_bandits.acquisition.ucb import _scale_arguments
 from botorch_bandits.seeding import DRAW, MEMBER, NOISE, derived_seed
 
 Sampler = Literal["auto", "exact", "pathwise"]
@@ -161,7 +140,7 @@ def draw_posterior_paths(
     model: Model, num_paths: int | None = None, num_features: int = 4096
 ) -> Any:
     r"""Draw Matheron posterior sample paths of an exact GP, each with its own
-    random-Fourier-feature frequencies (see the module docstring).
+    random-Fourier-feature frequencies (see docs/algorithms.md, GP-TS).
 
     Args:
         model: A single-output exact GP (e.g. ``SingleTaskGP``) with an RBF or Matérn
@@ -257,7 +236,7 @@ class GPThompsonSampling(RoundScheduleMixin, AcquisitionFunction):
         X_pending: Tensor | None = None,
     ) -> None:
         super().__init__(model=model)
-        self.B, self.R, self.delta, self.v, self.gamma = _scale_arguments(
+        self.B, self.R, self.delta, self.v, self.gamma = scale_arguments(
             B, R, delta, gamma, v, constant_name="v"
         )
         if sampler not in ("auto", "exact", "pathwise"):
@@ -317,7 +296,8 @@ class GPThompsonSampling(RoundScheduleMixin, AcquisitionFunction):
         self._held: frozenset[int] = frozenset()
         self._last_draw: int | None = None
         self._memo: tuple[tuple, float] | None = None
-        self.__dict__.update(_base_model=model, X_pending=None)
+        # plain attributes: the base model is no second submodule
+        set_plain_attributes(self, _base_model=model, X_pending=None)
         if X_pending is not None:
             self.set_X_pending(X_pending)
 
@@ -359,7 +339,7 @@ class GPThompsonSampling(RoundScheduleMixin, AcquisitionFunction):
         ``p + i`` again, so the points do not collapse onto one draw's maximizer."""
         base = self._base_model
         P = check_pending(X_pending, model_input_dim(base), base)
-        self.__dict__["X_pending"] = P
+        set_plain_attributes(self, X_pending=P)
         self._hold_draws(P)
         model = base if P is None else self._pending_model(base, P)
         if model is not self.model:
@@ -367,7 +347,7 @@ class GPThompsonSampling(RoundScheduleMixin, AcquisitionFunction):
             self._draws = {}  # draws of another posterior
             self._members = {}
             self._noises = {}
-        self.__dict__["_memo"] = None
+        set_plain_attributes(self, _memo=None)
 
     def _pending_model(self, model: Model, P: Tensor) -> Model:
         return model

@@ -1,26 +1,18 @@
-r"""GP-UCB (Srinivas et al. 2010) and IGP-UCB (Chowdhury & Gopalan 2017).
+r"""GP-UCB (Srinivas et al. 2010) and IGP-UCB (Chowdhury & Gopalan 2017): analytic
+acquisitions whose confidence parameter is recomputed from the round index and the
+model's data whenever one is built; pending points and q-batches as in GP-BUCB
+(Desautels et al. 2014). Guide: docs/algorithms.md and docs/botorch.md.
 
-Both are analytic BoTorch acquisition functions whose confidence parameter is computed
-from a schedule and the round index ``t`` (by default ``t - 1`` = the number of
-training observations of the model), every time the acquisition function is built --
-nothing is carried over between decisions. The papers choose one point per round;
-pending points and q-batches follow GP-BUCB (Desautels, Krause & Burdick, JMLR 2014),
-see ``X_pending``.
-
-* ``GPUCB``:  :math:`\mu_{t-1}(x) + \sqrt{\beta_t}\,\sigma_{t-1}(x)` (``"sqrt"`` unit).
-* ``IGPUCB``: :math:`\mu_{t-1}(x) + \beta_t\,\sigma_{t-1}(x)` (``"linear"`` unit).
-
-References:
-    Desautels, Krause, Burdick. Parallelizing Exploration-Exploitation Tradeoffs in
-    Gaussian Process Bandit Optimization. JMLR 15, 2014.
-    Srinivas, Krause, Kakade, Seeger. Gaussian Process Optimization in the Bandit
-    Setting: No Regret and Experimental Design. ICML 2010.
-    Chowdhury, Gopalan. On Kernelized Multi-armed Bandits. ICML 2017.
+References: Srinivas, Krause, Kakade, Seeger. Gaussian Process Optimization in the
+Bandit Setting: No Regret and Experimental Design. ICML 2010. Chowdhury, Gopalan. On
+Kernelized Multi-armed Bandits. ICML 2017. Desautels, Krause, Burdick. Parallelizing
+Exploration-Exploitation Tradeoffs in Gaussian Process Bandit Optimization. JMLR 2014.
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any, Literal
 
 import torch
@@ -50,12 +42,14 @@ from botorch_bandits.acquisition._common import (
     check_round,
     gamma_after,
     model_input_dim,
+    scale_arguments,
+    set_plain_attributes,
 )
 
 GPUCBSchedule = Literal["finite", "compact", "rkhs", "constant"]
 
 
-class _ScheduledUCB(RoundScheduleMixin, AnalyticAcquisitionFunction):
+class ScheduledUCB(RoundScheduleMixin, AnalyticAcquisitionFunction):
     r"""Base: :math:`\mu + m_t\sigma` with :math:`m_t` = ``sigma_multiplier``
     computed from the round index. Subclasses define ``unit`` and ``_beta``.
 
@@ -79,9 +73,9 @@ class _ScheduledUCB(RoundScheduleMixin, AnalyticAcquisitionFunction):
         X_pending: Tensor | None = None,
     ) -> None:
         super().__init__(model=model, posterior_transform=posterior_transform)
-        # plain (non-module, non-buffer) attributes: set without nn.Module.__setattr__,
-        # which costs microseconds per attribute -- this class is rebuilt every step
-        self.__dict__.update(
+        # plain attributes (the base model is no second submodule; fast)
+        set_plain_attributes(
+            self,
             _t=check_round(t),
             maximize=bool(maximize),
             _memo=None,
@@ -107,11 +101,11 @@ class _ScheduledUCB(RoundScheduleMixin, AnalyticAcquisitionFunction):
         every call, so calls do not accumulate."""
         base = self._base_model
         P = check_pending(X_pending, model_input_dim(base), base)
-        self.__dict__["X_pending"] = P
+        set_plain_attributes(self, X_pending=P)
         model = base if P is None else self._pending_model(base, P)
         if model is not self.model:
             self.model = model
-        self.__dict__["_memo"] = None
+        set_plain_attributes(self, _memo=None)
 
     def _pending_model(self, model: Model, P: Tensor) -> Model:
         return hallucinated_model(model, P)
@@ -127,23 +121,23 @@ class _ScheduledUCB(RoundScheduleMixin, AnalyticAcquisitionFunction):
         return math.exp(C)
 
     # ------------------------------------------------------------------ values
-    def _mean_and_sigma(
-        self, X: Tensor, compute_sigma: bool = True, min_var: float = 1e-12
-    ) -> tuple[Tensor, Tensor | None]:
-        """BoTorch's ``_mean_and_sigma``, minus its unconditional ``self.to(X)`` when
-        the model already lives on ``X``'s device and dtype (the walk over every
-        buffer of the model is a large share of one step on the finite-arm engine)."""
+    def _posterior_moments(
+        self, X: Tensor, min_var: float = 1e-12
+    ) -> tuple[Tensor, Tensor]:
+        """Posterior mean and standard deviation at ``X`` (``(b1 x ... x bk) x 1 x d``
+        in, ``(b1 x ... x bk) x m`` out), as BoTorch's analytic acquisitions compute
+        them; the acquisition is moved to ``X``'s device and dtype only when the model
+        is not there already (the walk over every buffer of the model is a large
+        share of one step on the finite-arm engine)."""
         ref = next(self.model.buffers(), None)
         if ref is None:
             ref = next(self.model.parameters(), None)
         if ref is None or ref.device != X.device or ref.dtype != X.dtype:
-            return super()._mean_and_sigma(X, compute_sigma, min_var)
+            self.to(X)  # buffers and parameters on X's device and dtype
         posterior = self.model.posterior(
             X=X, posterior_transform=self.posterior_transform
         )
         mean = posterior.mean.squeeze(-2)  # remove the q dim
-        if not compute_sigma:
-            return mean, None
         return mean, posterior.variance.clamp_min(min_var).sqrt().view(mean.shape)
 
     @property
@@ -181,7 +175,7 @@ class _ScheduledUCB(RoundScheduleMixin, AnalyticAcquisitionFunction):
         X = align_to_model_batch(X, self.model)
         if X.shape[-2] > 1:
             return self._batch_value(X)
-        mean, sigma = self._mean_and_sigma(X)  # (b1 x ... x bk) x 1
+        mean, sigma = self._posterior_moments(X)  # (b1 x ... x bk) x 1
         mult = batch_multiplier(self.sigma_multiplier, mean)  # scalar or batch x 1
         if self.X_pending is not None:
             mult = mult * self._pending_factor(0)
@@ -219,7 +213,7 @@ def _as_batch(value: float | Tensor, like: Tensor) -> Tensor:
     return torch.as_tensor(value, dtype=like.dtype, device=like.device)
 
 
-class GPUCB(_ScheduledUCB):
+class GPUCB(ScheduledUCB):
     r"""GP-UCB of Srinivas et al. 2010: :math:`\mu_{t-1}(x) + \sqrt{\beta_t}\sigma_{t-1}(x)`.
 
     Schedules (all in the ``"sqrt"`` unit; see :mod:`botorch_bandits.beta`):
@@ -227,10 +221,12 @@ class GPUCB(_ScheduledUCB):
     * ``"finite"`` (Theorem 1): :math:`2\log(|D|t^2\pi^2/(6\delta))`; needs ``num_arms``.
     * ``"compact"`` (Theorem 2, :math:`D \subset [0, r]^d`): needs ``dim``, ``a``,
       ``b``, ``r``.
-    * ``"rkhs"`` (Theorem 3): :math:`2B + 300\gamma_t\log^3(t/\delta)`; needs ``B``
-      (bound on :math:`\|f\|_k^2`) and ``gamma`` -- evaluated at :math:`\gamma_t` as in
-      the paper, so it must be an a-priori source (number, callable, ``GreedyGamma``,
-      ``GammaOrder``), not ``"observed"``.
+    * ``"rkhs"`` (Theorem 3): :math:`2B + 300\gamma_t\log^3(t/\delta)`, where the
+      paper's :math:`B` bounds the *squared* RKHS norm :math:`\|f\|_k^2`: needs
+      ``B_squared`` (that bound; :class:`IGPUCB`'s ``B`` is the norm itself) and
+      ``gamma`` -- evaluated at :math:`\gamma_t` as in the paper, so it must be an
+      a-priori source (number, callable, ``GreedyGamma``, ``GammaOrder``), not
+      ``"observed"``.
     * ``"constant"``: a fixed ``beta`` (practical choice, no guarantee).
 
     ``beta_scale`` multiplies the schedule (Srinivas et al. §6 use the Theorem 1
@@ -244,8 +240,10 @@ class GPUCB(_ScheduledUCB):
         delta: Confidence :math:`\delta \in (0, 1)`.
         num_arms: :math:`|D|` for ``"finite"``.
         dim, a, b, r: Theorem 2 constants for ``"compact"``.
-        B: Bound on the squared RKHS norm for ``"rkhs"`` (float or ``batch_shape``
-            tensor).
+        B_squared: Bound on the squared RKHS norm :math:`\|f\|_k^2` for ``"rkhs"``
+            (float or ``batch_shape`` tensor): Srinivas et al.'s :math:`B`.
+        B: Deprecated spelling of ``B_squared`` (same value, the squared norm; it
+            warns).
         gamma: Source of :math:`\gamma_t` for ``"rkhs"``.
         beta: The constant for ``"constant"`` (``>= 0``).
         beta_scale: Multiplier of :math:`\beta_t`, ``> 0`` (default 1).
@@ -267,6 +265,7 @@ class GPUCB(_ScheduledUCB):
 
     Example:
         >>> acqf = GPUCB(model, schedule="finite", num_arms=1000, delta=0.1)
+        >>> rkhs = GPUCB(model, "rkhs", B_squared=norm**2, gamma=GammaOrder("rbf", d))
         >>> x_next, _ = optimize_acqf_discrete(acqf, q=1, choices=arms)
     """
 
@@ -283,7 +282,7 @@ class GPUCB(_ScheduledUCB):
         a: float | None = None,
         b: float | None = None,
         r: float | None = None,
-        B: float | Tensor | None = None,
+        B_squared: float | Tensor | None = None,
         gamma: Any = None,
         beta: float | None = None,
         beta_scale: float = 1.0,
@@ -292,14 +291,16 @@ class GPUCB(_ScheduledUCB):
         maximize: bool = True,
         hallucination_bound: float = 0.0,
         X_pending: Tensor | None = None,
+        B: float | Tensor | None = None,
     ) -> None:
+        B_squared = _squared_norm_bound(B_squared, B)
         super().__init__(
             model=model, t=t, posterior_transform=posterior_transform, maximize=maximize
         )
         required = {
             "finite": {"num_arms": num_arms},
             "compact": {"dim": dim, "a": a, "b": b, "r": r},
-            "rkhs": {"B": B, "gamma": gamma},
+            "rkhs": {"B_squared": B_squared, "gamma": gamma},
             "constant": {"beta": beta},
         }
         if schedule not in required:
@@ -331,7 +332,7 @@ class GPUCB(_ScheduledUCB):
         self.delta = float(delta)
         self.num_arms = num_arms
         self.dim, self.a, self.b, self.r = dim, a, b, r
-        self.B = B
+        self.B_squared = B_squared
         self.beta_scale = float(beta_scale)
         self.beta = None if beta is None else float(beta)  # checked above
         self.gamma = None if gamma is None else schedules.resolve_gamma(gamma)
@@ -348,7 +349,7 @@ class GPUCB(_ScheduledUCB):
         elif schedule == "compact":
             schedules.gp_ucb_beta_compact(1, dim, a, b, r, self.delta)
         elif schedule == "rkhs":
-            validation.check_nonnegative_values("B", B)
+            validation.check_nonnegative_values("B_squared", B_squared)
         self.hallucination_bound = validation.check_nonnegative(
             "hallucination_bound", hallucination_bound
         )
@@ -364,14 +365,46 @@ class GPUCB(_ScheduledUCB):
             )
         elif self.schedule == "rkhs":
             value = schedules.gp_ucb_beta_rkhs(
-                t, self.B, self.gamma(t, self.model), self.delta
+                t, self.B_squared, self.gamma(t, self.model), self.delta
             )
         else:
             value = self.beta
         return self.beta_scale * value
 
+    @property
+    def B(self) -> float | Tensor | None:
+        """Deprecated: :attr:`B_squared` (the bound on the squared RKHS norm)."""
+        warnings.warn(
+            _B_DEPRECATED.format(what="GPUCB.B"), DeprecationWarning, stacklevel=2
+        )
+        return self.B_squared
 
-class IGPUCB(_ScheduledUCB):
+
+_B_DEPRECATED = (
+    "{what} is deprecated: use B_squared, the bound on the *squared* RKHS norm "
+    "||f||_k^2 (Srinivas et al. Thm 3's B; the same value as before). IGPUCB's B "
+    "bounds the norm itself."
+)
+
+
+def _squared_norm_bound(
+    B_squared: float | Tensor | None, B: float | Tensor | None
+) -> float | Tensor | None:
+    """``B_squared``, or the deprecated ``B`` (same value, with a warning)."""
+    if B is None:
+        return B_squared
+    if B_squared is not None:
+        raise ValueError(
+            "Pass `B_squared` only: `B` is its deprecated spelling (got both, "
+            f"B_squared={B_squared!r} and B={B!r})."
+        )
+    warnings.warn(
+        _B_DEPRECATED.format(what="GPUCB(B=...)"), DeprecationWarning, stacklevel=3
+    )
+    return B
+
+
+class IGPUCB(ScheduledUCB):
     r"""IGP-UCB of Chowdhury & Gopalan 2017 (Algorithm 1):
     :math:`\mu_{t-1}(x) + \beta_t\sigma_{t-1}(x)` with
     :math:`\beta_t = B + R\sqrt{2(\gamma_{t-1} + 1 + \ln(1/\delta))}` (``"linear"`` unit).
@@ -426,12 +459,15 @@ class IGPUCB(_ScheduledUCB):
         super().__init__(
             model=model, t=t, posterior_transform=posterior_transform, maximize=maximize
         )
-        values = _scale_arguments(B, R, delta, gamma, beta, constant_name="beta")
-        self.__dict__.update(
-            zip(("B", "R", "delta", "beta", "gamma"), values, strict=True)
+        values = scale_arguments(B, R, delta, gamma, beta, constant_name="beta")
+        set_plain_attributes(
+            self, **dict(zip(("B", "R", "delta", "beta", "gamma"), values, strict=True))
         )
-        self.__dict__["hallucination_bound"] = validation.check_nonnegative(
-            "hallucination_bound", hallucination_bound
+        set_plain_attributes(
+            self,
+            hallucination_bound=validation.check_nonnegative(
+                "hallucination_bound", hallucination_bound
+            ),
         )
         if X_pending is not None:
             self.set_X_pending(X_pending)
@@ -447,40 +483,3 @@ class IGPUCB(_ScheduledUCB):
         return schedules.igp_ucb_beta(
             gamma_after(self, t, extra_gain), self.B, self.R, self.delta
         )
-
-
-def _scale_arguments(
-    B: float | Tensor | None,
-    R: float | Tensor | None,
-    delta: float,
-    gamma: Any,
-    constant: float | None,
-    constant_name: str,
-) -> tuple[float | None, float | None, float, float | None, Any]:
-    """Validate the (B, R, delta, gamma) schedule or its constant replacement."""
-    validation.check_open_unit("delta", delta)
-    if constant is not None:
-        if B is not None or R is not None:
-            raise ValueError(
-                f"Pass either a constant `{constant_name}` or the schedule's `B` and `R`, "
-                f"not both (got {constant_name}={constant!r}, B={B!r}, R={R!r})."
-            )
-        return (
-            None,
-            None,
-            float(delta),
-            validation.check_nonnegative(constant_name, constant),
-            None,
-        )
-    if B is None or R is None:
-        raise ValueError(
-            "The schedule needs the RKHS-norm bound `B` and the sub-Gaussian constant "
-            f"`R` (got B={B!r}, R={R!r}); or pass a constant `{constant_name}`."
-        )
-    return (
-        validation.check_nonnegative_values("B", B),
-        validation.check_nonnegative_values("R", R),
-        float(delta),
-        None,
-        schedules.resolve_gamma(gamma),
-    )

@@ -1,30 +1,10 @@
-r"""The bandit node's decision set, built with Ax's own search-space transforms.
-
-Ax's models never see the user's parameters: its adapter transforms map them to a
-numeric unit cube first. The node does the same with the transforms Ax's BoTorch
-models use for continuous relaxation (``ax.adapter.registry.Cont_X_trans``):
-``RemoveFixed`` (fixed parameters, including one-value choices), ``OrderedChoice
-ToIntegerRange`` (ordered choices, also Ax's encoding of ``step_size``),
-``OneHot`` (unordered choices), ``IntToFloat`` (integers), ``Log`` / ``Logit``
-(``scaling="log"`` / logit), ``UnitX`` (everything into [0, 1]). The GP works on
-those coordinates, so a log-scale parameter is modelled -- and its candidates are
-drawn -- uniformly in the log, as Ax's models do.
-
-The finite decision set:
-
-* a fully discrete space with at most ``num_candidates`` points: every point;
-* otherwise ``num_candidates`` points of a scrambled Sobol sequence (seeded, so
-  fixed for the experiment's life) drawn in the transformed cube and mapped back
-  with the transforms' ``untransform`` (which rounds integers to the nearest --
-  Ax's strict rounding, deterministic -- and picks one-hot choices), repeated
-  points dropped.
-
-Every candidate is then checked with Ax's ``SearchSpace.check_membership`` (bounds,
-choices and the linear parameter constraints) and rejected if it fails, so the set
-is drawn *inside* the constrained region (rejection sampling, as Ax's Sobol does);
-further Sobol points are drawn until ``num_candidates`` are valid or ``max_draws``
-have been tried. Features fixed for one call (``get_next_trials(fixed_parameters=
-...)``) are set on every candidate before the check.
+r"""The bandit node's decision set, built with Ax's own search-space transforms
+(``Cont_X_trans``: the GP works in their unit cube, as Ax's models do): every point of
+a small discrete space, else seeded scrambled Sobol points mapped back by the
+transforms' ``untransform`` (integers rounded to the nearest, deterministically), each
+checked with ``SearchSpace.check_membership`` (rejection sampling inside the linear
+parameter constraints); features fixed for one call are set on every candidate.
+Guide: docs/ax.md.
 """
 
 from __future__ import annotations
@@ -48,6 +28,8 @@ from ax.core.parameter import (
 )
 from ax.core.search_space import SearchSpace
 from torch import Tensor
+
+from botorch_bandits import upstream
 
 #: rejection sampling gives up after this many Sobol draws per wanted candidate
 DRAWS_PER_CANDIDATE = 64
@@ -118,7 +100,7 @@ class Space:
                 # constraint involves an integer; the membership check below rejects
                 # the rounded points that break a constraint instead, so the seeded
                 # decision set stays the same for the experiment's life
-                t.rounding = "strict"
+                upstream.set_strict_rounding(t)
             space = t.transform_search_space(space)
             self.transforms.append(t)
         #: the GP's coordinates: the transformed parameters, in Ax's order

@@ -1,182 +1,21 @@
-r"""SQLite storage (Ax's own SQL storage) for experiments run with the bandit
-strategy: save with ``ax.Client(storage_config=sqlite_storage(path))`` -- the
-``Client`` saves every ``get_next_trials`` / ``complete_trial`` -- and continue in
-another process with :func:`load_client`.
-
-Importing this module applies three narrow patches to Ax's SQL store (idempotent, see
-:func:`install_patches`); every process that saves should import it (using
-:func:`sqlite_storage` or :func:`load_client` does) so that its saves keep what the
-bandit node relies on:
-
-* **Microsecond timestamps.** Ax stores ``time_created`` / ``time_completed`` /
-  ``time_run_started`` of trials and generator runs in ``IntTimestamp`` columns,
-  ``int(value.timestamp())`` (``ax/storage/sqa_store/timestamp.py``): a reloaded
-  experiment has whole seconds, so trials created and completed within one second
-  tie, and the node -- which orders creations and arrivals by these times -- can
-  make a different decision after a reload. On SQLite (dynamically typed: an
-  INTEGER column keeps a REAL value) the patch stores the float timestamp, which
-  round-trips exactly to the microsecond; Ax's own reader already accepts floats,
-  so files stay readable by unpatched Ax. Other dialects are unchanged.
-* **Arms re-pulled by a bandit.** An arm row (``arm_v2``) belongs to exactly one
-  generator run (``generator_run_id``), and Ax's encoder writes an ``Arm`` with
-  ``id=arm.db_id``. A generator run that carries an ``Arm`` object already saved
-  with another generator run (the experiment's existing arm, or one object shared
-  by two runs) therefore *moves* that row to the new run on ``session.merge``: the
-  earlier trial reloads with ``trial.arms == []``. The patch gives such a run its
-  own copy of the arm (same name and parameters, a new row). Ax's
-  ``ExternalGenerationNode`` builds fresh arms, so this is a guard, not a change of
-  the stored result.
-
-* **Exact data.** Ax writes each trial's data as ``data.full_df.to_json()``
-  (pandas' default ``double_precision=10``, *decimal places*) and reads it with
-  pandas' fast float parser, so a reloaded mean was only within about 1e-10 of the
-  saved one -- enough to move the next candidate of a model refitted after a
-  resume (Ax's default strategy drifted by 1e-8, then by 3e-3 a trial later). The
-  patch writes every finite float with Python's round-tripping repr (still the same
-  JSON layout, readable by unpatched Ax) and reads it with pandas'
-  ``precise_float=True``: a reloaded value equals the saved one bit for bit.
-
-:func:`load_client` attaches the loaded experiment and strategy without saving
-them (Ax's ``Client.load_from_database`` saves both on load, rewriting every data
-row of an intact file).
-
-Ax binds one SQL engine per process (``ax.storage.sqa_store.db.SESSION_FACTORY``);
-a ``Client`` does not rebind it. :func:`sqlite_storage` and :func:`load_client`
-rebind it to their file, so the most recent call picks the file every ``Client`` of
-the process writes to: use one file at a time in a process.
-"""
+"""SQLite storage (Ax's own SQL storage) for experiments run with the bandit strategy:
+:func:`sqlite_storage` for ``ax.Client(storage_config=...)``, :func:`load_client` to
+continue in another process, and the one-writer :func:`writer_lock`. Both storage
+functions install the SQL patches of :mod:`botorch_bandits.upstream` (microsecond
+timestamps, exact data, arms re-pulled keep their rows), and bind Ax's process-wide
+engine to their file: one file at a time in a process (see docs/ax.md)."""
 
 from __future__ import annotations
 
 import contextlib
-import math
 import os
-import weakref
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-_ORIGINALS: dict[str, Any] = {}
-# id(arm) -> (weakref to the arm, weakref to the generator run that saved it)
-_ARM_OWNERS: dict[int, tuple[weakref.ref, weakref.ref]] = {}
-
-
-# ------------------------------------------------------------------------ patches
-def _bind_precise(self: Any, value: Any, dialect: Any) -> Any:
-    if value is not None and dialect.name == "sqlite":
-        return value.timestamp()  # REAL in SQLite: microseconds kept
-    return _ORIGINALS["bind"](self, value, dialect)
-
-
-def _forget(key: int) -> Any:
-    return lambda _ref: _ARM_OWNERS.pop(key, None)
-
-
-def _own_arms(generator_run: Any) -> None:
-    """Give ``generator_run`` its own copy of every arm that is saved with, or
-    shared by, another generator run."""
-    from ax.core.generator_run import ArmWeight
-
-    table = generator_run._arm_weight_table
-    for signature, cw in list(table.items()):
-        arm = cw.arm
-        record = _ARM_OWNERS.get(id(arm))
-        owner = record[1]() if record is not None and record[0]() is arm else None
-        shared = owner is not None and owner is not generator_run
-        same_row = (
-            shared and owner.db_id is not None and owner.db_id == (generator_run.db_id)
-        )
-        saved_elsewhere = (
-            owner is None and generator_run.db_id is None and arm.db_id is not None
-        )
-        if (shared and not same_row) or saved_elsewhere:
-            arm = arm.clone()  # same name and parameters, no db_id: a row of its own
-            table[signature] = ArmWeight(arm=arm, weight=cw.weight)
-        _ARM_OWNERS[id(arm)] = (
-            weakref.ref(arm, _forget(id(arm))),
-            weakref.ref(generator_run),
-        )
-
-
-def _data_to_sqa(self: Any, data: Any, *args: Any, **kw: Any) -> Any:
-    """Ax's row with every finite float written exactly (Python's shortest repr,
-    which round-trips): pandas' ``to_json`` keeps 10 decimal places."""
-    import json
-
-    import pandas as pd
-
-    sqa = _ORIGINALS["data_to_sqa"](self, data, *args, **kw)
-    df = data.full_df
-    obj = json.loads(sqa.data_json)
-    for col in df.columns:
-        if col in obj and pd.api.types.is_float_dtype(df[col]):
-            keys = list(obj[col])
-            for key, value in zip(keys, df[col].tolist(), strict=True):
-                if math.isfinite(value):
-                    obj[col][key] = value
-    sqa.data_json = json.dumps(obj, allow_nan=False)
-    return sqa
-
-
-class _PrecisePandas:
-    """pandas as Ax's SQL decoder module sees it (its ``pd``), with ``read_json``
-    parsing floats correctly rounded (``precise_float=True``): the exact values
-    written by :func:`_data_to_sqa` come back bit for bit. Everything else is
-    pandas itself."""
-
-    def __getattr__(self, name: str) -> Any:
-        import pandas
-
-        return getattr(pandas, name)
-
-    @staticmethod
-    def read_json(*args: Any, **kw: Any) -> Any:
-        import pandas
-
-        kw.setdefault("precise_float", True)
-        return pandas.read_json(*args, **kw)
-
-
-def _generator_run_to_sqa(self: Any, generator_run: Any, *args: Any, **kw: Any):
-    _own_arms(generator_run)
-    return _ORIGINALS["generator_run_to_sqa"](self, generator_run, *args, **kw)
-
-
-def install_patches() -> None:
-    """Apply the patches described in the module docstring (idempotent; runs
-    on import of this module)."""
-    from ax.storage.sqa_store.encoder import Encoder
-    from ax.storage.sqa_store.timestamp import IntTimestamp
-
-    if _ORIGINALS:
-        return
-    from ax.storage.sqa_store import decoder
-
-    _ORIGINALS["bind"] = IntTimestamp.process_bind_param
-    _ORIGINALS["generator_run_to_sqa"] = Encoder.generator_run_to_sqa
-    _ORIGINALS["data_to_sqa"] = Encoder.data_to_sqa
-    _ORIGINALS["decoder_pd"] = decoder.pd
-    IntTimestamp.process_bind_param = _bind_precise
-    Encoder.generator_run_to_sqa = _generator_run_to_sqa
-    Encoder.data_to_sqa = _data_to_sqa
-    decoder.pd = _PrecisePandas()  # the decoder reads data with pd.read_json
-
-
-def uninstall_patches() -> None:
-    """Restore Ax's original functions (for tests and comparisons; nothing in this
-    module re-applies the patches until :func:`install_patches`)."""
-    from ax.storage.sqa_store.encoder import Encoder
-    from ax.storage.sqa_store.timestamp import IntTimestamp
-
-    if not _ORIGINALS:
-        return
-    from ax.storage.sqa_store import decoder
-
-    IntTimestamp.process_bind_param = _ORIGINALS.pop("bind")
-    Encoder.generator_run_to_sqa = _ORIGINALS.pop("generator_run_to_sqa")
-    Encoder.data_to_sqa = _ORIGINALS.pop("data_to_sqa")
-    decoder.pd = _ORIGINALS.pop("decoder_pd")
-    _ARM_OWNERS.clear()
+from botorch_bandits import upstream
+from botorch_bandits.upstream import install_sql_patches as install_patches
+from botorch_bandits.upstream import uninstall_sql_patches as uninstall_patches
 
 
 # ------------------------------------------------------------------------ engine
@@ -219,7 +58,9 @@ def _check_path(path: Any, argument: str) -> Path:
 def sqlite_storage(path: str | os.PathLike) -> Any:
     """An ``ax.api.configs.StorageConfig`` for the SQLite file ``path`` (made
     absolute; created with Ax's tables if new; an existing file is kept, with its
-    experiments). Binds Ax's process-wide engine to this file (see the module).
+    experiments). Binds Ax's process-wide engine to this file (one file at a time) and
+    installs the SQL patches (:func:`botorch_bandits.upstream.install_sql_patches`)
+    that the saves of the bandit strategy rely on.
 
     Example::
 
@@ -229,6 +70,7 @@ def sqlite_storage(path: str | os.PathLike) -> Any:
 
     url = f"sqlite:///{_check_path(path, 'path')}"
     _bind_engine(url, "path")
+    install_patches()
     return StorageConfig(url=url)
 
 
@@ -268,7 +110,9 @@ def writer_lock(path: str | os.PathLike) -> Iterator[Path]:
         os.close(fd)  # releases the lock
 
 
-def _experiment_names() -> list[str]:
+def experiment_names() -> list[str]:
+    """The names of the experiments in the file Ax's engine is bound to (the last
+    :func:`sqlite_storage` or :func:`load_client` of the process)."""
     from ax.storage.sqa_store.db import session_scope
     from ax.storage.sqa_store.sqa_classes import SQAExperiment
 
@@ -281,7 +125,8 @@ def load_client(
 ) -> Any:
     """``ax.Client.load_from_database`` for a file made with
     :func:`sqlite_storage`: the experiment, its data and its generation strategy;
-    later calls keep saving to the file.
+    later calls keep saving to the file. Installs the SQL patches, as
+    :func:`sqlite_storage` does.
 
     Args:
         experiment_name: The experiment's name.
@@ -314,7 +159,8 @@ def load_client(
         raise ValueError(f"`random_seed` must be an int or None, got {random_seed!r}.")
     url = f"sqlite:///{path}"
     _bind_engine(url, "storage")
-    names = _experiment_names()
+    install_patches()  # the data are read back exactly, and later saves patched
+    names = experiment_names()
     if experiment_name not in names:
         raise ValueError(
             f"`experiment_name`: no experiment {experiment_name!r} in {path}; it "
@@ -324,29 +170,18 @@ def load_client(
     # through ``set_experiment`` / ``set_generation_strategy``, which *save* them:
     # loading an intact file rewrote every data row. Load with Ax's own loader and
     # attach without saving; later calls save as usual.
-    from ax.api.utils.storage import db_settings_from_storage_config
-    from ax.storage.sqa_store.with_db_settings_base import WithDBSettingsBase
-
     config = StorageConfig(url=url)
-    loader = WithDBSettingsBase(db_settings=db_settings_from_storage_config(config))
-    experiment, strategy = loader._load_experiment_and_generation_strategy(
-        experiment_name=experiment_name
+    experiment, strategy = upstream.load_experiment_and_strategy(
+        config, experiment_name
     )
     client = Client(storage_config=config, random_seed=random_seed)
-    client._maybe_experiment = experiment
-    if strategy is not None:
-        client._maybe_generation_strategy = strategy
-        strategy._experiment = experiment
+    upstream.attach_to_client(client, experiment, strategy)
     return client
 
 
-try:
-    install_patches()
-except ImportError:  # Ax without SQLAlchemy: nothing to patch (the functions raise)
-    pass
-
 __all__ = [
     "DatabaseBusyError",
+    "experiment_names",
     "install_patches",
     "load_client",
     "sqlite_storage",

@@ -1,0 +1,257 @@
+"""Every private or undocumented detail of Ax, BoTorch and torch the package relies on,
+and the code using it (tests/test_upstream.py pins each; docs/design.md explains).
+Ax SQL store (patched by :func:`install_sql_patches`): ``IntTimestamp``'s bind,
+``Encoder.generator_run_to_sqa`` and ``data_to_sqa``, ``decoder.pd``, a generator
+run's ``_arm_weight_table``; ``db.SESSION_FACTORY``, ``utils.copy_db_ids``, the
+loader's ``_load_experiment_and_generation_strategy``. ``ax.Client``: ``_experiment``,
+``_maybe_experiment``, ``_maybe_generation_strategy``, ``_storage_config``,
+``_generation_strategy_or_choose``. Node: ``ExternalGenerationNode._gen``, a generator
+run's ``_generator_key`` and ``_gen_metadata``, ``IntToFloat.rounding``, the runner
+registry's order. BoTorch: none. torch: ``Tensor._version``."""
+
+from __future__ import annotations
+
+import math
+import weakref
+from typing import Any
+
+import torch
+from botorch.utils.datasets import SupervisedDataset
+from torch import Tensor
+
+_ORIGINALS: dict[str, Any] = {}
+# id(arm) -> (weakref to the arm, weakref to the generator run that saved it)
+_ARM_OWNERS: dict[int, tuple[weakref.ref, weakref.ref]] = {}
+
+
+# ------------------------------------------------------------------- Ax SQL store
+def _bind_precise(self: Any, value: Any, dialect: Any) -> Any:
+    if value is not None and dialect.name == "sqlite":
+        return value.timestamp()  # REAL in SQLite: microseconds kept
+    return _ORIGINALS["bind"](self, value, dialect)
+
+
+def _forget(key: int) -> Any:
+    return lambda _ref: _ARM_OWNERS.pop(key, None)
+
+
+def _own_arms(generator_run: Any) -> None:
+    """Give ``generator_run`` its own copy of every arm that is saved with, or
+    shared by, another generator run."""
+    from ax.core.generator_run import ArmWeight
+
+    table = generator_run._arm_weight_table
+    for signature, cw in list(table.items()):
+        arm = cw.arm
+        record = _ARM_OWNERS.get(id(arm))
+        owner = record[1]() if record is not None and record[0]() is arm else None
+        shared = owner is not None and owner is not generator_run
+        same_row = (
+            shared and owner.db_id is not None and owner.db_id == (generator_run.db_id)
+        )
+        saved_elsewhere = (
+            owner is None and generator_run.db_id is None and arm.db_id is not None
+        )
+        if (shared and not same_row) or saved_elsewhere:
+            arm = arm.clone()  # same name and parameters, no db_id: a row of its own
+            table[signature] = ArmWeight(arm=arm, weight=cw.weight)
+        _ARM_OWNERS[id(arm)] = (
+            weakref.ref(arm, _forget(id(arm))),
+            weakref.ref(generator_run),
+        )
+
+
+def _data_to_sqa(self: Any, data: Any, *args: Any, **kw: Any) -> Any:
+    """Ax's row with every finite float written exactly (Python's shortest repr,
+    which round-trips): pandas' ``to_json`` keeps 10 decimal places."""
+    import json
+
+    import pandas as pd
+
+    sqa = _ORIGINALS["data_to_sqa"](self, data, *args, **kw)
+    df = data.full_df
+    obj = json.loads(sqa.data_json)
+    for col in df.columns:
+        if col in obj and pd.api.types.is_float_dtype(df[col]):
+            keys = list(obj[col])
+            for key, value in zip(keys, df[col].tolist(), strict=True):
+                if math.isfinite(value):
+                    obj[col][key] = value
+    sqa.data_json = json.dumps(obj, allow_nan=False)
+    return sqa
+
+
+class PrecisePandas:
+    """pandas as Ax's SQL decoder module sees it (its ``pd``), with ``read_json``
+    parsing floats correctly rounded (``precise_float=True``): the exact values
+    written by the data patch come back bit for bit. Everything else is pandas
+    itself."""
+
+    def __getattr__(self, name: str) -> Any:
+        import pandas
+
+        return getattr(pandas, name)
+
+    @staticmethod
+    def read_json(*args: Any, **kw: Any) -> Any:
+        import pandas
+
+        kw.setdefault("precise_float", True)
+        return pandas.read_json(*args, **kw)
+
+
+def _generator_run_to_sqa(self: Any, generator_run: Any, *args: Any, **kw: Any):
+    _own_arms(generator_run)
+    return _ORIGINALS["generator_run_to_sqa"](self, generator_run, *args, **kw)
+
+
+def install_sql_patches() -> None:
+    """Patch Ax's SQL store for the whole process (idempotent): microsecond
+    timestamps on SQLite, exact data, and a row of its own for an arm saved with
+    another generator run (see docs/design.md). Called by
+    :func:`botorch_bandits.ax.sqlite_storage`, :func:`botorch_bandits.ax.load_client`
+    and :func:`botorch_bandits.ax.run_trials` with storage; never on import."""
+    from ax.storage.sqa_store import decoder
+    from ax.storage.sqa_store.encoder import Encoder
+    from ax.storage.sqa_store.timestamp import IntTimestamp
+
+    if _ORIGINALS:
+        return
+    _ORIGINALS["bind"] = IntTimestamp.process_bind_param
+    _ORIGINALS["generator_run_to_sqa"] = Encoder.generator_run_to_sqa
+    _ORIGINALS["data_to_sqa"] = Encoder.data_to_sqa
+    _ORIGINALS["decoder_pd"] = decoder.pd
+    IntTimestamp.process_bind_param = _bind_precise
+    Encoder.generator_run_to_sqa = _generator_run_to_sqa
+    Encoder.data_to_sqa = _data_to_sqa
+    decoder.pd = PrecisePandas()  # the decoder reads data with pd.read_json
+
+
+def uninstall_sql_patches() -> None:
+    """Restore Ax's original functions (for tests and comparisons; the storage
+    functions install the patches again when next called)."""
+    if not _ORIGINALS:
+        return
+    from ax.storage.sqa_store import decoder
+    from ax.storage.sqa_store.encoder import Encoder
+    from ax.storage.sqa_store.timestamp import IntTimestamp
+
+    IntTimestamp.process_bind_param = _ORIGINALS.pop("bind")
+    Encoder.generator_run_to_sqa = _ORIGINALS.pop("generator_run_to_sqa")
+    Encoder.data_to_sqa = _ORIGINALS.pop("data_to_sqa")
+    decoder.pd = _ORIGINALS.pop("decoder_pd")
+    _ARM_OWNERS.clear()
+
+
+def sql_patches_installed() -> bool:
+    """Whether :func:`install_sql_patches` is in effect."""
+    return bool(_ORIGINALS)
+
+
+def sql_originals() -> dict[str, Any]:
+    """Ax's own functions that the SQL patches replace, installed or not: keys
+    ``"bind"``, ``"generator_run_to_sqa"``, ``"data_to_sqa"``, ``"decoder_pd"``."""
+    from ax.storage.sqa_store import decoder
+    from ax.storage.sqa_store.encoder import Encoder
+    from ax.storage.sqa_store.timestamp import IntTimestamp
+
+    if _ORIGINALS:
+        return dict(_ORIGINALS)
+    return {
+        "bind": IntTimestamp.process_bind_param,
+        "generator_run_to_sqa": Encoder.generator_run_to_sqa,
+        "data_to_sqa": Encoder.data_to_sqa,
+        "decoder_pd": decoder.pd,
+    }
+
+
+# ---------------------------------------------------------------------- Ax client
+def load_experiment_and_strategy(storage_config: Any, experiment_name: str) -> Any:
+    """``(experiment, generation strategy or None)`` read from Ax's SQL store with
+    Ax's own loader, without saving anything (``Client.load_from_database`` saves
+    both on load)."""
+    from ax.api.utils.storage import db_settings_from_storage_config
+    from ax.storage.sqa_store.with_db_settings_base import WithDBSettingsBase
+
+    settings = db_settings_from_storage_config(storage_config)
+    loader = WithDBSettingsBase(db_settings=settings)
+    return loader._load_experiment_and_generation_strategy(
+        experiment_name=experiment_name
+    )
+
+
+def attach_to_client(client: Any, experiment: Any, strategy: Any) -> None:
+    """Set a loaded experiment and strategy on an ``ax.Client`` without saving
+    them (``set_experiment`` / ``set_generation_strategy`` save)."""
+    client._maybe_experiment = experiment
+    if strategy is not None:
+        client._maybe_generation_strategy = strategy
+        strategy.experiment = experiment
+
+
+def client_experiment(client: Any) -> Any:
+    """The experiment of an ``ax.Client`` (raises if none is configured)."""
+    return client._experiment
+
+
+def client_generation_strategy(client: Any, choose: bool = False) -> Any:
+    """The client's generation strategy: ``None`` if none is set, or, with
+    ``choose=True``, the one ``Client.run_trials`` would use (chosen if unset)."""
+    if choose:
+        return client._generation_strategy_or_choose()
+    return client._maybe_generation_strategy
+
+
+def client_storage_config(client: Any) -> Any:
+    """The ``StorageConfig`` an ``ax.Client`` was made with (or ``None``)."""
+    return client._storage_config
+
+
+# ------------------------------------------------------------------------ Ax node
+def generator_key(generator_run: Any) -> str | None:
+    """The name of the generator (node) that made ``generator_run``."""
+    return generator_run._generator_key
+
+
+def set_gen_metadata(generator_run: Any, metadata: dict[str, Any]) -> None:
+    """Replace the metadata a ``GeneratorRun`` returns as ``gen_metadata`` (Ax has
+    no setter; ``ExternalGenerationNode`` makes its runs without metadata)."""
+    generator_run._gen_metadata = metadata
+
+
+def set_strict_rounding(transform: Any) -> None:
+    """Make Ax's ``IntToFloat`` transform round to the nearest integer (Ax switches
+    to randomized rounding when a constraint involves an integer)."""
+    transform.rounding = "strict"
+
+
+# ------------------------------------------------------------------ BoTorch, torch
+def dataset_field(
+    training_data: SupervisedDataset | dict[Any, SupervisedDataset], fieldname: str
+) -> Any:
+    """``fieldname`` of a dataset, or of the first of a dict of datasets, which must
+    all share it (BoTorch's private ``_get_dataset_field(..., first_only=True,
+    assert_shared=True)``, written with public attributes only)."""
+    if isinstance(training_data, dict):
+        base = None
+        for dataset in training_data.values():
+            if not hasattr(dataset, fieldname):
+                raise AttributeError(
+                    f"{type(dataset)} object has no field `{fieldname}`."
+                )
+            value = getattr(dataset, fieldname)
+            if base is None:
+                base = value
+            elif isinstance(base, Tensor):
+                if not torch.equal(base, value):
+                    raise ValueError(f"Field `{fieldname}` must be shared.")
+            elif base != value:
+                raise ValueError(f"Field `{fieldname}` must be shared.")
+        training_data = next(iter(training_data.values()))
+    return getattr(training_data, fieldname)
+
+
+def tensor_version(X: Tensor) -> int:
+    """torch's in-place modification counter of ``X`` (``Tensor._version``): it
+    changes whenever ``X`` is written in place."""
+    return X._version
