@@ -89,7 +89,9 @@ def make_acquisition(
         if c.beta_scale is not None:
             extra["beta_scale"] = c.beta_scale
         if c.gp_ucb == "rkhs":
-            return GPUCB(model, schedule="rkhs", B=c.B**2, delta=c.delta, **extra)
+            return GPUCB(
+                model, schedule="rkhs", B_squared=c.B**2, delta=c.delta, **extra
+            )
         return GPUCB(
             model, schedule="finite", num_arms=c.num_arms, delta=c.delta, **extra
         )

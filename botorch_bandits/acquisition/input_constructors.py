@@ -13,7 +13,6 @@ from typing import Any
 import torch
 from botorch.acquisition.input_constructors import (
     MaybeDict,
-    _get_dataset_field,
     acqf_input_constructor,
 )
 from botorch.acquisition.objective import (
@@ -30,6 +29,7 @@ from botorch_bandits.acquisition.sdf import GPUCBSDF, GPThompsonSamplingSDF
 from botorch_bandits.acquisition.thompson import GPThompsonSampling
 from botorch_bandits.acquisition.ucb import GPUCB, IGPUCB
 from botorch_bandits.seeding import step_seed
+from botorch_bandits.upstream import dataset_field
 from botorch_bandits.validation import check_choice
 
 PENDING_VIEWS = ("ignore", "hallucinate")
@@ -44,9 +44,7 @@ def _train_X(
 ) -> Tensor:
     """``(batch) x n x d`` observed inputs, in the space ``model.posterior`` takes."""
     if training_data is not None:
-        return _get_dataset_field(
-            training_data, "X", first_only=True, assert_shared=True
-        )
+        return dataset_field(training_data, "X")
     from botorch.sampling.pathwise.utils import get_train_inputs
 
     try:
@@ -221,11 +219,12 @@ def construct_inputs_gp_ucb(
     a: float | None = None,
     b: float | None = None,
     r: float | None = None,
-    B: float | Tensor | None = None,
+    B_squared: float | Tensor | None = None,
     gamma: Any = None,
     beta: float | None = None,
     beta_scale: float = 1.0,
     maximize: bool = True,
+    B: float | Tensor | None = None,
 ) -> dict[str, Any]:
     r"""Keyword arguments of :class:`~botorch_bandits.acquisition.GPUCB`.
 
@@ -243,8 +242,9 @@ def construct_inputs_gp_ucb(
             ``t = n + 1``) or ``"hallucinate"`` (GP-BUCB, Verma et al. 2022 §4: the
             model is conditioned on ``X_pending`` at its own posterior mean;
             ``t = n + p + 1``).
-        schedule, delta, num_arms, dim, a, b, r, B, gamma, beta, beta_scale, maximize:
-            As in :class:`~botorch_bandits.acquisition.GPUCB`.
+        schedule, delta, num_arms, dim, a, b, r, B_squared, gamma, beta, beta_scale,
+            maximize: As in :class:`~botorch_bandits.acquisition.GPUCB`.
+        B: Deprecated spelling of ``B_squared`` (passed on: the class warns).
 
     Returns:
         The keyword arguments of ``GPUCB`` (``t`` is left to the class).
@@ -259,6 +259,7 @@ def construct_inputs_gp_ucb(
         "a": a,
         "b": b,
         "r": r,
+        "B_squared": B_squared,
         "B": B,
         "gamma": gamma,
         "beta": beta,

@@ -43,6 +43,7 @@ from botorch_bandits.core.options import (
     renamed,
 )
 from botorch_bandits.models import one_thread
+from botorch_bandits.upstream import generator_key, set_gen_metadata
 from botorch_bandits.validation import check_count
 
 __all__ = [
@@ -213,8 +214,8 @@ class BanditNode(ExternalGenerationNode):
             pending_observations=pending_observations,
             **kwargs,
         )
-        if gr._generator_key == self.name:
-            gr._gen_metadata = dict(self._last_meta)
+        if generator_key(gr) == self.name:
+            set_gen_metadata(gr, dict(self._last_meta))
         return gr
 
 
