@@ -5,6 +5,7 @@ engine, or every one of them, and the summary it prints) and
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from botorch_bandits.cli.common import (
     Command,
@@ -105,11 +106,7 @@ def _reproduce_all(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
 
 
 def _run_reproduce(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from botorch_bandits.benchmarks.reproduce import (
-        EXPERIMENTS,
-        problem_label,
-        reproduce,
-    )
+    from botorch_bandits.benchmarks.reproduce import EXPERIMENTS, reproduce
 
     if args.list:
         for name in EXPERIMENTS:
@@ -153,6 +150,25 @@ def _run_reproduce(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
             f"  {problem:26s} {algorithm:14s} {mean:12.3f} ± {se:9.3f}  "
             f"{half:12.5f} {last:10.5f}"
         )
+    _print_delayed(result)
+    _print_constrained(result)
+    _print_restarts(result)
+    law = result.power_law()
+    if law is not None:
+        print(f"fitted R_T ~ {law}".replace(" x^", f" {result.experiment.fit}^"))
+        per_run = result.exponent_per_run()
+        if per_run is not None:
+            print(f"exponent fitted on individual runs (log-log), 95% CI: {per_run}")
+    for a, b, d in result.paired_differences():
+        print(f"paired R_T difference {a} - {b}: {d} (mean ± s.e. over runs)")
+    print(f"wrote {result.csv_path} and {result.png_path}")
+    return 0
+
+
+def _print_delayed(result: Any) -> None:
+    """The delayed-feedback jobs' simple regrets (Verma et al.), if any."""
+    from botorch_bandits.benchmarks.reproduce import problem_label
+
     delayed = [j for j in result.jobs if "best_value" in j["stats"]]
     if delayed:
         T = result.horizon
@@ -175,6 +191,12 @@ def _run_reproduce(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
                 f"{float(bv_mean[-1]):>12.5f} ± {float(bv_se[-1]):<7.5f}"
                 f"{float(iw_mean[-1]):>12.5f} ± {float(iw_se[-1]):<7.5f}"
             )
+
+
+def _print_constrained(result: Any) -> None:
+    """The constrained jobs' average regret and violation (Shi & Eryilmaz), if any."""
+    from botorch_bandits.benchmarks.reproduce import problem_label
+
     constrained = [
         j for j in result.jobs if "average_constraint_violation" in j["stats"]
     ]
@@ -197,6 +219,12 @@ def _run_reproduce(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
                 f"  {problem_label(job['problem'], job['steps']):12s} "
                 f"{job['algorithm']:8s} {cells}"
             )
+
+
+def _print_restarts(result: Any) -> None:
+    """The detector's calibration and the restarts of the piecewise jobs, if any."""
+    from botorch_bandits.benchmarks.reproduce import problem_label
+
     piecewise = [j for j in result.jobs if "detection_delays" in j]
     if result.calibration is not None:
         cal = result.calibration
@@ -223,16 +251,6 @@ def _run_reproduce(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
                 f"delay {mean} steps, missed {job['missed_changes']:4d}, false "
                 f"{job['false_alarms']:4d}; uniform steps per seed {job['uniform_steps']:.1f}"
             )
-    law = result.power_law()
-    if law is not None:
-        print(f"fitted R_T ~ {law}".replace(" x^", f" {result.experiment.fit}^"))
-        per_run = result.exponent_per_run()
-        if per_run is not None:
-            print(f"exponent fitted on individual runs (log-log), 95% CI: {per_run}")
-    for a, b, d in result.paired_differences():
-        print(f"paired R_T difference {a} - {b}: {d} (mean ± s.e. over runs)")
-    print(f"wrote {result.csv_path} and {result.png_path}")
-    return 0
 
 
 REPRODUCE = Command(
