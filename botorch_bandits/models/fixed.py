@@ -8,6 +8,7 @@ import torch
 from botorch.models import SingleTaskGP
 from gpytorch.kernels import Kernel, MaternKernel, RBFKernel
 from gpytorch.means import ZeroMean
+from gpytorch.settings import min_fixed_noise
 from torch import Tensor
 
 from botorch_bandits.validation import check_positive, check_tensor
@@ -32,8 +33,6 @@ def make_kernel(
 
 def _noise_floor(dtype: torch.dtype) -> float:
     """GPyTorch's smallest fixed noise for ``dtype`` (``settings.min_fixed_noise``)."""
-    from gpytorch.settings import min_fixed_noise
-
     return float(min_fixed_noise.value(dtype))
 
 

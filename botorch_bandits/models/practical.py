@@ -6,11 +6,14 @@ likelihood (:func:`fit_practical_gp`), its hyperparameters as plain floats, and
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 import torch
+from botorch.exceptions.warnings import InputDataWarning
 from botorch.models import SingleTaskGP
+from gpytorch.mlls import ExactMarginalLogLikelihood
 from torch import Tensor
 
 
@@ -71,10 +74,6 @@ def practical_gp(X: Tensor, z: Tensor, hyper: dict | None = None) -> SingleTaskG
     (the targets are already standardized, see :func:`standardize`). ``hyper``
     (``lengthscale`` list, ``noise``, ``mean``) sets the hyperparameters; ``None``
     keeps BoTorch's initial values. Returned in eval mode."""
-    import warnings
-
-    from botorch.exceptions.warnings import InputDataWarning
-
     X = X.reshape(-1, X.shape[-1])
     with warnings.catch_warnings():
         # standardized on the completed trials; pending ones (hallucinated or
@@ -113,10 +112,9 @@ def fit_practical_gp(
     failed or the result is not finite -- the caller then falls back to the last
     good hyperparameters. The retries draw from torch's generator seeded with
     ``seed`` inside a forked RNG state, so the fit is a function of its inputs."""
-    import warnings
-
+    # looked up when called, not at import: tests replace botorch.fit's function to
+    # make a fit fail
     from botorch.fit import fit_gpytorch_mll
-    from gpytorch.mlls import ExactMarginalLogLikelihood
 
     model = practical_gp(X, z, warm)
     model.train()
