@@ -1,28 +1,9 @@
 r"""Change-point restarts for piecewise-stationary objectives (Avanesov, *How to gamble
 with non-stationary X-armed bandits and have no regrets*): the GP change-point
-detector (their Algorithm 1), the schedules of their Theorem 3.1, and the state of
-GP-UCB-CPD (Algorithm 2) as a pure function of the history.
-
-GPR here (their Eq. 2.1-2.3): with ``n`` pairs and regularization :math:`\rho`, the
-prior is :math:`GP(0, \sigma^2 (n\rho)^{-1} k)` and the noise :math:`\sigma^2`, so the
-predictive mean is :math:`\mu(x) = k_x^\top (K + n\rho I)^{-1} y` -- a GP with kernel
-``k`` and noise :math:`n\rho`. With :math:`\rho^{UCB}_t = \sigma^2 / t` this is the
-plain GP(0, k) posterior with noise :math:`\sigma^2`.
-
-The detector (Algorithm 1) fits such a mean on the first and on the second half of
-``2n`` pairs and compares
-
-.. math:: \hat\Delta^2 = \int_{\mathcal X} (\mu_1(x) - \mu_2(x))^2\,dx
-
-with a threshold :math:`\theta_n`. The integral is a weighted sum over an
-:class:`IntegrationDomain`: exact on a finite set (:func:`finite_domain`, e.g. the
-1000-point grid of the paper's experiments with weights = volume / N, the midpoint
-rule of :math:`\int` over the interval) and quasi-Monte-Carlo on a box
-(:func:`box_domain`: scrambled Sobol points, weights = volume / M). Because
-:math:`\mu_1 - \mu_2 = \sum_j a_j k(\cdot, x_j)` with :math:`a = (\alpha_1, -\alpha_2)`,
-:math:`\hat\Delta^2 = a^\top G a` with :math:`G_{ij} = \sum_g w_g k(x_i, g) k(g, x_j)`;
-on a finite arm set ``G`` is computed once for all arms (:meth:`ChangePointDetector.
-gram`), so a test costs two ``n x n`` solves and a quadratic form.
+detector (their Algorithm 1) with its integration domains (:func:`finite_domain`,
+:func:`box_domain`), the schedules of their Theorem 3.1, and the state of GP-UCB-CPD
+(Algorithm 2) as a pure function of the history. The GPR convention (their Eq.
+2.1-2.3) and the detector's statistic are explained in ``docs/algorithms.md``.
 """
 
 from __future__ import annotations

@@ -1,27 +1,7 @@
 r"""Long-term constraints (Shi & Eryilmaz, AISTATS 2022): penalty functions, multiplier
-updates over epochs, and the composite targets the inner bandit algorithm sees.
-
-Problem: maximize :math:`\sum_t f(x_t)` subject to :math:`\frac1T\sum_t g_j(x_t) \le 0`,
-:math:`j = 1..m`. The run is split into :math:`L` epochs of :math:`S` steps
-(:math:`T = LS`); epoch :math:`l` runs IGP-UCB (or GP-TS, their Remark 1) on a composite
-objective built with the epoch's multipliers :math:`\kappa^l`:
-
-* Algorithm 2 (noiseless :math:`g`): :math:`F_l = f - \sum_j \kappa_j^l(\psi(g_j) - 1)`,
-  :math:`\kappa^1 = 1`, :math:`\kappa_j^{l+1} = \kappa_j^l\,\psi(\bar g_j^l)` with
-  :math:`\bar g_j^l = \frac1S\sum_s g_j(x_l^s)`; confidence :math:`\delta / L`.
-* Algorithm 3 (noisy :math:`g`): :math:`G_l = f - \sum_j \kappa_j^l g_j`,
-  :math:`\kappa^1 = 0`, :math:`\kappa_j^{l+1} = [\kappa_j^l + \mu\,\bar g_j^l]^+` (the
-  average of the noisy observations); :math:`R` replaced by
-  :math:`R\sqrt{1 + \sum_j (\kappa_j^l)^2}`, confidence :math:`\delta / (2L)`.
-
-The multipliers of epoch :math:`l` are a pure function of the constraint values observed
-in epochs :math:`1..l-1` (:func:`replay_multipliers`), so a run resumed from its data
-makes the same decisions.
-
-Overflow guard. With :math:`\psi = \exp(cx)` the multiplicative rule can overflow (the
-paper says so). Multipliers are kept as :math:`\log\kappa` and capped at
-``max_log_multiplier`` (default 50, i.e. :math:`\kappa \le e^{50} \approx 5\cdot10^{21}`);
-a ``MultiplierCapWarning`` is emitted whenever the cap acts.
+updates over epochs (kept in log space, capped, warned), their replay from the
+constraint history, and the composite targets the inner bandit algorithm sees. The
+algorithms are written out in ``docs/algorithms.md``.
 
 Reference:
     Shi, Eryilmaz. Bayesian Optimization with Long-Term Constraints (GP-UCB with

@@ -1,20 +1,8 @@
 r"""Delayed, censored feedback (Verma, Dai & Low, ICML 2022): the bookkeeping of queries
-and their late feedback, the censored targets, and the GP-UCB-SDF exploration terms.
-
-A query :math:`x_s` is issued at step :math:`s` (iteration clock) or at time
-:math:`\tau_s` (time clock, their App. A.4); its feedback :math:`y_s` arrives after a
-delay :math:`d_s`. With censoring window :math:`m`, at decision :math:`t` (or time
-:math:`\bar\tau_t`) the model sees every issued query with the target
-
-.. math:: \tilde y_{s,t} = y_s\,\mathbb 1\{d_s \le \min(m, t - s)\}
-          \quad(\text{else } y_{\min}),
-
-so pending queries within the window and expired ones are censored to the known lower
-bound :math:`y_{\min}` and stay in the GP. Feedback that arrives after its window is
-recorded and reported (:meth:`FeedbackLedger.late`), never lost, but not used -- as the
-algorithm says. Two baseline views: *ignore* (completed queries only; GP-UCB / asy-TS)
-and *hallucinate* (pending queries get the posterior mean of the completed-only model;
-GP-BUCB / GP-BTS).
+and their late feedback (:class:`FeedbackLedger`, iteration or time clock), the
+censored, *ignore* and *hallucinate* views of the targets, the delay distributions,
+and the GP-UCB-SDF exploration terms. The censoring rule is written out in
+``docs/algorithms.md``.
 """
 
 from __future__ import annotations

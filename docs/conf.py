@@ -82,7 +82,7 @@ _DEFINING_MODULES = {
     "botorch_bandits": [
         "botorch_bandits",
         "botorch_bandits._version",
-        "botorch_bandits.beta",
+        "botorch_bandits.beta.gain",
         "botorch_bandits.changepoint",
         "botorch_bandits.acquisition",
     ],

@@ -1,113 +1,22 @@
-"""Models: GPs with the fixed hyperparameters the papers' theory assumes, and the
-finite-arm engine with O(N^2) exact updates."""
+"""The finite-arm engine: :class:`FiniteArmGP`, the exact GP posterior over a finite
+arm set with O(N^2) rank-one updates, batched over independent seeds (the
+reproductions' engine), and its marginal posterior for one point per batch."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 import torch
 from botorch.acquisition.objective import PosteriorTransform
-from botorch.models import SingleTaskGP
 from botorch.models.model import Model
 from botorch.posteriors import GPyTorchPosterior, Posterior
 from gpytorch.distributions import MultivariateNormal
-from gpytorch.kernels import Kernel, MaternKernel, RBFKernel
-from gpytorch.means import ZeroMean
+from gpytorch.kernels import Kernel
 from linear_operator.operators import DenseLinearOperator, DiagLinearOperator
 from torch import Tensor
 
 from botorch_bandits._matching import match_points
-from botorch_bandits.validation import check_count, check_positive, check_tensor
-
-
-def make_kernel(
-    name: str, lengthscale: float, dtype: torch.dtype = torch.double
-) -> Kernel:
-    """``"rbf"`` (squared exponential) or ``"matern52"`` with a fixed lengthscale and
-    unit variance (k(x, x) = 1, as the papers assume)."""
-    if name == "rbf":
-        kernel = RBFKernel()
-    elif name == "matern52":
-        kernel = MaternKernel(nu=2.5)
-    else:
-        raise ValueError(f"`kernel` must be 'rbf' or 'matern52', got kernel={name!r}.")
-    check_positive("lengthscale", lengthscale)
-    kernel.lengthscale = lengthscale
-    kernel.raw_lengthscale.requires_grad_(False)
-    return kernel.to(dtype)
-
-
-@contextmanager
-def one_thread() -> Iterator[None]:
-    """Run the block on one torch thread (restored after): factorizations then give
-    bit-identical results in this process, a worker process or a Dask worker."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(threads)
-
-
-def _noise_floor(dtype: torch.dtype) -> float:
-    """GPyTorch's smallest fixed noise for ``dtype`` (``settings.min_fixed_noise``)."""
-    from gpytorch.settings import min_fixed_noise
-
-    return float(min_fixed_noise.value(dtype))
-
-
-def fixed_gp(
-    train_X: Tensor, train_Y: Tensor, kernel: Kernel, noise: float
-) -> SingleTaskGP:
-    r"""A ``SingleTaskGP`` exactly as the papers write it: prior GP(0, k) with a fixed
-    kernel, regularizer :math:`\lambda` = ``noise`` on every observation, raw targets
-    (no outcome transform), in eval mode and never fitted.
-
-    Args:
-        train_X: ``batch_shape x n x d`` inputs (``n`` may be 0: the prior).
-        train_Y: ``batch_shape x n x 1`` observations.
-        kernel: The kernel ``k`` (its hyperparameters are used as they are).
-        noise: :math:`\lambda > 0`.
-    """
-    check_positive("noise", noise)
-    check_tensor("train_X", train_X, min_ndim=2)
-    check_tensor("train_Y", train_Y, min_ndim=2)
-    if not isinstance(kernel, Kernel):
-        raise ValueError(
-            f"`kernel` must be a gpytorch Kernel, got kernel={kernel!r} of type "
-            f"{type(kernel).__name__}."
-        )
-    if (
-        train_Y.ndim != train_X.ndim
-        or train_Y.shape[-1] != 1
-        or train_Y.shape[:-1] != train_X.shape[:-1]
-    ):
-        raise ValueError(
-            "`train_Y` must be batch_shape x n x 1 matching `train_X`, got shapes "
-            f"{tuple(train_X.shape)} and {tuple(train_Y.shape)}."
-        )
-    if train_X.dtype != train_Y.dtype:
-        raise ValueError(
-            f"`train_X` and `train_Y` must share a dtype, got train_X.dtype="
-            f"{train_X.dtype} and train_Y.dtype={train_Y.dtype}."
-        )
-    floor = _noise_floor(train_X.dtype)
-    if noise < floor:
-        raise ValueError(
-            f"`noise` must be >= {floor:g} for {train_X.dtype} (GPyTorch's floor on a "
-            f"fixed noise, which it would use silently instead), got noise={noise!r}."
-        )
-    model = SingleTaskGP(
-        train_X,
-        train_Y,
-        train_Yvar=torch.full_like(train_Y, noise),
-        covar_module=kernel,
-        mean_module=ZeroMean(),
-        outcome_transform=None,
-    )
-    return model.eval()
+from botorch_bandits.validation import check_count, check_tensor
 
 
 class _MarginalPosterior(GPyTorchPosterior):
@@ -644,115 +553,3 @@ class FiniteArmGP(Model):
             self.cov_[self._seed_range, :, safe], delta.unsqueeze(-1)
         )
         self._y_hist[step] = torch.where(mask, y, old)
-
-
-# --------------------------------------------------------------------------------------
-# the practical (scale-free) mode: BoTorch's standard GP, fitted, on standardized targets
-# --------------------------------------------------------------------------------------
-#: standardized targets are rounded to this grid (see :func:`standardize`)
-STANDARDIZED_QUANTUM = 2.0**-30
-
-
-def standardize(
-    Y: Tensor, quantum: float = STANDARDIZED_QUANTUM
-) -> tuple[Tensor, float, float]:
-    r"""``(Y - m) / s`` with the mean ``m`` and the (Bessel-corrected) standard
-    deviation ``s`` of ``Y``, as BoTorch's ``Standardize`` outcome transform computes
-    them; ``s = 1`` when ``Y`` has fewer than two values or no spread, ``m = 0`` when
-    it is empty; a ``ValueError`` when ``m`` or ``s`` overflows.
-
-    The result is rounded to a grid of ``quantum`` (default :math:`2^{-30} \approx
-    10^{-9}` standard deviations, far below any noise): for ``a > 0``, ``a Y + b``
-    then gives the *same* bits, not values equal up to a rounding error of
-    :math:`10^{-16}` -- the fit and the optimizer downstream amplify such an error
-    into different trials within a few decisions (measured: 1e-10 at trial 6, a
-    different point by trial 16). So the decisions do not depend on the objective's
-    units. ``quantum=0`` skips the rounding."""
-    Y = Y.reshape(-1)
-    if Y.numel() == 0:
-        return Y, 0.0, 1.0
-    m = float(Y.mean())
-    s = float(Y.std()) if Y.numel() > 1 else 0.0
-    if s == 0.0:
-        s = 1.0
-    if not (math.isfinite(m) and math.isfinite(s)):
-        raise ValueError(
-            f"The targets are too large to standardize (mean {m!r}, standard "
-            f"deviation {s!r}): rescale them."
-        )
-    Z = (Y - m) / s
-    if quantum > 0:
-        Z = torch.round(Z / quantum) * quantum
-    return Z, m, s
-
-
-def practical_gp(X: Tensor, z: Tensor, hyper: dict | None = None) -> SingleTaskGP:
-    r"""BoTorch's default ``SingleTaskGP`` (0.18: RBF kernel with one lengthscale per
-    input and its dimension-scaled log-normal prior, constant mean, Gaussian noise
-    with a log-normal prior and BoTorch's 1e-4 floor) on unit-cube inputs ``X``
-    (``n x d``) and standardized targets ``z`` (``n``), with no outcome transform
-    (the targets are already standardized, see :func:`standardize`). ``hyper``
-    (``lengthscale`` list, ``noise``, ``mean``) sets the hyperparameters; ``None``
-    keeps BoTorch's initial values. Returned in eval mode."""
-    import warnings
-
-    from botorch.exceptions.warnings import InputDataWarning
-
-    X = X.reshape(-1, X.shape[-1])
-    with warnings.catch_warnings():
-        # standardized on the completed trials; pending ones (hallucinated or
-        # censored targets) may move the mean and spread a little: intended
-        warnings.simplefilter("ignore", InputDataWarning)
-        model = SingleTaskGP(X, z.reshape(-1, 1).to(X), outcome_transform=None)
-    if hyper is not None:
-        with torch.no_grad():
-            model.covar_module.lengthscale = torch.tensor(
-                hyper["lengthscale"], dtype=X.dtype
-            ).reshape(1, -1)
-            model.likelihood.noise = torch.tensor([hyper["noise"]], dtype=X.dtype)
-            model.mean_module.constant = torch.tensor(hyper["mean"], dtype=X.dtype)
-    return model.eval()
-
-
-def gp_hyperparameters(model: SingleTaskGP) -> dict:
-    """The hyperparameters of a :func:`practical_gp` as plain floats (JSON-able:
-    recorded in Ax's metadata and read back as the next fit's warm start)."""
-    with torch.no_grad():
-        return {
-            "lengthscale": model.covar_module.lengthscale.reshape(-1).tolist(),
-            "noise": float(model.likelihood.noise.reshape(-1)[0]),
-            "mean": float(model.mean_module.constant.reshape(-1)[0]),
-        }
-
-
-def fit_practical_gp(
-    X: Tensor, z: Tensor, warm: dict | None, seed: int
-) -> tuple[dict | None, str | None]:
-    r"""Fit a :func:`practical_gp` by maximizing BoTorch's marginal likelihood
-    (``fit_gpytorch_mll``: L-BFGS-B with the priors, retried from prior draws on
-    failure), starting from ``warm`` (the previous fit) when given.
-
-    Returns ``(hyperparameters, None)``, or ``(None, reason)`` when every attempt
-    failed or the result is not finite -- the caller then falls back to the last
-    good hyperparameters. The retries draw from torch's generator seeded with
-    ``seed`` inside a forked RNG state, so the fit is a function of its inputs."""
-    import warnings
-
-    from botorch.fit import fit_gpytorch_mll
-    from gpytorch.mlls import ExactMarginalLogLikelihood
-
-    model = practical_gp(X, z, warm)
-    model.train()
-    mll = ExactMarginalLogLikelihood(model.likelihood, model)
-    try:
-        with torch.random.fork_rng(devices=[]), warnings.catch_warnings():
-            torch.manual_seed(seed)
-            warnings.simplefilter("ignore")  # retries are reported by the result
-            fit_gpytorch_mll(mll)
-    except Exception as err:  # any failure falls back, and is named
-        return None, f"{type(err).__name__}: {err}"
-    hyper = gp_hyperparameters(model)
-    values = [*hyper["lengthscale"], hyper["noise"], hyper["mean"]]
-    if not all(math.isfinite(v) for v in values):
-        return None, f"the fit gave non-finite hyperparameters {hyper}"
-    return hyper, None

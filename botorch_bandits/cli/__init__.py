@@ -1,0 +1,94 @@
+"""The ``botorch-bandits`` command: :data:`COMMANDS`, the table from a command's name
+to its :class:`~botorch_bandits.cli.common.Command` (help, options, handler, extras
+needed), the parser built from it, and :func:`main`. The commands live in
+``ax_commands``, ``reproduction`` and ``studies``; each imports torch, BoTorch or Ax
+only when it runs, so ``--help`` loads none of them."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from collections.abc import Sequence
+
+from botorch_bandits.cli import ax_commands, reproduction, studies
+from botorch_bandits.cli.common import Command, CommandError, missing
+
+__all__ = ["COMMANDS", "NEEDS", "Command", "CommandError", "build_parser", "main"]
+
+#: command name -> the command, in the order ``botorch-bandits --help`` lists them
+COMMANDS: dict[str, Command] = {
+    "demo": ax_commands.DEMO,
+    "loop-demo": studies.LOOP_DEMO,
+    "ax-check": ax_commands.AX_CHECK,
+    "ax-bench": ax_commands.AX_BENCH,
+    "ts-variance": studies.TS_VARIANCE,
+    "batch-tradeoff": studies.BATCH_TRADEOFF,
+    "beta-guide": studies.BETA_GUIDE,
+    "benchmark-engine": studies.BENCHMARK_ENGINE,
+    "reproduce": reproduction.REPRODUCE,
+    "reproduction-report": reproduction.REPRODUCTION_REPORT,
+    "cpd-detector": studies.CPD_DETECTOR,
+}
+
+#: the packages each command needs beyond the core, and the extra that brings them
+NEEDS: dict[str, tuple[tuple[str, str], ...]] = {
+    name: command.needs for name, command in COMMANDS.items() if command.needs
+}
+
+
+def check_extras(command: str) -> None:
+    """Name the ``pip install`` a command needs before it does any work."""
+    needed = [(m, extra) for m, extra in NEEDS.get(command, ()) if missing(m)]
+    if needed:
+        extras = ",".join(sorted({extra for _, extra in needed}))
+        names = ", ".join(m for m, _ in needed)
+        raise CommandError(
+            f"`{command}` needs {names}: pip install 'botorch-bandits[{extras}]'"
+        )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The parser of every command in :data:`COMMANDS`."""
+    parser = argparse.ArgumentParser(
+        prog="botorch-bandits",
+        description="Bandit algorithms with regret guarantees for BoTorch and Ax.",
+    )
+    parser.add_argument(
+        "--debug",
+        action="store_true",
+        help="show the full traceback of an error (also: BOTORCH_BANDITS_DEBUG=1)",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name, command in COMMANDS.items():
+        command.add_arguments(sub.add_parser(name, help=command.help))
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run a command. An error a user can act on prints one line on stderr and
+    exits 2 (``--debug`` or ``BOTORCH_BANDITS_DEBUG=1``: the traceback instead);
+    Ctrl-C stops cleanly, says how to continue, and exits 130."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    debug = args.debug or os.environ.get("BOTORCH_BANDITS_DEBUG", "") not in ("", "0")
+    if not debug:
+        logging.disable(logging.INFO)  # Ax announces its storage at INFO on import
+    try:
+        check_extras(args.command)
+        return COMMANDS[args.command].run(args, parser)
+    except KeyboardInterrupt:
+        hint = ""
+        if args.command == "demo":
+            hint = f"; continue with: botorch-bandits demo --resume --out {args.out}"
+        print(f"botorch-bandits: interrupted{hint}", file=sys.stderr)
+        return 130
+    except Exception as err:
+        if debug:
+            raise
+        text = " ".join(str(err).split()) or type(err).__name__
+        print(f"botorch-bandits {args.command}: error: {text}", file=sys.stderr)
+        if not isinstance(err, (CommandError, ValueError, OSError, RuntimeError)):
+            print("(run with --debug for the traceback)", file=sys.stderr)
+        return 2

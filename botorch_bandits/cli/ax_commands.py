@@ -1,0 +1,251 @@
+"""The commands that run Ax: ``demo`` (the main job), ``ax-check`` (the papers'
+problems through ax.Client) and ``ax-bench`` (the bandit strategies against Ax's
+default); each imports Ax and the benchmarks only when it runs."""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from botorch_bandits.cli.common import Command, CommandError, missing, positive_int
+
+
+def _demo_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--trials", type=positive_int, default=30, help="trials per strategy (30)"
+    )
+    parser.add_argument(
+        "--parallelism", type=positive_int, default=3, help="trials in flight (3)"
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seed (0)")
+    parser.add_argument("--out", default="runs/demo", help="output folder (runs/demo)")
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue the run stored in OUT/demo.db (without it a new run replaces it)",
+    )
+    parser.add_argument(
+        "--bandit-only",
+        action="store_true",
+        help="run only the bandit strategy (no Ax-default comparison)",
+    )
+    parser.add_argument("--smoke", action="store_true", help="tiny run: 8 trials")
+    parser.add_argument(
+        "--mode",
+        choices=("theory", "practical"),
+        default="theory",
+        help="the bandit's mode: 'theory' (the function's known kernel, B and R; "
+        "default) or 'practical' (fitted GP, standardized outcomes, gradient "
+        "optimizer)",
+    )
+    parser.add_argument(
+        "--no-progress", action="store_true", help="hide the progress bar"
+    )
+
+
+def _run_demo(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from botorch_bandits.benchmarks.ax_demo import run_demo, summary_lines
+
+    trials = 8 if args.smoke else args.trials
+    start = time.perf_counter()
+    result = run_demo(
+        out_dir=args.out,
+        trials=trials,
+        parallelism=args.parallelism,
+        seed=args.seed,
+        resume=args.resume,
+        show_progress=not args.no_progress,
+        strategies=("bandit",) if args.bandit_only else ("bandit", "ax-default"),
+        mode=args.mode,
+    )
+    for line in summary_lines(result, trials):
+        print(line)
+    print(
+        f"wrote {args.out}/demo.db, {args.out}/regret.png and {args.out}/regret.csv "
+        f"in {time.perf_counter() - start:.1f} s"
+    )
+    return 0
+
+
+DEMO = Command(
+    help="The main job: an Ax experiment with the IGP-UCB bandit strategy on an "
+    "RKHS function, 3 trials in flight on a process pool, stored in SQLite "
+    "(OUT/demo.db), against Ax's default strategy; writes OUT/regret.png and "
+    "OUT/regret.csv. --resume continues a killed run.",
+    add_arguments=_demo_arguments,
+    run=_run_demo,
+    needs=(
+        ("ax", "ax"),
+        ("sqlalchemy", "ax"),
+        ("matplotlib", "plot"),
+        ("tqdm", "plot"),
+    ),
+)
+
+
+def _ax_check_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("check", choices=["piecewise", "constrained"])
+    parser.add_argument("--seeds", type=positive_int, default=4, help="seeds (4)")
+    parser.add_argument("--trials", type=positive_int, default=300, help="trials (300)")
+    parser.add_argument("--jobs", type=positive_int, default=2, help="processes (2)")
+    parser.add_argument(
+        "--cpd-c", type=float, help="detector constant c for 'piecewise' (20)"
+    )
+
+
+def _run_ax_check(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from botorch_bandits.benchmarks.ax_checks import run_check
+
+    start = time.perf_counter()
+    for line in run_check(
+        args.check, args.seeds, args.trials, args.jobs, cpd_c=args.cpd_c
+    ):
+        print(line)
+    print(
+        f"{args.check}: {args.seeds} seeds x {args.trials} trials in "
+        f"{time.perf_counter() - start:.1f} s"
+    )
+    return 0
+
+
+AX_CHECK = Command(
+    help="The papers' problems through ax.Client with the bandit strategy: "
+    "'piecewise' (restarts vs none, dynamic regret) or 'constrained' (App. E.1, "
+    "time-averaged CV).",
+    add_arguments=_ax_check_arguments,
+    run=_run_ax_check,
+    needs=(("ax", "ax"), ("sqlalchemy", "ax")),
+)
+
+
+def _ax_bench_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--problems",
+        help="comma-separated problems (all 7: branin, hartmann6, hartmann6-in-20d, "
+        "mixed, hartmann6-constrained, branin-log, hartmann6-noisy)",
+    )
+    parser.add_argument(
+        "--strategies",
+        help="comma-separated strategies (all 5: IGP-UCB, GP-TS, GP-UCB, "
+        "'IGP-UCB (theory)', 'Ax default')",
+    )
+    parser.add_argument(
+        "--seeds", type=positive_int, help="seeds 0..n-1 (5; 1 with --smoke)"
+    )
+    parser.add_argument(
+        "--trials", type=positive_int, help="trials per job (60; 8 with --smoke)"
+    )
+    parser.add_argument(
+        "--workers", type=positive_int, help="worker processes (CPU count)"
+    )
+    parser.add_argument(
+        "--dask",
+        action="store_true",
+        help="run the jobs on a Dask LocalCluster on 127.0.0.1 (--workers processes, "
+        "one thread each)",
+    )
+    parser.add_argument(
+        "--smoke", action="store_true", help="quick check: 1 seed, 8 trials"
+    )
+    parser.add_argument(
+        "--out", default="runs/ax-bench", help="output folder (runs/ax-bench)"
+    )
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="reuse the finished jobs kept in OUT/jobs (same problem, strategy, seed "
+        "and trials) and run only the others",
+    )
+    parser.add_argument(
+        "--no-progress", action="store_true", help="hide the progress bar"
+    )
+    parser.add_argument(
+        "--growth",
+        metavar="N,N,...",
+        help="instead of the benchmark: seconds of one decision after N completed "
+        "trials (e.g. 100,200,400) on the first of --problems (hartmann6), for "
+        "IGP-UCB practical and theory and Ax default (or --strategies)",
+    )
+
+
+def _run_ax_bench(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    if args.dask and missing("distributed"):
+        raise CommandError(
+            "`ax-bench --dask` needs distributed: pip install 'botorch-bandits[dask]'"
+        )
+    from botorch_bandits.benchmarks.ax_bench import run_bench
+
+    def names(text: str | None) -> list[str] | None:
+        return None if text is None else [n.strip() for n in text.split(",")]
+
+    if args.growth:
+        from botorch_bandits.benchmarks.ax_bench import generation_growth
+
+        try:
+            sizes = [int(n) for n in args.growth.split(",")]
+        except ValueError:
+            raise CommandError(
+                f"--growth must be integers separated by commas, got {args.growth!r}"
+            ) from None
+        kwargs = {}
+        if args.strategies:
+            kwargs["strategies"] = names(args.strategies)
+        problem = (names(args.problems) or ["hartmann6"])[0]
+        rows = generation_growth(problem, sizes, **kwargs)
+        print(
+            f"seconds of one decision after n completed trials ({problem}; median of 3)"
+        )
+        print(f"  {'strategy':20s}" + "".join(f"{f'n={n}':>10s}" for n in sizes))
+        for label in dict.fromkeys(r["strategy"] for r in rows):
+            cells = [r["seconds_median"] for r in rows if r["strategy"] == label]
+            print(f"  {label:20s}" + "".join(f"{c:10.3f}" for c in cells))
+        return 0
+
+    seeds = args.seeds or (1 if args.smoke else 5)
+    trials = args.trials or (8 if args.smoke else 60)
+    result = run_bench(
+        problems=names(args.problems),
+        strategies=names(args.strategies),
+        seeds=seeds,
+        trials=trials,
+        workers=args.workers,
+        dask=args.dask,
+        out=args.out,
+        show_progress=not args.no_progress,
+        resume=args.resume,
+    )
+
+    def count(n: int, word: str) -> str:
+        plural = word[:-1] + "ies" if word.endswith("y") else word + "s"
+        return f"{n} {word if n == 1 else plural}"
+
+    print(
+        f"ax-bench: {count(len(result.problems), 'problem')} x "
+        f"{count(len(result.strategies), 'strategy')} x {count(seeds, 'seed')}, "
+        f"{count(trials, 'trial')} each: {count(len(result.jobs), 'job')} in "
+        f"{result.seconds:.1f} s"
+    )
+    print(
+        f"final regrets after {trials} trials (mean ± s.e. over seeds); median "
+        "seconds of get_next_trials"
+    )
+    for line in result.table_lines():
+        print(line)
+    comparison = result.comparison_lines()
+    if comparison:
+        print("IGP-UCB (practical) against Ax default:")
+        for line in comparison:
+            print(line)
+    print(f"wrote {', '.join(str(p) for p in result.paths)}")
+    return 0
+
+
+AX_BENCH = Command(
+    help="Benchmark through ax.Client: the bandit strategies and Ax's default on "
+    "Branin, Hartmann6 (also in 20-D, with a linear constraint, noisy), a mixed "
+    "space and a log-scale parameter; writes OUT/ax_bench.csv, OUT/summary.csv "
+    "and OUT/<problem>.png.",
+    add_arguments=_ax_bench_arguments,
+    run=_run_ax_bench,
+    needs=(("ax", "ax"), ("matplotlib", "plot"), ("tqdm", "plot")),
+)

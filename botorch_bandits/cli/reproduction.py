@@ -1,0 +1,294 @@
+"""The reproduction commands: ``reproduce`` (a paper's experiment on the finite-arm
+engine, or every one of them, and the summary it prints) and
+``reproduction-report`` (REPRODUCTION.md from their CSVs)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from botorch_bandits.cli.common import (
+    Command,
+    cpd_constant,
+    positive_int,
+    record_steps,
+)
+
+
+def _reproduce_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "experiment",
+        nargs="?",
+        help="experiment name (see --list), or 'all': every figure of the five "
+        "papers under every reading, one after the other",
+    )
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="with 'all': skip the experiments whose CSVs are already in OUT",
+    )
+    parser.add_argument(
+        "--list", action="store_true", help="print the experiment names, one per line"
+    )
+    parser.add_argument("--seeds", type=positive_int, help="seeds (the paper's count)")
+    parser.add_argument("--horizon", type=positive_int, help="steps T (the paper's T)")
+    parser.add_argument(
+        "--smoke", action="store_true", help="tiny run (T=30, 2 seeds unless given)"
+    )
+    parser.add_argument(
+        "--out", default="runs/reproduce", help="output folder (runs/reproduce)"
+    )
+    parser.add_argument(
+        "--dask",
+        metavar="ADDRESS",
+        help="run the jobs on a Dask cluster: a scheduler address, or 'local' for a "
+        "LocalCluster on 127.0.0.1",
+    )
+    parser.add_argument(
+        "--workers", type=positive_int, help="local worker processes (CPU count)"
+    )
+    parser.add_argument(
+        "--algorithms", help="comma-separated algorithms instead of the paper's"
+    )
+    parser.add_argument("--seed", type=int, default=0, help="base seed (0)")
+    parser.add_argument(
+        "--no-progress", action="store_true", help="hide the progress bar"
+    )
+    parser.add_argument(
+        "--cpd-c",
+        type=cpd_constant,
+        help="change-point detector constant c of the avanesov-* experiments: a "
+        "number, or 'calibrated' (the default: chosen inside GP-UCB-CPD for the "
+        "experiment's reading, table in OUT/avanesov-calibration-<reading>.csv)",
+    )
+    parser.add_argument(
+        "--record",
+        type=record_steps,
+        default="log",
+        help="steps the CSV keeps: 'log' (default: every step up to 500, then 500 "
+        "log-spaced steps; the last step and the report's checkpoints always), "
+        "'all', or K (every K-th step)",
+    )
+
+
+def _reproduce_all(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from botorch_bandits.benchmarks.reproduce import reproduce_all
+
+    for flag in ("seeds", "horizon", "dask", "algorithms", "cpd_c"):
+        if getattr(args, flag) is not None:
+            parser.error(f"'all' runs every experiment at its own sizes; drop --{flag}")
+    if args.seed != 0:
+        parser.error("'all' runs with the base seed 0; drop --seed")
+
+    def report(name: str, result) -> None:
+        if result is None:
+            print(f"{name}: already in {args.out} (--resume)", flush=True)
+        else:
+            print(
+                f"{name}: {len(result.jobs)} jobs, T={result.horizon}, "
+                f"{result.seeds} seeds, {result.seconds:.1f} s",
+                flush=True,
+            )
+
+    seconds = reproduce_all(
+        out=args.out,
+        smoke=args.smoke,
+        resume=args.resume,
+        workers=args.workers,
+        show_progress=not args.no_progress,
+        report=report,
+        record=args.record,
+    )
+    print(
+        f"all experiments: {seconds:.1f} s wall in this call; see {args.out}/timings.csv"
+    )
+    return 0
+
+
+def _run_reproduce(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from botorch_bandits.benchmarks.reproduce import EXPERIMENTS, reproduce
+
+    if args.list:
+        for name in EXPERIMENTS:
+            print(name)
+        return 0
+    if args.experiment is None:
+        parser.error("reproduce needs an experiment name (see --list)")
+    if args.experiment == "all":
+        return _reproduce_all(args, parser)
+    if args.resume:
+        parser.error("--resume goes with 'all'")
+    if args.experiment not in EXPERIMENTS:
+        parser.error(
+            f"unknown experiment {args.experiment!r}; choose one of: "
+            + ", ".join(EXPERIMENTS)
+        )
+    result = reproduce(
+        args.experiment,
+        seeds=args.seeds,
+        horizon=args.horizon,
+        smoke=args.smoke,
+        out=args.out,
+        dask=args.dask,
+        workers=args.workers,
+        algorithms=args.algorithms.split(",") if args.algorithms else None,
+        seed=args.seed,
+        show_progress=not args.no_progress,
+        cpd_c=args.cpd_c,
+        record=args.record,
+    )
+    print(
+        f"{args.experiment}: T={result.horizon}, {result.seeds} seeds, "
+        f"{len(result.jobs)} jobs in {result.seconds:.1f} s"
+    )
+    print(
+        f"  {'problem':26s} {'algorithm':14s} {'R_T mean':>12s}   {'s.e.':>9s}  "
+        f"{'R_t/t at T/2':>12s} {'R_T/T':>10s}"
+    )
+    for problem, algorithm, mean, se, half, last in result.summary():
+        print(
+            f"  {problem:26s} {algorithm:14s} {mean:12.3f} ± {se:9.3f}  "
+            f"{half:12.5f} {last:10.5f}"
+        )
+    _print_delayed(result)
+    _print_constrained(result)
+    _print_restarts(result)
+    law = result.power_law()
+    if law is not None:
+        print(f"fitted R_T ~ {law}".replace(" x^", f" {result.experiment.fit}^"))
+        per_run = result.exponent_per_run()
+        if per_run is not None:
+            print(f"exponent fitted on individual runs (log-log), 95% CI: {per_run}")
+    for a, b, d in result.paired_differences():
+        print(f"paired R_T difference {a} - {b}: {d} (mean ± s.e. over runs)")
+    print(f"wrote {result.csv_path} and {result.png_path}")
+    return 0
+
+
+def _print_delayed(result: Any) -> None:
+    """The delayed-feedback jobs' simple regrets (Verma et al.), if any."""
+    from botorch_bandits.benchmarks.reproduce import problem_label
+
+    delayed = [j for j in result.jobs if "best_value" in j["stats"]]
+    if delayed:
+        T = result.horizon
+        marks = sorted({max(T // 4, 1), max(T // 2, 1), T})
+        head = "".join(f"{'r_t, t=' + str(t):>22s}" for t in marks)
+        print(
+            f"  {'problem':26s} {'algorithm':11s}{head}{'best value at T':>22s}"
+            f"{'r_T in window':>22s}"
+        )
+        for job in delayed:
+            sr_mean, sr_se = job["stats"]["simple_regret"]
+            bv_mean, bv_se = job["stats"]["best_value"]
+            iw_mean, iw_se = job["stats"]["simple_regret_in_window"]
+            cells = "".join(
+                f"{float(sr_mean[t - 1]):>12.5f} ± {float(sr_se[t - 1]):<7.5f}"
+                for t in marks
+            )
+            print(
+                f"  {problem_label(job['problem'], job['steps']):26s} {job['algorithm']:11s}{cells}"
+                f"{float(bv_mean[-1]):>12.5f} ± {float(bv_se[-1]):<7.5f}"
+                f"{float(iw_mean[-1]):>12.5f} ± {float(iw_se[-1]):<7.5f}"
+            )
+
+
+def _print_constrained(result: Any) -> None:
+    """The constrained jobs' average regret and violation (Shi & Eryilmaz), if any."""
+    from botorch_bandits.benchmarks.reproduce import problem_label
+
+    constrained = [
+        j for j in result.jobs if "average_constraint_violation" in j["stats"]
+    ]
+    if constrained:
+        checkpoints = sorted(
+            {t for t in (40, 100, 200, 350) if t <= result.horizon} | {result.horizon}
+        )
+        print("time-averaged regret R_t/t and CV V_t/t (mean ± s.e.):")
+        for job in constrained:
+            (r, r_se), (v, v_se) = (
+                job["stats"]["average_regret"],
+                job["stats"]["average_constraint_violation"],
+            )
+            cells = "  ".join(
+                f"t={t}: {float(r[t - 1]):+.3f}±{float(r_se[t - 1]):.3f} / "
+                f"{float(v[t - 1]):.3f}±{float(v_se[t - 1]):.3f}"
+                for t in checkpoints
+            )
+            print(
+                f"  {problem_label(job['problem'], job['steps']):12s} "
+                f"{job['algorithm']:8s} {cells}"
+            )
+
+
+def _print_restarts(result: Any) -> None:
+    """The detector's calibration and the restarts of the piecewise jobs, if any."""
+    from botorch_bandits.benchmarks.reproduce import problem_label
+
+    piecewise = [j for j in result.jobs if "detection_delays" in j]
+    if result.calibration is not None:
+        cal = result.calibration
+        print(
+            f"detector constant c = {cal.c:g}, calibrated inside GP-UCB-CPD "
+            f"(reading {cal.reading}; table {cal.path}):"
+        )
+        for r in cal.rows:
+            print(
+                f"  c = {r.c:5g}: detected {r.detected:4d} of {r.changes:4d} changes, "
+                f"false alarms {r.false_alarms:5d}, mean delay {r.mean_delay:7.1f}, "
+                f"R_T {r.regret:9.2f} ± {r.regret_se:.2f}"
+            )
+    if piecewise:
+        print(
+            "restarts (all seeds): detected changes, mean detection delay, missed, false alarms"
+        )
+        for job in piecewise:
+            delays = job["detection_delays"]
+            mean = f"{sum(delays) / len(delays):7.1f}" if delays else "     --"
+            print(
+                f"  {problem_label(job['problem'], job['steps']):15s} "
+                f"{job['algorithm']:19s} detected {len(delays):4d}, "
+                f"delay {mean} steps, missed {job['missed_changes']:4d}, false "
+                f"{job['false_alarms']:4d}; uniform steps per seed {job['uniform_steps']:.1f}"
+            )
+
+
+REPRODUCE = Command(
+    help="Run a paper's experiment on the finite-arm engine; writes "
+    "OUT/<experiment>.csv (long form) and OUT/<experiment>.png.",
+    add_arguments=_reproduce_arguments,
+    run=_run_reproduce,
+    needs=(("matplotlib", "plot"), ("tqdm", "plot")),
+)
+
+
+def _reproduction_report_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--csv-dir",
+        default="runs/reproduce",
+        help="folder of the reproductions' CSVs (runs/reproduce)",
+    )
+    parser.add_argument(
+        "--out", default="REPRODUCTION.md", help="the report (REPRODUCTION.md)"
+    )
+
+
+def _run_reproduction_report(
+    args: argparse.Namespace, parser: argparse.ArgumentParser
+) -> int:
+    from botorch_bandits.benchmarks.report import write_report
+
+    try:
+        path = write_report(args.csv_dir, args.out)
+    except ValueError as err:
+        parser.error(str(err))
+    print(f"wrote {path} from the CSVs in {args.csv_dir}")
+    return 0
+
+
+REPRODUCTION_REPORT = Command(
+    help="Write REPRODUCTION.md from the CSVs of `reproduce` (one row per claim "
+    "of the five papers: the paper's figure, ours under each reading, verdict).",
+    add_arguments=_reproduction_report_arguments,
+    run=_run_reproduction_report,
+)

@@ -1,0 +1,27 @@
+"""Models: the papers' fixed-kernel GPs (:mod:`.fixed`), the exact finite-arm engine
+(:mod:`.finite_arm`) and the practical mode's fitted GP (:mod:`.practical`)."""
+
+from __future__ import annotations
+
+from botorch_bandits.models.finite_arm import FiniteArmGP
+from botorch_bandits.models.fixed import fixed_gp, make_kernel
+from botorch_bandits.models.practical import (
+    STANDARDIZED_QUANTUM,
+    fit_practical_gp,
+    gp_hyperparameters,
+    one_thread,
+    practical_gp,
+    standardize,
+)
+
+__all__ = [
+    "STANDARDIZED_QUANTUM",
+    "FiniteArmGP",
+    "fit_practical_gp",
+    "fixed_gp",
+    "gp_hyperparameters",
+    "make_kernel",
+    "one_thread",
+    "practical_gp",
+    "standardize",
+]

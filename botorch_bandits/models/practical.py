@@ -1,0 +1,133 @@
+"""The practical (scale-free) mode's GP: BoTorch's default ``SingleTaskGP`` on
+standardized targets (:func:`standardize`, :func:`practical_gp`), fitted by marginal
+likelihood (:func:`fit_practical_gp`), its hyperparameters as plain floats, and
+:func:`one_thread` for bit-identical factorizations."""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import torch
+from botorch.exceptions.warnings import InputDataWarning
+from botorch.models import SingleTaskGP
+from gpytorch.mlls import ExactMarginalLogLikelihood
+from torch import Tensor
+
+
+@contextmanager
+def one_thread() -> Iterator[None]:
+    """Run the block on one torch thread (restored after): factorizations then give
+    bit-identical results in this process, a worker process or a Dask worker."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
+
+#: standardized targets are rounded to this grid (see :func:`standardize`)
+STANDARDIZED_QUANTUM = 2.0**-30
+
+
+def standardize(
+    Y: Tensor, quantum: float = STANDARDIZED_QUANTUM
+) -> tuple[Tensor, float, float]:
+    r"""``(Y - m) / s`` with the mean ``m`` and the (Bessel-corrected) standard
+    deviation ``s`` of ``Y``, as BoTorch's ``Standardize`` outcome transform computes
+    them; ``s = 1`` when ``Y`` has fewer than two values or no spread, ``m = 0`` when
+    it is empty; a ``ValueError`` when ``m`` or ``s`` overflows.
+
+    The result is rounded to a grid of ``quantum`` (default :math:`2^{-30} \approx
+    10^{-9}` standard deviations, far below any noise): for ``a > 0``, ``a Y + b``
+    then gives the *same* bits, not values equal up to a rounding error of
+    :math:`10^{-16}` -- the fit and the optimizer downstream amplify such an error
+    into different trials within a few decisions (measured: 1e-10 at trial 6, a
+    different point by trial 16). So the decisions do not depend on the objective's
+    units. ``quantum=0`` skips the rounding."""
+    Y = Y.reshape(-1)
+    if Y.numel() == 0:
+        return Y, 0.0, 1.0
+    m = float(Y.mean())
+    s = float(Y.std()) if Y.numel() > 1 else 0.0
+    if s == 0.0:
+        s = 1.0
+    if not (math.isfinite(m) and math.isfinite(s)):
+        raise ValueError(
+            f"The targets are too large to standardize (mean {m!r}, standard "
+            f"deviation {s!r}): rescale them."
+        )
+    Z = (Y - m) / s
+    if quantum > 0:
+        Z = torch.round(Z / quantum) * quantum
+    return Z, m, s
+
+
+def practical_gp(X: Tensor, z: Tensor, hyper: dict | None = None) -> SingleTaskGP:
+    r"""BoTorch's default ``SingleTaskGP`` (0.18: RBF kernel with one lengthscale per
+    input and its dimension-scaled log-normal prior, constant mean, Gaussian noise
+    with a log-normal prior and BoTorch's 1e-4 floor) on unit-cube inputs ``X``
+    (``n x d``) and standardized targets ``z`` (``n``), with no outcome transform
+    (the targets are already standardized, see :func:`standardize`). ``hyper``
+    (``lengthscale`` list, ``noise``, ``mean``) sets the hyperparameters; ``None``
+    keeps BoTorch's initial values. Returned in eval mode."""
+    X = X.reshape(-1, X.shape[-1])
+    with warnings.catch_warnings():
+        # standardized on the completed trials; pending ones (hallucinated or
+        # censored targets) may move the mean and spread a little: intended
+        warnings.simplefilter("ignore", InputDataWarning)
+        model = SingleTaskGP(X, z.reshape(-1, 1).to(X), outcome_transform=None)
+    if hyper is not None:
+        with torch.no_grad():
+            model.covar_module.lengthscale = torch.tensor(
+                hyper["lengthscale"], dtype=X.dtype
+            ).reshape(1, -1)
+            model.likelihood.noise = torch.tensor([hyper["noise"]], dtype=X.dtype)
+            model.mean_module.constant = torch.tensor(hyper["mean"], dtype=X.dtype)
+    return model.eval()
+
+
+def gp_hyperparameters(model: SingleTaskGP) -> dict:
+    """The hyperparameters of a :func:`practical_gp` as plain floats (JSON-able:
+    recorded in Ax's metadata and read back as the next fit's warm start)."""
+    with torch.no_grad():
+        return {
+            "lengthscale": model.covar_module.lengthscale.reshape(-1).tolist(),
+            "noise": float(model.likelihood.noise.reshape(-1)[0]),
+            "mean": float(model.mean_module.constant.reshape(-1)[0]),
+        }
+
+
+def fit_practical_gp(
+    X: Tensor, z: Tensor, warm: dict | None, seed: int
+) -> tuple[dict | None, str | None]:
+    r"""Fit a :func:`practical_gp` by maximizing BoTorch's marginal likelihood
+    (``fit_gpytorch_mll``: L-BFGS-B with the priors, retried from prior draws on
+    failure), starting from ``warm`` (the previous fit) when given.
+
+    Returns ``(hyperparameters, None)``, or ``(None, reason)`` when every attempt
+    failed or the result is not finite -- the caller then falls back to the last
+    good hyperparameters. The retries draw from torch's generator seeded with
+    ``seed`` inside a forked RNG state, so the fit is a function of its inputs."""
+    # looked up when called, not at import: tests replace botorch.fit's function to
+    # make a fit fail
+    from botorch.fit import fit_gpytorch_mll
+
+    model = practical_gp(X, z, warm)
+    model.train()
+    mll = ExactMarginalLogLikelihood(model.likelihood, model)
+    try:
+        with torch.random.fork_rng(devices=[]), warnings.catch_warnings():
+            torch.manual_seed(seed)
+            warnings.simplefilter("ignore")  # retries are reported by the result
+            fit_gpytorch_mll(mll)
+    except Exception as err:  # any failure falls back, and is named
+        return None, f"{type(err).__name__}: {err}"
+    hyper = gp_hyperparameters(model)
+    values = [*hyper["lengthscale"], hyper["noise"], hyper["mean"]]
+    if not all(math.isfinite(v) for v in values):
+        return None, f"the fit gave non-finite hyperparameters {hyper}"
+    return hyper, None
