@@ -114,7 +114,7 @@ def test_a_failed_fit_falls_back_to_the_last_good_hyperparameters(monkeypatch) -
     def fail(*args, **kwargs):
         raise ModelFittingError("All attempts to fit the model have failed.")
 
-    monkeypatch.setattr("botorch.fit.fit_gpytorch_mll", fail)
+    monkeypatch.setattr("botorch_bandits.models.practical.fit_gpytorch_mll", fail)
     with pytest.warns(UserWarning, match="GP fit on 8 trials failed"):
         new = client.get_next_trials(max_trials=1)
     (index,) = new

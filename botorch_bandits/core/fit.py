@@ -42,7 +42,7 @@ def build_model(
     fitted ``hyper`` (a scaled ARD kernel)."""
     d = X.shape[-1]
     if theory is None:
-        return practical_gp(X, Y, None if hyper is None else hyper.as_dict())
+        return practical_gp(X, Y, hyper)
     if hyper is None:
         kernel = make_kernel(theory.kernel, theory.lengthscale)
         return fixed_gp(X, Y.reshape(-1, 1), kernel, theory.noise)
@@ -95,12 +95,12 @@ def fit_practical(
     key = (X0.numpy().tobytes(), Z0.numpy().tobytes())
     if key not in cache:
         reason = None
-        hyper = None if warm is None else warm.as_dict()
+        hyper = warm
         if X0.shape[0] == 0:
             status = "prior"
         else:
             fitted, reason = fit_practical_gp(
-                X0, Z0, hyper, step_seed(seed, X0.shape[0])
+                X0, Z0, warm, step_seed(seed, X0.shape[0])
             )
             status = "fitted"
             if fitted is None:
@@ -121,7 +121,7 @@ def fit_practical(
                 hyper = fitted
         if hyper is None:  # no fit yet: BoTorch's initial values
             hyper = gp_hyperparameters(practical_gp(X0, Z0))
-        fit = {"status": status, **hyper}
+        fit = {"status": status, **hyper.as_dict()}
         if reason is not None:
             fit["reason"] = reason
         cache[key] = fit

@@ -12,9 +12,12 @@ from contextlib import contextmanager
 
 import torch
 from botorch.exceptions.warnings import InputDataWarning
+from botorch.fit import fit_gpytorch_mll
 from botorch.models import SingleTaskGP
 from gpytorch.mlls import ExactMarginalLogLikelihood
 from torch import Tensor
+
+from botorch_bandits.hyperparameters import Hyperparameters
 
 
 @contextmanager
@@ -66,14 +69,16 @@ def standardize(
     return Z, m, s
 
 
-def practical_gp(X: Tensor, z: Tensor, hyper: dict | None = None) -> SingleTaskGP:
+def practical_gp(
+    X: Tensor, z: Tensor, hyper: Hyperparameters | None = None
+) -> SingleTaskGP:
     r"""BoTorch's default ``SingleTaskGP`` (0.18: RBF kernel with one lengthscale per
     input and its dimension-scaled log-normal prior, constant mean, Gaussian noise
     with a log-normal prior and BoTorch's 1e-4 floor) on unit-cube inputs ``X``
     (``n x d``) and standardized targets ``z`` (``n``), with no outcome transform
     (the targets are already standardized, see :func:`standardize`). ``hyper``
-    (``lengthscale`` list, ``noise``, ``mean``) sets the hyperparameters; ``None``
-    keeps BoTorch's initial values. Returned in eval mode."""
+    (lengthscales, noise, mean) sets the hyperparameters; ``None`` keeps BoTorch's
+    initial values. Returned in eval mode."""
     X = X.reshape(-1, X.shape[-1])
     with warnings.catch_warnings():
         # standardized on the completed trials; pending ones (hallucinated or
@@ -83,27 +88,27 @@ def practical_gp(X: Tensor, z: Tensor, hyper: dict | None = None) -> SingleTaskG
     if hyper is not None:
         with torch.no_grad():
             model.covar_module.lengthscale = torch.tensor(
-                hyper["lengthscale"], dtype=X.dtype
+                list(hyper.lengthscale), dtype=X.dtype
             ).reshape(1, -1)
-            model.likelihood.noise = torch.tensor([hyper["noise"]], dtype=X.dtype)
-            model.mean_module.constant = torch.tensor(hyper["mean"], dtype=X.dtype)
+            model.likelihood.noise = torch.tensor([hyper.noise], dtype=X.dtype)
+            model.mean_module.constant = torch.tensor(hyper.mean, dtype=X.dtype)
     return model.eval()
 
 
-def gp_hyperparameters(model: SingleTaskGP) -> dict:
+def gp_hyperparameters(model: SingleTaskGP) -> Hyperparameters:
     """The hyperparameters of a :func:`practical_gp` as plain floats (JSON-able:
     recorded in Ax's metadata and read back as the next fit's warm start)."""
     with torch.no_grad():
-        return {
-            "lengthscale": model.covar_module.lengthscale.reshape(-1).tolist(),
-            "noise": float(model.likelihood.noise.reshape(-1)[0]),
-            "mean": float(model.mean_module.constant.reshape(-1)[0]),
-        }
+        return Hyperparameters(
+            lengthscale=tuple(model.covar_module.lengthscale.reshape(-1).tolist()),
+            noise=float(model.likelihood.noise.reshape(-1)[0]),
+            mean=float(model.mean_module.constant.reshape(-1)[0]),
+        )
 
 
 def fit_practical_gp(
-    X: Tensor, z: Tensor, warm: dict | None, seed: int
-) -> tuple[dict | None, str | None]:
+    X: Tensor, z: Tensor, warm: Hyperparameters | None, seed: int
+) -> tuple[Hyperparameters | None, str | None]:
     r"""Fit a :func:`practical_gp` by maximizing BoTorch's marginal likelihood
     (``fit_gpytorch_mll``: L-BFGS-B with the priors, retried from prior draws on
     failure), starting from ``warm`` (the previous fit) when given.
@@ -112,10 +117,6 @@ def fit_practical_gp(
     failed or the result is not finite -- the caller then falls back to the last
     good hyperparameters. The retries draw from torch's generator seeded with
     ``seed`` inside a forked RNG state, so the fit is a function of its inputs."""
-    # looked up when called, not at import: tests replace botorch.fit's function to
-    # make a fit fail
-    from botorch.fit import fit_gpytorch_mll
-
     model = practical_gp(X, z, warm)
     model.train()
     mll = ExactMarginalLogLikelihood(model.likelihood, model)
@@ -127,7 +128,7 @@ def fit_practical_gp(
     except Exception as err:  # any failure falls back, and is named
         return None, f"{type(err).__name__}: {err}"
     hyper = gp_hyperparameters(model)
-    values = [*hyper["lengthscale"], hyper["noise"], hyper["mean"]]
+    values = [*hyper.lengthscale, hyper.noise, hyper.mean]
     if not all(math.isfinite(v) for v in values):
         return None, f"the fit gave non-finite hyperparameters {hyper}"
     return hyper, None
