@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 import torch
+from botorch.utils.sampling import draw_sobol_samples
 from gpytorch.kernels import Kernel
 from torch import Tensor
 
@@ -149,7 +150,6 @@ def box_domain(
     :math:`O(M^{-1}\log^d M)` (versus :math:`M^{-1/2}` for plain Monte Carlo); we
     accept the error of M = 4096 points, measured against a 10^6-point estimate in
     the tests (relative error below 1 % for the statistics the detector computes)."""
-    from botorch.utils.sampling import draw_sobol_samples
 
     if (
         bounds.ndim != 2

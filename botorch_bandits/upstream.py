@@ -11,6 +11,7 @@ registry's order. BoTorch: none. torch: ``Tensor._version``."""
 
 from __future__ import annotations
 
+import json
 import math
 import weakref
 from typing import Any
@@ -64,7 +65,6 @@ def _own_arms(generator_run: Any) -> None:
 def _data_to_sqa(self: Any, data: Any, *args: Any, **kw: Any) -> Any:
     """Ax's row with every finite float written exactly (Python's shortest repr,
     which round-trips): pandas' ``to_json`` keeps 10 decimal places."""
-    import json
 
     import pandas as pd
 

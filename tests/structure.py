@@ -33,7 +33,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("command line", ("cli",)),
     ("package root", ("__init__",)),
 ]
-#: optional extras: the only third-party packages a function may import locally
+#: optional extras (and platform-only modules): the only packages a function may
+#: import locally
 OPTIONAL = {
     "ax",
     "matplotlib",
@@ -47,6 +48,7 @@ OPTIONAL = {
     "nbclient",
     "nbformat",
     "build",
+    "fcntl",  # POSIX only: the SQLite writer lock
 }
 
 

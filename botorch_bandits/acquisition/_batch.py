@@ -19,6 +19,7 @@ from botorch.acquisition.objective import (
 )
 from botorch.exceptions.errors import UnsupportedError
 from botorch.models.model import Model, ModelList
+from botorch.models.multitask import KroneckerMultiTaskGP
 from botorch.utils.transforms import is_ensemble
 from gpytorch.likelihoods import FixedNoiseGaussianLikelihood
 from linear_operator.utils.cholesky import psd_safe_cholesky
@@ -162,7 +163,6 @@ def condition_model(model: Model, X: Tensor, Y: Tensor) -> Model:
 def _check_conditionable(model: Model) -> None:
     """Models whose ``condition_on_observations`` does not give a model whose
     posterior holds the new points: a clear error instead of a wrong value."""
-    from botorch.models.multitask import KroneckerMultiTaskGP
 
     models = model.models if isinstance(model, ModelList) else [model]
     for m in models:

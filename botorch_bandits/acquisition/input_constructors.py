@@ -20,6 +20,7 @@ from botorch.acquisition.objective import (
     ScalarizedPosteriorTransform,
 )
 from botorch.models.model import Model
+from botorch.sampling.pathwise.utils import get_train_inputs
 from botorch.utils.datasets import SupervisedDataset
 from torch import Tensor
 
@@ -45,7 +46,6 @@ def _train_X(
     """``(batch) x n x d`` observed inputs, in the space ``model.posterior`` takes."""
     if training_data is not None:
         return dataset_field(training_data, "X")
-    from botorch.sampling.pathwise.utils import get_train_inputs
 
     try:
         (X,) = get_train_inputs(model, transformed=False)

@@ -28,6 +28,7 @@ from ax.core.parameter import (
 )
 from ax.core.search_space import SearchSpace
 from torch import Tensor
+from torch.quasirandom import SobolEngine
 
 from botorch_bandits import upstream
 
@@ -246,8 +247,6 @@ class Space:
             ]
             accepted, draws = admit(points), size
         else:
-            from torch.quasirandom import SobolEngine
-
             engine = SobolEngine(len(self.names), scramble=True, seed=seed)
             max_draws = DRAWS_PER_CANDIDATE * num_candidates
             accepted = draws = 0

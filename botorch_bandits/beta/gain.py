@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
+from botorch.models.model import ModelList
+from botorch.sampling.pathwise.utils import get_train_inputs
 from torch import Tensor
 
 from botorch_bandits.validation import check_count, check_positive, check_tensor
@@ -189,7 +191,6 @@ def observed_information_gain(model: Any, n: int | None = None) -> Tensor:
             Gaussian likelihood.
         n: If given, the number of points expected (checked against the model).
     """
-    from botorch.sampling.pathwise.utils import get_train_inputs
 
     tracked = getattr(model, "information_gain_", None)
     if isinstance(tracked, Tensor):  # FiniteArmGP keeps it up to date
@@ -200,7 +201,6 @@ def observed_information_gain(model: Any, n: int | None = None) -> Tensor:
                 f"{counts.tolist()} observed points, but gamma_{n} was asked for."
             )
         return tracked if model.batch_shape else tracked.squeeze(0)
-    from botorch.models.model import ModelList
 
     if isinstance(model, ModelList):
         # independent outputs: the gain of all observations about all outputs is the
