@@ -512,7 +512,7 @@ def _reproduce(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
 
 
 def _ax_demo(args: argparse.Namespace) -> int:
-    from botorch_bandits.ax.demo import run_demo, summary_lines
+    from botorch_bandits.benchmarks.ax_demo import run_demo, summary_lines
 
     trials = 8 if args.smoke else args.trials
     start = time.perf_counter()
@@ -654,7 +654,7 @@ def _dispatch(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if args.command == "ax-bench":
         return _ax_bench(args)
     if args.command == "ax-check":
-        from botorch_bandits.ax.checks import run_check
+        from botorch_bandits.benchmarks.ax_checks import run_check
 
         start = time.perf_counter()
         for line in run_check(

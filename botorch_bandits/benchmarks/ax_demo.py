@@ -42,6 +42,7 @@ from botorch_bandits._io import (
     check_not_symlink,
     ignore_sigint,
 )
+from botorch_bandits.benchmarks.problems import rkhs_function
 
 EXPERIMENTS = {"bandit": "demo-igp-ucb", "ax-default": "demo-ax-default"}
 LABELS = {"bandit": "IGP-UCB (botorch_bandits)", "ax-default": "Ax default strategy"}
@@ -75,8 +76,6 @@ class DemoFunction:
 def demo_function(seed: int = 0) -> DemoFunction:
     """The RKHS function of :func:`~botorch_bandits.benchmarks.problems.rkhs_function`
     (SE kernel, lengthscale 0.2, 100 centers) for ``seed``."""
-    from botorch_bandits.benchmarks.problems import rkhs_function
-
     p = rkhs_function(kernel="rbf", lengthscale=0.2, seed=seed)
     return DemoFunction(
         centers=tuple(p.arms.reshape(-1).tolist()),
@@ -274,9 +273,9 @@ def _open_client(
     resumed run, killed at any point of its setup), else created."""
     from ax import Client, RangeParameterConfig
 
-    from botorch_bandits.ax.sql import _experiment_names, load_client
+    from botorch_bandits.ax.sql import experiment_names, load_client
 
-    if resume and name in _experiment_names():
+    if resume and name in experiment_names():
         client = load_client(name, storage, random_seed=seed)
     else:
         client = Client(storage_config=storage, random_seed=seed)

@@ -22,10 +22,16 @@ import logging
 import math
 import warnings
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 import numpy as np
 import torch
+
+from botorch_bandits.benchmarks.constrained import shi2022_e1_problem
+from botorch_bandits.benchmarks.demo import mean_and_standard_error
+from botorch_bandits.benchmarks.piecewise import DEFAULT_CPD_C, piecewise_gp_problem
+from botorch_bandits.changepoint import cpd_noise_variance
 
 
 def _sequential(client: Any, trials: int, data: Callable[[dict, int], dict]) -> None:
@@ -46,8 +52,6 @@ def piecewise_run(
     from ax import Client, RangeParameterConfig
 
     from botorch_bandits.ax.generation import bandit_generation_strategy
-    from botorch_bandits.benchmarks.piecewise import DEFAULT_CPD_C, piecewise_gp_problem
-    from botorch_bandits.changepoint import cpd_noise_variance
 
     _quiet()
     problem = piecewise_gp_problem(num_pieces=2, horizon=trials, num_seeds=1, seed=seed)
@@ -106,7 +110,6 @@ def constrained_run(seed: int, trials: int, constrained: bool) -> dict[str, Any]
     from ax import ChoiceParameterConfig, Client
 
     from botorch_bandits.ax.generation import bandit_generation_strategy
-    from botorch_bandits.benchmarks.constrained import shi2022_e1_problem
 
     _quiet()
     problem = shi2022_e1_problem()
@@ -171,8 +174,6 @@ def constrained_run(seed: int, trials: int, constrained: bool) -> dict[str, Any]
 
 
 def _mean_se(rows: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    from botorch_bandits.benchmarks.demo import mean_and_standard_error
-
     mean, se = mean_and_standard_error(torch.as_tensor(np.stack(rows)))
     return mean.numpy(), se.numpy()
 
@@ -181,8 +182,6 @@ def run_check(
     name: str, seeds: int, trials: int, jobs: int = 1, cpd_c: float | None = None
 ) -> list[str]:
     """Run a check over ``seeds`` seeds (``jobs`` processes); the report lines."""
-    from concurrent.futures import ProcessPoolExecutor
-
     torch.set_num_threads(1)
     if name == "piecewise":
         fn, arms = piecewise_run, {"GP-UCB-CPD (restarts)": True, "no restarts": False}
