@@ -57,15 +57,10 @@ import torch
 from torch import Tensor
 
 from botorch_bandits._io import atomic_open
-from botorch_bandits.benchmarks.ax_bench import (
-    PROBLEMS,
-    BenchResult,
-    Range,
-    _init_worker,
-    run_job,
-    summarize,
-    unit_to_params,
-)
+from botorch_bandits.benchmarks.ax_bench import run_job
+from botorch_bandits.benchmarks.ax_bench_problems import PROBLEMS, Range, unit_to_params
+from botorch_bandits.benchmarks.ax_bench_results import BenchResult, summarize
+from botorch_bandits.benchmarks.executors import init_worker
 from botorch_bandits.benchmarks.problems import _regularized_norm
 from botorch_bandits.beta import (
     gp_ts_scale,
@@ -253,10 +248,10 @@ def _loop_job(args: tuple[str, str, str, dict[str, Any], int, int]) -> dict[str,
 def closed_loop(
     B_hats: dict[str, float], seeds: int = 4, trials: int = 40, workers: int = 2
 ) -> list[dict[str, Any]]:
-    """The Ax benchmark's summary (:func:`~botorch_bandits.benchmarks.ax_bench.
-    summarize`: final cumulative and simple regret, mean and s.e. over seeds) of the
-    :func:`loop_variants` on every problem in ``B_hats`` (problem -> its B̂, also
-    given in each row as ``B_hat``)."""
+    """The Ax benchmark's summary
+    (:func:`~botorch_bandits.benchmarks.ax_bench_results.summarize`: final cumulative
+    and simple regret, mean and s.e. over seeds) of the :func:`loop_variants` on every
+    problem in ``B_hats`` (problem -> its B̂, also given in each row as ``B_hat``)."""
     check_count("seeds", seeds, 1)
     check_count("trials", trials, 1)
     check_count("workers", workers, 1)
@@ -271,7 +266,7 @@ def closed_loop(
     if workers == 1:
         results = [_loop_job(job) for job in jobs]
     else:
-        with ProcessPoolExecutor(workers, initializer=_init_worker) as pool:
+        with ProcessPoolExecutor(workers, initializer=init_worker) as pool:
             results = list(pool.map(_loop_job, jobs))
     bench = BenchResult(
         results, tuple(B_hats), labels, seeds, trials, time.perf_counter() - start
