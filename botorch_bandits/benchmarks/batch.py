@@ -27,7 +27,7 @@ from typing import Any
 from torch import Tensor
 
 from botorch_bandits.benchmarks.delayed import DelayedResult, simulate_delayed
-from botorch_bandits.benchmarks.problems import BanditProblem
+from botorch_bandits.benchmarks.problems import BanditProblem, verma_gp_problem
 from botorch_bandits.delays import BatchDelay
 from botorch_bandits.validation import check_count
 
@@ -135,6 +135,4 @@ def report(tradeoff: BatchTradeoff, rounds: tuple[int, ...] = ()) -> list[str]:
 
 def main_problem(num_seeds: int = 25, seed: int = 0) -> BanditProblem:
     """The problem of the report: Verma et al.'s GP sample (SE, l = 0.02, 1000 points)."""
-    from botorch_bandits.benchmarks.problems import verma_gp_problem
-
     return verma_gp_problem(num_seeds=num_seeds, seed=seed)

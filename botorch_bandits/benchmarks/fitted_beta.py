@@ -61,7 +61,7 @@ from botorch_bandits.benchmarks.ax_bench import run_job
 from botorch_bandits.benchmarks.ax_bench_problems import PROBLEMS, Range, unit_to_params
 from botorch_bandits.benchmarks.ax_bench_results import BenchResult, summarize
 from botorch_bandits.benchmarks.executors import init_worker
-from botorch_bandits.benchmarks.problems import _regularized_norm
+from botorch_bandits.benchmarks.problems import regularized_norm
 from botorch_bandits.beta import (
     gp_ts_scale,
     gp_ucb_beta_finite,
@@ -160,7 +160,7 @@ def fit_row(problem: str, n: int, seed: int, delta: float = 0.1) -> FitRow:
         (Xt,) = model.train_inputs
         K = model.covar_module(Xt).to_dense()
         lam = float(model.likelihood.noise.squeeze())
-        B_hat = float(_regularized_norm(model.train_targets, K, lam))
+        B_hat = float(regularized_norm(model.train_targets, K, lam))
         lengthscale = float(
             model.covar_module.lengthscale.log().mean().exp()
             if hasattr(model.covar_module, "lengthscale")

@@ -27,10 +27,10 @@ from torch import Tensor
 
 from botorch_bandits.benchmarks.problems import (
     BanditProblem,
-    _check_seeds,
-    _regularized_norm,
     make_kernel,
+    regularized_norm,
 )
+from botorch_bandits.validation import check_count
 
 BATCH_RANGE = (32.0, 128.0)
 LR_RANGE = (1e-6, 1.0)
@@ -144,7 +144,7 @@ def lr_tuning_problem(
     draws). Evaluations are deterministic (``noise_sd`` 0); the algorithms use an SE
     kernel with fixed lengthscale ``lengthscale`` on [0, 1]^3 and :math:`\lambda` =
     ``noise`` (our choices; the paper refits hyperparameters)."""
-    _check_seeds(num_seeds)
+    check_count("num_seeds", num_seeds, minimum=1)
     grid, acc = accuracy_table(points_per_dim, epochs)
     with torch.no_grad():
         K = make_kernel("rbf", lengthscale)(grid).to_dense()
@@ -157,6 +157,6 @@ def lr_tuning_problem(
         K=K,
         noise_sd=zeros,
         noise=torch.full((num_seeds,), noise, dtype=torch.double),
-        rkhs_norm=_regularized_norm(values, K, 1e-2),
+        rkhs_norm=regularized_norm(values, K, 1e-2),
         kernel="rbf",
     )
