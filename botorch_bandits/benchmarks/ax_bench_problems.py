@@ -3,7 +3,7 @@ space, a linear parameter constraint, a log-scale parameter, observation noise),
 minimized, each with a stated minimum at or below the true one, and their parameters
 as Ax configurations. The problems are described in ``docs/measured.md``.
 
-Reference:
+References:
     Branin, Hartmann: L. C. W. Dixon, G. P. Szegő. *The Global Optimisation Problem:
     an Introduction.* In Towards Global Optimisation 2, North-Holland, 1978.
 """

@@ -1,19 +1,8 @@
-r"""The papers' problems run through ``ax.Client`` with the bandit strategy, to check
-that the Ax integration behaves as the simulators do (``botorch-bandits ax-check``).
-
-* ``piecewise``: Avanesov's piecewise-stationary GP draws (§4; Matérn-5/2,
-  lengthscale 1 on [0, 5], noise sd 0.05), one change point in the middle; the
-  strategy with restarts (GP-UCB-CPD, the detector constants of our reproduction:
-  :math:`c = 20`, :math:`C = 2.6`) against the same strategy without restarts.
-  Reported: the dynamic regret :math:`\sum_t \max f_{p(t)} - f_{p(t)}(x_t)` and the
-  restarts recorded in the generator runs' metadata.
-* ``constrained``: Shi & Eryilmaz App. E.1 (:math:`f = -\sin x_1 - x_2`,
-  :math:`g = \sin x_1\sin x_2 + 0.95 \le 0`, the 25 x 25 grid of [0, 6]² as an ordered
-  choice space), long-term constraints (Algorithm 2, :math:`\psi = e^x`, S = 20)
-  against unconstrained IGP-UCB. Reported: the time-averaged CV :math:`V_t/t` and
-  regret :math:`R_t/t` at several t.
-
-Trials run one at a time (the papers' sequential setting).
+"""The papers' problems run through ``ax.Client`` with the bandit strategy, to check
+that the Ax integration behaves as the simulators do (``botorch-bandits ax-check``):
+``piecewise`` (Avanesov's piecewise-stationary GP draws, restarts against none) and
+``constrained`` (Shi & Eryilmaz App. E.1, long-term constraints against unconstrained
+IGP-UCB), trials one at a time. The settings and measurements: ``docs/measured.md``.
 """
 
 from __future__ import annotations
