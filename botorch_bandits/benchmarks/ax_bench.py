@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 import torch
+from torch.quasirandom import SobolEngine
 
 from botorch_bandits._io import atomic_open, check_not_symlink
 from botorch_bandits.benchmarks.ax_bench_problems import (
@@ -152,6 +153,9 @@ def run_job(
     }
 
 
+# --------------------------------------------------------------------------------------
+# the benchmark
+# --------------------------------------------------------------------------------------
 def _check_names(
     arg: str, given: Sequence[str] | None, known: Sequence[str]
 ) -> tuple[str, ...]:
@@ -362,8 +366,6 @@ def generation_growth(
 def _sobol_points(prob: Problem, count: int, seed: int) -> list[dict[str, Any]]:
     """``count`` points of the problem's space (scrambled Sobol in its box, kept if
     they satisfy its constraints; ranges only)."""
-    from torch.quasirandom import SobolEngine
-
     if count <= 0:
         return []
     if any(isinstance(p, Choice) or p.kind != "float" for p in prob.parameters):

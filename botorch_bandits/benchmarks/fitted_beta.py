@@ -23,6 +23,9 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from botorch.fit import fit_gpytorch_mll
+from botorch.models import SingleTaskGP
+from gpytorch.mlls import ExactMarginalLogLikelihood
 from torch import Tensor
 
 from botorch_bandits._io import atomic_open
@@ -103,10 +106,6 @@ def fit_row(problem: str, n: int, seed: int, delta: float = 0.1) -> FitRow:
     """Fit BoTorch's default ``SingleTaskGP`` on ``n`` Sobol points (scrambled with
     ``seed``) of ``problem`` (observations negated: the model maximizes) and read off
     :math:`\\hat R, \\hat\\gamma, \\hat B` and the multipliers."""
-    from botorch.fit import fit_gpytorch_mll
-    from botorch.models import SingleTaskGP
-    from gpytorch.mlls import ExactMarginalLogLikelihood
-
     check_count("n", n, 2)
     check_open_unit("delta", delta)
     dim, function, noise_sd = fit_problem(problem)
