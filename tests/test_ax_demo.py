@@ -18,7 +18,7 @@ import pytest
 pytest.importorskip("ax")
 pytest.importorskip("sqlalchemy")
 
-from botorch_bandits.ax.demo import demo_function, duration, run_demo
+from botorch_bandits.benchmarks.ax_demo import demo_function, duration, run_demo
 
 COMPLETED = 3  # ax.core.trial_status.TrialStatus.COMPLETED
 

@@ -111,10 +111,10 @@ def test_loop_options_reach_the_ax_node() -> None:
         node = gs._nodes[-1]
         assert node.B == kwargs.get("B", 1.0)
         assert node.beta == kwargs.get("beta")
-    from botorch_bandits.benchmarks.ax_bench import PROBLEMS, _new_client
+    from botorch_bandits.benchmarks.ax_bench import PROBLEMS, new_client
 
     with pytest.raises(ValueError, match="node_kwargs"):
-        _new_client(PROBLEMS["branin"], "x", AX_DEFAULT, 0, {"B": 2.0})
+        new_client(PROBLEMS["branin"], "x", AX_DEFAULT, 0, {"B": 2.0})
 
 
 def test_cli_fit_table(tmp_path) -> None:

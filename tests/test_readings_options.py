@@ -210,11 +210,9 @@ def test_srinivas_signal_variance_scales_values_and_kernel() -> None:
     assert torch.allclose(ratio, torch.tensor(0.05, dtype=torch.double))
     # B: the regularized interpolant's norm in the scaled kernel's RKHS, which is the
     # unit-kernel norm with lambda_0 / sigma_f^2
+    assert torch.allclose(half.rkhs_norm, P.regularized_norm(half.values, half.K, 1e-2))
     assert torch.allclose(
-        half.rkhs_norm, P._regularized_norm(half.values, half.K, 1e-2)
-    )
-    assert torch.allclose(
-        half.rkhs_norm, P._regularized_norm(unit.values, unit.K, 1e-2 / 0.5)
+        half.rkhs_norm, P.regularized_norm(unit.values, unit.K, 1e-2 / 0.5)
     )
     res = simulate(half, "GP-UCB-finite", 4, seed=0)
     assert res.arms.shape == (4, 2)

@@ -193,7 +193,8 @@ def test_smoke_runs_are_labelled_with_the_sizes_that_ran(tmp_path) -> None:
     problems, the plot's title), not the paper's."""
     import csv
 
-    from botorch_bandits.benchmarks.reproduce import _run_title, reproduce
+    from botorch_bandits.benchmarks.plots import run_title
+    from botorch_bandits.benchmarks.reproduce import reproduce
 
     result = reproduce(
         "avanesov-fig1", smoke=True, seeds=1, out=tmp_path, show_progress=False
@@ -203,7 +204,7 @@ def test_smoke_runs_are_labelled_with_the_sizes_that_ran(tmp_path) -> None:
     steps = sorted({j["steps"] for j in result.jobs})
     assert problems == {f"pw-K3-T{t}" for t in steps}
     assert max(steps) <= 60
-    title = _run_title(result)
+    title = run_title(result)
     assert f"T = {steps[0]}..{steps[-1]}" in title and "reduced size" in title
 
 

@@ -1,22 +1,9 @@
-r"""Batch BO against sequential BO on a shipped problem: what a batch of ``B``
-evaluations per round costs per evaluation and buys per round.
-
-Synchronous batches are delayed feedback with :class:`~botorch_bandits.delays.
-BatchDelay` (Verma, Dai & Low 2022, §4: the queries of a batch are pending until the
-batch ends), so the delayed-feedback simulator runs every policy with one
-implementation of each round:
-
-* ``GP-UCB`` with ``BatchDelay(1)``: sequential GP-UCB, every observation before the
-  next decision;
-* ``GP-BUCB`` with ``BatchDelay(B)``: Desautels et al. (2014) -- the batch's earlier
-  points hallucinated at the completed-only posterior mean;
-* ``GP-UCB-SDF`` with ``BatchDelay(B)`` and window ``m = B``: Verma et al.'s batch case
-  -- the batch's earlier points censored at ``y_min``.
-
-All use the same confidence parameter (``beta``: the experiments' constant 1 by
-default, or ``"theory"``). The expected trade-off: per evaluation, the batch policies
-accumulate at least the sequential regret (they choose with less feedback); per
-round, they are far ahead (``B`` evaluations per round).
+r"""Batch BO against sequential BO on a shipped problem (``botorch-bandits
+batch-tradeoff``): what a batch of ``B`` evaluations per round costs per evaluation
+and buys per round. Synchronous batches are delayed feedback with
+:class:`~botorch_bandits.delays.BatchDelay`, so the delayed-feedback simulator runs
+sequential GP-UCB, GP-BUCB and GP-UCB-SDF with one implementation of each round (the
+policies and the measurement: ``docs/measured.md``).
 """
 
 from __future__ import annotations
@@ -27,7 +14,7 @@ from typing import Any
 from torch import Tensor
 
 from botorch_bandits.benchmarks.delayed import DelayedResult, simulate_delayed
-from botorch_bandits.benchmarks.problems import BanditProblem
+from botorch_bandits.benchmarks.problems import BanditProblem, verma_gp_problem
 from botorch_bandits.delays import BatchDelay
 from botorch_bandits.validation import check_count
 
@@ -135,6 +122,4 @@ def report(tradeoff: BatchTradeoff, rounds: tuple[int, ...] = ()) -> list[str]:
 
 def main_problem(num_seeds: int = 25, seed: int = 0) -> BanditProblem:
     """The problem of the report: Verma et al.'s GP sample (SE, l = 0.02, 1000 points)."""
-    from botorch_bandits.benchmarks.problems import verma_gp_problem
-
     return verma_gp_problem(num_seeds=num_seeds, seed=seed)

@@ -1,43 +1,12 @@
 r"""What the theory's B, R, δ and γ come to on a fitted ``SingleTaskGP``
 (``botorch-bandits beta-guide``; the numbers behind the docs page "Choosing B, R, δ
-and β with fitted models").
+and β with fitted models"): :func:`fit_table` reads them and the multipliers they imply
+off BoTorch's default model fitted on test functions, :func:`closed_loop` measures
+what the choices cost in regret through ``ax.Client``.
 
-Two measurements:
-
-* :func:`fit_table` -- fit BoTorch's default ``SingleTaskGP`` (RBF kernel with
-  :math:`k(x, x) = 1`, ``Standardize`` outcome transform, likelihood noise fitted) on
-  ``n`` scrambled Sobol points of a test function in the unit cube, and read off what
-  the theorems need on the standardized scale the model works in:
-
-  - :math:`\hat R`, the fitted noise standard deviation (the experiments' reading
-    :math:`\lambda = R^2` of Chowdhury & Gopalan 2017, §6), next to the true noise sd
-    on that scale (the noise sd divided by the sample sd of the observations);
-  - :math:`\hat\gamma`, the information gain of the training points
-    :math:`\tfrac12\log\det(I + \hat\lambda^{-1}K_n)` (``gamma="observed"``);
-  - :math:`\hat B = \sqrt{\alpha^\top K_n\alpha}`,
-    :math:`\alpha = (K_n + \hat\lambda I)^{-1} z`, the RKHS norm of the fitted
-    posterior mean. With noise-free data it is a lower bound on :math:`\|f\|_k` for
-    the fitted kernel (the regularized fit has at most the norm of the minimum-norm
-    interpolant, which has at most the norm of any function through the data); with
-    noise it is an estimate. The true norm is unknown either way.
-
-  From these the multipliers of :math:`\sigma` at the next round :math:`t = n + 1`:
-  IGP-UCB's :math:`\beta_t` (Chowdhury & Gopalan 2017, Alg. 1) with ``B = 1`` (the
-  practical mode's default) and with :math:`B = \hat B`, GP-TS's :math:`v_t` (Alg. 2)
-  with ``B = 1``, GP-UCB's Theorem 1 :math:`\sqrt{\beta_t}` for a 512-point decision
-  set and Theorem 3's :math:`\sqrt{2\hat B^2 + 300\hat\gamma\ln^3(t/\delta)}` with
-  :math:`\hat\gamma` plugged in for :math:`\gamma_t` (Srinivas et al. 2010).
-* :func:`closed_loop` -- what the choices cost in regret: ``ax.Client`` loops (the
-  Ax benchmark's :func:`~botorch_bandits.benchmarks.ax_bench.run_job`) of the practical
-  IGP-UCB strategy with ``B = 1`` (default), with :math:`B = \hat B` (the median
-  estimate at ``n = 30`` from the fit table), with constant multipliers
-  :math:`\beta = 0.5` and :math:`\beta = 2`, and GP-TS (``B = 1``).
-
-The functions (all maximized as their negatives; parameters scaled to the unit
-cube): Forrester et al.'s 1-D function :math:`(6x - 2)^2\sin(12x - 4)` on
-:math:`[0, 1]` (A. I. J. Forrester, A. Sóbester, A. J. Keane, *Engineering Design via
-Surrogate Modelling*, Wiley 2008), Branin, Hartmann6 and Hartmann6 with noise sd 0.1
-(the Ax benchmark's problems).
+References:
+    Forrester's function: A. I. J. Forrester, A. Sóbester, A. J. Keane. *Engineering
+    Design via Surrogate Modelling.* Wiley, 2008.
 """
 
 from __future__ import annotations
@@ -54,19 +23,17 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from botorch.fit import fit_gpytorch_mll
+from botorch.models import SingleTaskGP
+from gpytorch.mlls import ExactMarginalLogLikelihood
 from torch import Tensor
 
 from botorch_bandits._io import atomic_open
-from botorch_bandits.benchmarks.ax_bench import (
-    PROBLEMS,
-    BenchResult,
-    Range,
-    _init_worker,
-    run_job,
-    summarize,
-    unit_to_params,
-)
-from botorch_bandits.benchmarks.problems import _regularized_norm
+from botorch_bandits.benchmarks.ax_bench import run_job
+from botorch_bandits.benchmarks.ax_bench_problems import PROBLEMS, Range, unit_to_params
+from botorch_bandits.benchmarks.ax_bench_results import BenchResult, summarize
+from botorch_bandits.benchmarks.executors import init_worker
+from botorch_bandits.benchmarks.problems import regularized_norm
 from botorch_bandits.beta import (
     gp_ts_scale,
     gp_ucb_beta_finite,
@@ -139,10 +106,6 @@ def fit_row(problem: str, n: int, seed: int, delta: float = 0.1) -> FitRow:
     """Fit BoTorch's default ``SingleTaskGP`` on ``n`` Sobol points (scrambled with
     ``seed``) of ``problem`` (observations negated: the model maximizes) and read off
     :math:`\\hat R, \\hat\\gamma, \\hat B` and the multipliers."""
-    from botorch.fit import fit_gpytorch_mll
-    from botorch.models import SingleTaskGP
-    from gpytorch.mlls import ExactMarginalLogLikelihood
-
     check_count("n", n, 2)
     check_open_unit("delta", delta)
     dim, function, noise_sd = fit_problem(problem)
@@ -165,7 +128,7 @@ def fit_row(problem: str, n: int, seed: int, delta: float = 0.1) -> FitRow:
         (Xt,) = model.train_inputs
         K = model.covar_module(Xt).to_dense()
         lam = float(model.likelihood.noise.squeeze())
-        B_hat = float(_regularized_norm(model.train_targets, K, lam))
+        B_hat = float(regularized_norm(model.train_targets, K, lam))
         lengthscale = float(
             model.covar_module.lengthscale.log().mean().exp()
             if hasattr(model.covar_module, "lengthscale")
@@ -196,7 +159,38 @@ def fit_table(
     sizes: Sequence[int] = (10, 30, 100),
     seeds: int = 5,
 ) -> list[FitRow]:
-    """:func:`fit_row` for every problem, size and seed ``0 .. seeds - 1``."""
+    r""":func:`fit_row` for every problem, size and seed ``0 .. seeds - 1``.
+
+    Each row fits BoTorch's default ``SingleTaskGP`` (RBF kernel with
+    :math:`k(x, x) = 1`, ``Standardize`` outcome transform, likelihood noise fitted) on
+    ``n`` scrambled Sobol points of a test function in the unit cube, and reads off
+    what the theorems need on the standardized scale the model works in:
+
+    - :math:`\hat R`, the fitted noise standard deviation (the experiments' reading
+      :math:`\lambda = R^2` of Chowdhury & Gopalan 2017, §6), next to the true noise
+      sd on that scale (the noise sd divided by the sample sd of the observations);
+    - :math:`\hat\gamma`, the information gain of the training points
+      :math:`\tfrac12\log\det(I + \hat\lambda^{-1}K_n)` (``gamma="observed"``);
+    - :math:`\hat B = \sqrt{\alpha^\top K_n\alpha}`,
+      :math:`\alpha = (K_n + \hat\lambda I)^{-1} z`, the RKHS norm of the fitted
+      posterior mean. With noise-free data it is a lower bound on :math:`\|f\|_k` for
+      the fitted kernel (the regularized fit has at most the norm of the minimum-norm
+      interpolant, which has at most the norm of any function through the data);
+      with noise it is an estimate. The true norm is unknown either way.
+
+    From these the multipliers of :math:`\sigma` at the next round :math:`t = n + 1`:
+    IGP-UCB's :math:`\beta_t` (Chowdhury & Gopalan 2017, Alg. 1) with ``B = 1`` (the
+    practical mode's default) and with :math:`B = \hat B`, GP-TS's :math:`v_t`
+    (Alg. 2) with ``B = 1``, GP-UCB's Theorem 1 :math:`\sqrt{\beta_t}` for a
+    512-point decision set and Theorem 3's
+    :math:`\sqrt{2\hat B^2 + 300\hat\gamma\ln^3(t/\delta)}` with :math:`\hat\gamma`
+    plugged in for :math:`\gamma_t` (Srinivas et al. 2010).
+
+    The functions (all maximized as their negatives; parameters
+    scaled to the unit cube): Forrester et al.'s 1-D function
+    :math:`(6x - 2)^2\sin(12x - 4)` on :math:`[0, 1]`, Branin, Hartmann6 and
+    Hartmann6 with noise sd 0.1 (the Ax benchmark's problems).
+    """
     check_count("seeds", seeds, 1)
     return [fit_row(p, n, s) for p in problems for n in sizes for s in range(seeds)]
 
@@ -253,10 +247,15 @@ def _loop_job(args: tuple[str, str, str, dict[str, Any], int, int]) -> dict[str,
 def closed_loop(
     B_hats: dict[str, float], seeds: int = 4, trials: int = 40, workers: int = 2
 ) -> list[dict[str, Any]]:
-    """The Ax benchmark's summary (:func:`~botorch_bandits.benchmarks.ax_bench.
-    summarize`: final cumulative and simple regret, mean and s.e. over seeds) of the
-    :func:`loop_variants` on every problem in ``B_hats`` (problem -> its B̂, also
-    given in each row as ``B_hat``)."""
+    r"""The Ax benchmark's summary
+    (:func:`~botorch_bandits.benchmarks.ax_bench_results.summarize`: final cumulative
+    and simple regret, mean and s.e. over seeds) of the :func:`loop_variants` on every
+    problem in ``B_hats`` (problem -> its B̂, also given in each row as ``B_hat``):
+    ``ax.Client`` loops (the Ax benchmark's
+    :func:`~botorch_bandits.benchmarks.ax_bench.run_job`) of the practical IGP-UCB
+    strategy with ``B = 1`` (default), with :math:`B = \hat B` (the median estimate at
+    ``n = 30`` from the fit table), with constant multipliers :math:`\beta = 0.5` and
+    :math:`\beta = 2`, and GP-TS (``B = 1``)."""
     check_count("seeds", seeds, 1)
     check_count("trials", trials, 1)
     check_count("workers", workers, 1)
@@ -271,7 +270,7 @@ def closed_loop(
     if workers == 1:
         results = [_loop_job(job) for job in jobs]
     else:
-        with ProcessPoolExecutor(workers, initializer=_init_worker) as pool:
+        with ProcessPoolExecutor(workers, initializer=init_worker) as pool:
             results = list(pool.map(_loop_job, jobs))
     bench = BenchResult(
         results, tuple(B_hats), labels, seeds, trials, time.perf_counter() - start

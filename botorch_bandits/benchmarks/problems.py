@@ -156,7 +156,7 @@ def _check_seeds(num_seeds: int) -> None:
         )
 
 
-def _regularized_norm(values: Tensor, K: Tensor, build_noise: float) -> Tensor:
+def regularized_norm(values: Tensor, K: Tensor, build_noise: float) -> Tensor:
     r""":math:`\|g\|_k` of :math:`g = \sum_i \alpha_i k(x_i, \cdot)`,
     :math:`\alpha = (K + \lambda_0 I)^{-1} f` -- the RKHS norm of the regularized
     interpolant of ``values`` (``... x N``) on the arms."""
@@ -184,7 +184,7 @@ def _sampled_problem(
         K=K,
         noise_sd=noise_sd,
         noise=noise_sd**2,
-        rkhs_norm=_regularized_norm(values, K, build_noise),
+        rkhs_norm=regularized_norm(values, K, build_noise),
         kernel=kernel,
     )
 

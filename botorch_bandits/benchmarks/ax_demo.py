@@ -1,26 +1,8 @@
-r"""The main job: an Ax experiment with the bandit strategy, evaluated asynchronously,
-stored in SQLite, resumable, compared with Ax's default strategy.
-
-The problem is Chowdhury & Gopalan's RKHS test function (2017, §6): an SE kernel
-(lengthscale 0.2) expansion on [0, 1], Gaussian noise with :math:`R^2` = 1 % of its
-range, evaluated anywhere on [0, 1] (``x`` is a continuous Ax parameter). The bandit
-strategy is IGP-UCB (Algorithm 1) with the theory's constants -- the kernel, the
-exact RKHS norm :math:`B`, :math:`R`, :math:`\lambda = R^2` -- and running trials
-hallucinated at the posterior mean (GP-BUCB style), on 512 Sobol points of [0, 1].
-Ax's default strategy (``configure_generation_strategy()``: Sobol, then its BoTorch
-model) gets the same budget, the same trial schedule and the same noise.
-
-Asynchronous evaluation, reproducible: ``parallelism`` trials are in flight at once,
-evaluated by an executor (a process pool by default). Every trial takes a random
-number of *virtual* ticks (``1 + Poisson(2)``, seeded by the trial index), and the
-loop completes the in-flight trial that finishes first in virtual time, so trials
-complete out of order, yet the order -- and so every decision -- is a function of
-the seed alone. Each ``complete_trial`` / ``get_next_trials`` is saved to the SQLite
-file by Ax's ``Client``; a killed run continues with ``resume=True``: the
-experiments are loaded, trials left running are evaluated again (the noise is seeded
-by the trial index, so their values are the ones they would have had), the virtual
-clock is rebuilt from the stored trial times, and the run goes on exactly as an
-uninterrupted one would.
+"""The main job (``botorch-bandits demo``): an Ax experiment with the bandit strategy
+on Chowdhury & Gopalan's RKHS test function, trials evaluated asynchronously (out of
+order, yet as a function of the seed: a virtual clock), stored in SQLite, resumable
+after a kill, and compared with Ax's default strategy on the same budget, schedule
+and noise. What runs and what a resume restores: ``docs/demo.md``.
 """
 
 from __future__ import annotations
@@ -42,6 +24,7 @@ from botorch_bandits._io import (
     check_not_symlink,
     ignore_sigint,
 )
+from botorch_bandits.benchmarks.problems import rkhs_function
 
 EXPERIMENTS = {"bandit": "demo-igp-ucb", "ax-default": "demo-ax-default"}
 LABELS = {"bandit": "IGP-UCB (botorch_bandits)", "ax-default": "Ax default strategy"}
@@ -75,8 +58,6 @@ class DemoFunction:
 def demo_function(seed: int = 0) -> DemoFunction:
     """The RKHS function of :func:`~botorch_bandits.benchmarks.problems.rkhs_function`
     (SE kernel, lengthscale 0.2, 100 centers) for ``seed``."""
-    from botorch_bandits.benchmarks.problems import rkhs_function
-
     p = rkhs_function(kernel="rbf", lengthscale=0.2, seed=seed)
     return DemoFunction(
         centers=tuple(p.arms.reshape(-1).tolist()),
@@ -274,9 +255,9 @@ def _open_client(
     resumed run, killed at any point of its setup), else created."""
     from ax import Client, RangeParameterConfig
 
-    from botorch_bandits.ax.sql import _experiment_names, load_client
+    from botorch_bandits.ax.sql import experiment_names, load_client
 
-    if resume and name in _experiment_names():
+    if resume and name in experiment_names():
         client = load_client(name, storage, random_seed=seed)
     else:
         client = Client(storage_config=storage, random_seed=seed)

@@ -1,19 +1,8 @@
-r"""The papers' problems run through ``ax.Client`` with the bandit strategy, to check
-that the Ax integration behaves as the simulators do (``botorch-bandits ax-check``).
-
-* ``piecewise``: Avanesov's piecewise-stationary GP draws (§4; Matérn-5/2,
-  lengthscale 1 on [0, 5], noise sd 0.05), one change point in the middle; the
-  strategy with restarts (GP-UCB-CPD, the detector constants of our reproduction:
-  :math:`c = 20`, :math:`C = 2.6`) against the same strategy without restarts.
-  Reported: the dynamic regret :math:`\sum_t \max f_{p(t)} - f_{p(t)}(x_t)` and the
-  restarts recorded in the generator runs' metadata.
-* ``constrained``: Shi & Eryilmaz App. E.1 (:math:`f = -\sin x_1 - x_2`,
-  :math:`g = \sin x_1\sin x_2 + 0.95 \le 0`, the 25 x 25 grid of [0, 6]² as an ordered
-  choice space), long-term constraints (Algorithm 2, :math:`\psi = e^x`, S = 20)
-  against unconstrained IGP-UCB. Reported: the time-averaged CV :math:`V_t/t` and
-  regret :math:`R_t/t` at several t.
-
-Trials run one at a time (the papers' sequential setting).
+"""The papers' problems run through ``ax.Client`` with the bandit strategy, to check
+that the Ax integration behaves as the simulators do (``botorch-bandits ax-check``):
+``piecewise`` (Avanesov's piecewise-stationary GP draws, restarts against none) and
+``constrained`` (Shi & Eryilmaz App. E.1, long-term constraints against unconstrained
+IGP-UCB), trials one at a time. The settings and measurements: ``docs/measured.md``.
 """
 
 from __future__ import annotations
@@ -22,10 +11,16 @@ import logging
 import math
 import warnings
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 import numpy as np
 import torch
+
+from botorch_bandits.benchmarks.constrained import shi2022_e1_problem
+from botorch_bandits.benchmarks.demo import mean_and_standard_error
+from botorch_bandits.benchmarks.piecewise import DEFAULT_CPD_C, piecewise_gp_problem
+from botorch_bandits.changepoint import cpd_noise_variance
 
 
 def _sequential(client: Any, trials: int, data: Callable[[dict, int], dict]) -> None:
@@ -46,8 +41,6 @@ def piecewise_run(
     from ax import Client, RangeParameterConfig
 
     from botorch_bandits.ax.generation import bandit_generation_strategy
-    from botorch_bandits.benchmarks.piecewise import DEFAULT_CPD_C, piecewise_gp_problem
-    from botorch_bandits.changepoint import cpd_noise_variance
 
     _quiet()
     problem = piecewise_gp_problem(num_pieces=2, horizon=trials, num_seeds=1, seed=seed)
@@ -106,7 +99,6 @@ def constrained_run(seed: int, trials: int, constrained: bool) -> dict[str, Any]
     from ax import ChoiceParameterConfig, Client
 
     from botorch_bandits.ax.generation import bandit_generation_strategy
-    from botorch_bandits.benchmarks.constrained import shi2022_e1_problem
 
     _quiet()
     problem = shi2022_e1_problem()
@@ -171,8 +163,6 @@ def constrained_run(seed: int, trials: int, constrained: bool) -> dict[str, Any]
 
 
 def _mean_se(rows: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    from botorch_bandits.benchmarks.demo import mean_and_standard_error
-
     mean, se = mean_and_standard_error(torch.as_tensor(np.stack(rows)))
     return mean.numpy(), se.numpy()
 
@@ -181,8 +171,6 @@ def run_check(
     name: str, seeds: int, trials: int, jobs: int = 1, cpd_c: float | None = None
 ) -> list[str]:
     """Run a check over ``seeds`` seeds (``jobs`` processes); the report lines."""
-    from concurrent.futures import ProcessPoolExecutor
-
     torch.set_num_threads(1)
     if name == "piecewise":
         fn, arms = piecewise_run, {"GP-UCB-CPD (restarts)": True, "no restarts": False}

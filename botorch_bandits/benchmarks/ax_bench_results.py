@@ -1,0 +1,215 @@
+"""The Ax benchmark's results (:class:`BenchResult`): the per-trial records of every
+job, the summary per problem and strategy (final regrets, generation seconds), the
+comparison with Ax's default, and the files: ``ax_bench.csv``, ``summary.csv`` and a
+plot per problem."""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from botorch_bandits._io import atomic_open, atomic_path
+from botorch_bandits.benchmarks.ax_bench_problems import PROBLEMS
+from botorch_bandits.benchmarks.ax_bench_strategies import AX_DEFAULT
+from botorch_bandits.benchmarks.demo import mean_and_standard_error
+
+CSV_COLUMNS = (
+    "problem",
+    "strategy",
+    "seed",
+    "trial",
+    "value",
+    "noise_free_value",
+    "cumulative_regret",
+    "best_value",
+    "simple_regret",
+    "gen_seconds",
+)
+SUMMARY_COLUMNS = (
+    "problem",
+    "strategy",
+    "seeds",
+    "trials",
+    "cumulative_regret_mean",
+    "cumulative_regret_se",
+    "simple_regret_mean",
+    "simple_regret_se",
+    "gen_seconds_median_t10",
+    "gen_seconds_median_last",
+)
+GEN_MARK = 10
+"""The trial whose median generation seconds the summary reports (with the last)."""
+
+
+@dataclass
+class BenchResult:
+    """The jobs (sorted by problem, strategy, seed), the summary rows and the files."""
+
+    jobs: list[dict[str, Any]]
+    problems: tuple[str, ...]
+    strategies: tuple[str, ...]
+    seeds: int
+    trials: int
+    seconds: float
+    summary: list[dict[str, Any]] = field(default_factory=list)
+    paths: list[Path] = field(default_factory=list)
+
+    def comparison_lines(self) -> list[str]:
+        """Per problem: is practical IGP-UCB's mean cumulative regret below Ax
+        default's, and is its mean final simple regret within one s.e. (Ax's) of Ax
+        default's, or below it. Empty unless both strategies ran."""
+        if not {"IGP-UCB", AX_DEFAULT} <= set(self.strategies):
+            return []
+        rows = {(r["problem"], r["strategy"]): r for r in self.summary}
+        lines = []
+        for p in self.problems:
+            ours, ax = rows[(p, "IGP-UCB")], rows[(p, AX_DEFAULT)]
+            below = ours["cumulative_regret_mean"] < ax["cumulative_regret_mean"]
+            close = (
+                ours["simple_regret_mean"]
+                <= ax["simple_regret_mean"] + ax["simple_regret_se"]
+            )
+            lines.append(
+                f"  {p:22s} cumulative regret below Ax default: "
+                f"{'yes' if below else 'no ':3s} ({ours['cumulative_regret_mean']:.3f} "
+                f"vs {ax['cumulative_regret_mean']:.3f});  simple regret within one "
+                f"s.e. of Ax default or better: {'yes' if close else 'no ':3s} "
+                f"({ours['simple_regret_mean']:.4f} vs {ax['simple_regret_mean']:.4f}"
+                f" ± {ax['simple_regret_se']:.4f})"
+            )
+        return lines
+
+    def table_lines(self) -> list[str]:
+        """The summary as a printed table."""
+        head = (
+            f"  {'problem':22s} {'strategy':17s} {'cumulative regret':>21s}  "
+            f"{'simple regret':>21s}  {f'gen s t={GEN_MARK}':>10s} "
+            f"{f'gen s t={self.trials}':>10s}"
+        )
+        lines = [head]
+        for r in self.summary:
+            mark = r["gen_seconds_median_t10"]
+            lines.append(
+                f"  {r['problem']:22s} {r['strategy']:17s} "
+                f"{r['cumulative_regret_mean']:10.3f} ± {r['cumulative_regret_se']:8.3f}  "
+                f"{r['simple_regret_mean']:10.4f} ± {r['simple_regret_se']:8.4f}  "
+                f"{'n/a' if mark is None else f'{mark:.3f}':>10s} "
+                f"{r['gen_seconds_median_last']:10.3f}"
+            )
+        return lines
+
+
+def _curves(result: BenchResult, problem: str, strategy: str, key: str) -> np.ndarray:
+    """``seeds x trials`` of one per-trial record."""
+    return np.asarray(
+        [
+            j[key]
+            for j in result.jobs
+            if j["problem"] == problem and j["strategy"] == strategy
+        ],
+        dtype=float,
+    )
+
+
+def _mean_se(runs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    mean, se = mean_and_standard_error(torch.as_tensor(runs))
+    return mean.numpy(), se.numpy()
+
+
+def summarize(result: BenchResult) -> list[dict[str, Any]]:
+    """Per problem and strategy: the final cumulative and simple regret (mean, s.e.
+    over seeds) and the median seconds of ``get_next_trials`` at trial 10 (``None``
+    when fewer trials ran) and at the last trial."""
+    rows = []
+    for p in result.problems:
+        for s in result.strategies:
+            cum_mean, cum_se = _mean_se(_curves(result, p, s, "cumulative_regret"))
+            sr_mean, sr_se = _mean_se(_curves(result, p, s, "simple_regret"))
+            gen = _curves(result, p, s, "gen_seconds")
+            rows.append(
+                {
+                    "problem": p,
+                    "strategy": s,
+                    "seeds": result.seeds,
+                    "trials": result.trials,
+                    "cumulative_regret_mean": float(cum_mean[-1]),
+                    "cumulative_regret_se": float(cum_se[-1]),
+                    "simple_regret_mean": float(sr_mean[-1]),
+                    "simple_regret_se": float(sr_se[-1]),
+                    "gen_seconds_median_t10": float(np.median(gen[:, GEN_MARK - 1]))
+                    if result.trials >= GEN_MARK
+                    else None,
+                    "gen_seconds_median_last": float(np.median(gen[:, -1])),
+                }
+            )
+    return rows
+
+
+def write_csv(result: BenchResult, path: Path) -> Path:
+    """One row per (problem, strategy, seed, trial); trials count from 1."""
+    with atomic_open(path, "w", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(CSV_COLUMNS)
+        for j in result.jobs:
+            for t in range(len(j["value"])):
+                writer.writerow(
+                    (
+                        j["problem"],
+                        j["strategy"],
+                        j["seed"],
+                        t + 1,
+                        *(repr(float(j[k][t])) for k in CSV_COLUMNS[4:-1]),
+                        f"{j['gen_seconds'][t]:.6f}",
+                    )
+                )
+    return path
+
+
+def write_summary(result: BenchResult, path: Path) -> Path:
+    """The :func:`summarize` rows; an empty cell where trial 10 did not run."""
+    with atomic_open(path, "w", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(SUMMARY_COLUMNS)
+        for r in result.summary:
+            writer.writerow(["" if r[c] is None else r[c] for c in SUMMARY_COLUMNS])
+    return path
+
+
+def plot(result: BenchResult, problem: str, path: Path) -> Path:
+    """Cumulative regret and simple regret against the trial for every strategy on
+    ``problem``: mean ± s.e. over seeds."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
+    trials = np.arange(1, result.trials + 1)
+    for s in result.strategies:
+        for ax, key in ((left, "cumulative_regret"), (right, "simple_regret")):
+            mean, se = _mean_se(_curves(result, problem, s, key))
+            (line,) = ax.plot(trials, mean, label=s)
+            ax.fill_between(
+                trials, mean - se, mean + se, alpha=0.2, color=line.get_color()
+            )
+    left.set_ylabel("cumulative regret R_t")
+    right.set_ylabel("simple regret r_t")
+    right.set_yscale("log")  # r_t > 0: each stated optimum is below the true one
+    for ax in (left, right):
+        ax.set_xlabel("trial t")
+        ax.grid(alpha=0.3)
+    left.legend(fontsize="small")
+    fig.suptitle(
+        f"{PROBLEMS[problem].title}: {result.seeds} seed"
+        f"{'s' if result.seeds > 1 else ''}, mean ± s.e."
+    )
+    fig.tight_layout()
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=120)
+    plt.close(fig)
+    return path
