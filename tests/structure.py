@@ -1,7 +1,8 @@
 """The package's structure read from its own imports (issue 27): every module's
 layer, its imports of the package's modules (at the top and inside functions), the
 cycles, the imports that run from a lower layer up, and the layout table of
-docs/design.md. ``python tests/structure.py`` prints that table."""
+docs/design.md. ``python tests/structure.py [--lines]`` prints that table (with the
+modules' line counts) and the counts."""
 
 from __future__ import annotations
 
@@ -174,7 +175,8 @@ def upward() -> list[tuple[str, str]]:
 def local_imports() -> list[tuple[str, str, int]]:
     """Function-local imports that are not of an optional extra: (module, what,
     line). The command line's lazy imports of the package are allowed (they keep
-    ``--help`` free of torch)."""
+    ``--help`` free of torch), and so are imports of ``botorch_bandits.ax`` (it needs
+    the optional Ax)."""
     known = modules()
     out = []
     for m, p in known.items():
@@ -185,6 +187,8 @@ def local_imports() -> list[tuple[str, str, int]]:
                 continue
             if layer(m) == layer("botorch_bandits.cli") and not t.startswith("!"):
                 continue
+            if t == "botorch_bandits.ax" or t.startswith("botorch_bandits.ax."):
+                continue  # the Ax adapter needs the optional Ax
             out.append((m, t.lstrip("!"), line))
     return out
 
@@ -193,23 +197,22 @@ def lines(path: Path) -> int:
     return len(path.read_text().splitlines())
 
 
-def layout_table() -> str:
-    """The Markdown table of docs/design.md: each layer, its modules and their line
-    counts, highest layer first."""
+def layout_table(with_lines: bool = False) -> str:
+    """The Markdown table of docs/design.md: each layer and its modules (with their
+    line counts: ``with_lines``), highest layer first."""
     known = modules()
-    rows = ["| layer | modules (lines) |", "| --- | --- |"]
+    rows = ["| layer | modules |", "| --- | --- |"]
     for i in reversed(range(len(LAYERS))):
-        mods = [m for m in known if layer(m) == i]
-        cells = ", ".join(
-            f"`{m.removeprefix('botorch_bandits.') or 'botorch_bandits'}` ({lines(known[m])})"
-            for m in sorted(mods)
-        )
-        rows.append(f"| {i}. {LAYERS[i][0]} | {cells} |")
+        names = []
+        for m in sorted(mm for mm in known if layer(mm) == i):
+            name = f"`{m.removeprefix('botorch_bandits.') or 'botorch_bandits'}`"
+            names.append(f"{name} ({lines(known[m])})" if with_lines else name)
+        rows.append(f"| {i}. {LAYERS[i][0]} | {', '.join(names)} |")
     return "\n".join(rows)
 
 
 if __name__ == "__main__":
-    print(layout_table())
+    print(layout_table(with_lines="--lines" in sys.argv))
     g = graph()
     print(
         f"\nmodules {len(g)}, cycles {len(cycles(g))}, upward imports {len(upward())}"

@@ -21,6 +21,7 @@ from botorch_bandits.benchmarks.constrained import shi2022_e1_problem
 from botorch_bandits.benchmarks.demo import mean_and_standard_error
 from botorch_bandits.benchmarks.piecewise import DEFAULT_CPD_C, piecewise_gp_problem
 from botorch_bandits.changepoint import cpd_noise_variance
+from botorch_bandits.upstream import client_experiment
 
 
 def _sequential(client: Any, trials: int, data: Callable[[dict, int], dict]) -> None:
@@ -82,7 +83,7 @@ def piecewise_run(
         )
     )
     _sequential(client, trials, data)
-    exp = client._experiment
+    exp = client_experiment(client)
     xs = [exp.trials[i].arms[0].parameters["x"] for i in range(trials)]
     best = values.max(-1)
     regret = [best[int(i >= change)] - f(int(i >= change), x) for i, x in enumerate(xs)]
@@ -151,7 +152,7 @@ def constrained_run(seed: int, trials: int, constrained: bool) -> dict[str, Any]
         )
     )
     _sequential(client, trials, data)
-    exp = client._experiment
+    exp = client_experiment(client)
     ps = [exp.trials[i].arms[0].parameters for i in range(trials)]
     t = np.arange(1, trials + 1)
     kappa = exp.trials[trials - 1].generator_runs[0].gen_metadata.get("kappa")

@@ -25,6 +25,7 @@ from botorch_bandits._io import (
     ignore_sigint,
 )
 from botorch_bandits.benchmarks.problems import rkhs_function
+from botorch_bandits.upstream import client_experiment, client_generation_strategy
 
 EXPERIMENTS = {"bandit": "demo-igp-ucb", "ax-default": "demo-ax-default"}
 LABELS = {"bandit": "IGP-UCB (botorch_bandits)", "ax-default": "Ax default strategy"}
@@ -103,7 +104,7 @@ def run_async(
     Returns the number of completions made."""
     from ax.core.trial_status import TrialStatus
 
-    exp = client._experiment
+    exp = client_experiment(client)
     trials = sorted(exp.trials.values(), key=lambda t: t.index)
     if any(len(t.arms) != 1 for t in trials):
         raise ValueError("The demo loop runs single-arm trials only.")
@@ -221,14 +222,14 @@ def _complete_setup(
     """Finish what a killed run may have left unset: the optimization config and the
     generation strategy (each saved by its own ``Client`` call); a strategy other
     than the one the half runs is an error, never a silent substitute."""
-    if client._experiment.optimization_config is None:
+    if client_experiment(client).optimization_config is None:
         client.configure_optimization(objective="f")
-    gs = client._maybe_generation_strategy
+    gs = client_generation_strategy(client)
     want = _strategy_name(strategy, mode)
     if gs is None:
-        if client._experiment.trials:
+        if client_experiment(client).trials:
             raise ValueError(
-                f"Experiment {client._experiment.name!r} has trials but no stored "
+                f"Experiment {client_experiment(client).name!r} has trials but no stored "
                 "generation strategy; it cannot be resumed."
             )
         if strategy == "bandit":
@@ -237,7 +238,7 @@ def _complete_setup(
             client.configure_generation_strategy()
     elif want is not None and gs.name != want:
         raise ValueError(
-            f"Experiment {client._experiment.name!r} stores the strategy {gs.name!r}, "
+            f"Experiment {client_experiment(client).name!r} stores the strategy {gs.name!r}, "
             f"not {want!r}; it cannot be resumed as {LABELS[strategy]}."
         )
 
@@ -278,7 +279,9 @@ def regret_curve(client: Any, fn: DemoFunction) -> np.ndarray:
     order (failed trials count their regret too: the point was spent)."""
     xs = [
         t.arms[0].parameters["x"]
-        for t in sorted(client._experiment.trials.values(), key=lambda t: t.index)
+        for t in sorted(
+            client_experiment(client).trials.values(), key=lambda t: t.index
+        )
     ]
     return np.cumsum(fn.optimum - fn(np.asarray(xs, dtype=float)))
 
@@ -351,7 +354,7 @@ def run_demo(
                         bar.set_postfix_str(LABELS[strategy])
                         done = sum(
                             t.status.is_completed
-                            for t in client._experiment.trials.values()
+                            for t in client_experiment(client).trials.values()
                         )
                         bar.update(done)
                     run_async(

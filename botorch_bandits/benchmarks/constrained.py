@@ -1,19 +1,7 @@
 r"""Long-term-constrained bandits on the finite-arm engine: Shi & Eryilmaz (AISTATS 2022)
-Algorithms 2 and 3 with IGP-UCB as the inner algorithm, run over a batch of seeds.
-
-Each epoch :math:`l` (``S`` steps): the multipliers :math:`\kappa^l` are replayed from the
-constraint values observed in the completed epochs
-(:func:`~botorch_bandits.constraints.replay_multipliers`); the engine's targets for *every*
-past observation are rebuilt as the composite :math:`F_l` (Alg. 2) or :math:`G_l`
-(Alg. 3) from the stored observations of :math:`f` and :math:`g`
-(``FiniteArmGP.set_targets``); IGP-UCB runs on them with :math:`\delta/L` (Alg. 2) or
-:math:`\delta/(2L)` and :math:`R\sqrt{1 + \sum_j\kappa_j^2}` (Alg. 3). Every observation of
-:math:`f` and :math:`g` is recorded.
-
-Our choices where the paper is silent are arguments with stated defaults: the candidate
-set (a grid), the kernel lengthscale, :math:`\lambda`, :math:`B`, and the first point of
-every run (uniformly random, "100 runs starting from different initial points").
-"""
+Algorithms 2 and 3 with IGP-UCB (or GP-TS, their Remark 1) as the inner algorithm, over
+a batch of seeds; docs/reproducing.md ("The simulators") describes an epoch and the
+choices the paper leaves open."""
 
 from __future__ import annotations
 

@@ -1,35 +1,8 @@
-r"""The delayed-feedback simulator (Verma, Dai & Low, ICML 2022): a policy chooses one
-query per step for every seed at once; each query's feedback comes back after a random
-delay, and the policy's model sees it through one of three views of the same record.
-
-* ``censor`` (GP-UCB-SDF, GP-TS-SDF, GP-TS-SDF-unscaled): every issued query stays in
-  the GP; its target is
-  :math:`\tilde y_{s,t} = y_s\,\mathbb 1\{d_s \le \min(m, t - s)\}`, else ``y_min``
-  (their Eq. 1; App. A.4 for the time clock). When feedback becomes usable, the target
-  of that query is replaced in place (:meth:`FiniteArmGP.replace_target`); feedback that
-  arrives after the window stays censored for good (it is still recorded, and counted
-  as *converted* for the simple regret).
-* ``ignore`` (GP-UCB, asy-TS): the GP holds the queries whose feedback has arrived, in
-  the order it arrived; pending queries are left out (GP-UCB may repeat a query).
-* ``hallucinate`` (GP-BUCB, GP-BTS): every issued query is in the GP; a pending one gets
-  the posterior mean of the completed-only model at its point, so the mean is that of
-  the completed-only model and the variance shrinks at the pending points.
-
-Clocks: with ``clock="iteration"`` query ``s`` is issued at step ``s`` and a delay
-counts the queries started before its feedback is usable; with ``clock="time"`` query
-``s`` is issued at time :math:`\tau_s = (s-1)\cdot` ``issue_interval``, the decision
-for query ``t`` is made at :math:`\bar\tau_t = \tau_t`, and delays and the window ``m``
-are times.
-
-Metrics (their App. C): the simple regret at step ``t`` uses only converted
-evaluations -- queries ``s <= t`` whose feedback has arrived by the next decision --
-:math:`r_t = f^* - \max f(x_s)` (``f* - min f`` while nothing has converted); the
-cumulative regret :math:`R_t = \sum_{s\le t} f^* - f(x_s)` counts every query. With
-``contexts``, the optimum is that of the step's context.
-
-Everything is recorded per step and seed (arms, values, observations, delays, arrival
-times) and nothing is dropped; the run is deterministic given ``seed``.
-"""
+r"""The delayed-feedback simulator (Verma, Dai & Low, ICML 2022): one query per step for
+every seed, feedback after a random delay, seen through one of three views (censor,
+ignore, hallucinate) on the finite-arm engine; acquisitions from the package's
+factory. docs/reproducing.md ("The simulators") describes the views, clocks and
+metrics."""
 
 from __future__ import annotations
 
@@ -39,6 +12,11 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import torch
+from botorch.fit import fit_gpytorch_mll
+from botorch.models import SingleTaskGP
+from gpytorch.kernels import RBFKernel, ScaleKernel
+from gpytorch.means import ZeroMean
+from gpytorch.mlls import ExactMarginalLogLikelihood
 from torch import Tensor
 
 from botorch_bandits import seeding
@@ -424,11 +402,6 @@ def _fit_se(X: Tensor, Y: Tensor) -> tuple[Tensor, Tensor, Tensor]:
     """Marginal-likelihood fit of a zero-mean GP with a scaled SE kernel (raw targets,
     as the engine uses them) on ``batch x n x d`` data: (lengthscale, outputscale,
     noise), each ``batch``."""
-    from botorch.fit import fit_gpytorch_mll
-    from botorch.models import SingleTaskGP
-    from gpytorch.kernels import RBFKernel, ScaleKernel
-    from gpytorch.means import ZeroMean
-    from gpytorch.mlls import ExactMarginalLogLikelihood
 
     batch = X.shape[:-2]
     gp = SingleTaskGP(

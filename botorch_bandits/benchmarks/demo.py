@@ -46,7 +46,7 @@ def make_acquisition(
         )
     if name == "GP-UCB":
         # Srinivas et al. Thm 3: B bounds the squared RKHS norm
-        return GPUCB(model, schedule="rkhs", B=B**2, gamma=gamma, delta=delta)
+        return GPUCB(model, schedule="rkhs", B_squared=B**2, gamma=gamma, delta=delta)
     raise ValueError(f"`algorithm` must be one of {ALGORITHMS}, got {name!r}.")
 
 

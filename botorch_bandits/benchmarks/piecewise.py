@@ -1,45 +1,7 @@
-r"""Piecewise-stationary bandits and GP-UCB-CPD (Avanesov, §4) on the finite-arm engine.
-
-Problem (their §4): :math:`K` functions :math:`f_1, ..., f_K` drawn independently from
-GP(0, Matérn-5/2, :math:`\ell = 1`) on 1000 equally spaced points of [0, 5]; piece
-:math:`i` is active for :math:`t \in [iT/K, (i+1)T/K)` (evenly spaced change points);
-noise sd 0.05. Dynamic regret: :math:`R_T = \sum_t f^*_{\kappa(t)} - f_{\kappa(t)}(x_t)`.
-
-Algorithms (all Algorithm 2 with GP-UCB on the history ``H``, :math:`\sigma^2 = 6\mathfrak
-g^2\log T` with :math:`\mathfrak g` = the noise sd, :math:`\beta_t = D t^{2/7}\log^4 T`,
-:math:`D = 0.02`, :math:`\xi = \sqrt 3`, :math:`\theta_n = 2.6 n^{-6/7}`):
-
-* ``GP-UCB-CPD``: the change-point detector tests every even tail of ``U`` after each
-  uniform step and resets ``H`` and ``U`` on a detection;
-* ``GP-UCB-Oracle``: resets ``H`` and ``U`` exactly at the true change points (an oracle
-  detector with no delay);
-* ``GP-UCB-NO-Detector``: :math:`\theta_n = \infty` (uniform exploration, never resets);
-* ``GP-UCB``: :math:`\xi = 0` (one uniform step, then GP-UCB on everything).
-
-Settings the paper leaves unstated are explicit options of :func:`simulate_piecewise`
-(each reproduction names the reading it ran; REPRODUCTION.md compares them):
-
-* ``log_base`` -- the base of :math:`\log T` in :math:`\sigma^2 = 6\mathfrak g^2\log T`
-  (Eq. 3.4) and :math:`\beta_t = D t^{2/7}\log^4 T` (Eq. 3.7). §4 gives only
-  ":math:`D = 0.02`". Default: the natural log, the base of the paper's proofs
-  (:data:`~botorch_bandits.changepoint.LOG_BASE_READINGS`); ``10`` is the other reading
-  (:math:`\log^4 T` is then 28 times smaller and GP-UCB explores far less).
-* ``noise_variance`` -- the GP's :math:`\sigma^2` (:math:`\rho^{UCB}_t = \sigma^2/t`).
-  §4 states none; ``"theorem"`` (default) takes Thm 3.1's :math:`6\mathfrak g^2\log T`,
-  ``"noise"`` the noise variance :math:`\mathfrak g^2 = 0.05^2`.
-* ``measure`` -- the integral of Algorithm 1, line 3,
-  ":math:`\hat\Delta^2 \leftarrow \int_{X\in\mathcal X}(\mu_1(X)-\mu_2(X))^2dX`".
-  ``"volume"`` (default) is that integral over :math:`\mathcal X = [0, 5]` as written;
-  ``"mean"`` is the :math:`L_2(U[\mathcal X])` norm of the lemmas (the mean over
-  :math:`\mathcal X`), 5 times smaller against the same :math:`\theta_n`.
-* ``c`` -- the detector's :math:`\rho^{CPD}_n = c\,n^{-6/7}` (Eq. 3.5). The paper gives
-  no value ("C depends only on c and k"). :func:`calibrate_in_algorithm` runs
-  GP-UCB-CPD itself with candidate values on held-out draws, counts detected changes,
-  false alarms and delays, and picks by the rule stated there; the reproductions
-  (``cpd_c="calibrated"``) use its pick for their reading. :func:`calibrate_detector`
-  is the older check of the detector alone on uniform samples; :data:`DEFAULT_CPD_C`
-  (20) is what it chose and what ``simulate_piecewise`` uses when given no ``c``.
-"""
+r"""Piecewise-stationary bandits and GP-UCB-CPD (Avanesov, §4) on the finite-arm engine:
+the problem, the four algorithms, the detector's calibration and the power-law fits.
+The settings the paper leaves unstated are explicit options of
+:func:`simulate_piecewise`; docs/reproducing.md ("The simulators") lists them."""
 
 from __future__ import annotations
 
@@ -47,13 +9,15 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import torch
 from botorch.acquisition.analytic import UpperConfidenceBound
 from gpytorch.kernels import Kernel
+from scipy.optimize import curve_fit
+from scipy.stats import t as student_t
 from torch import Tensor
 
 from botorch_bandits.benchmarks.problems import (
-    _check_seeds,
     jittered_cholesky,
     make_kernel,
     one_thread,
@@ -68,7 +32,7 @@ from botorch_bandits.changepoint import (
     finite_domain,
 )
 from botorch_bandits.models import FiniteArmGP
-from botorch_bandits.validation import check_choice
+from botorch_bandits.validation import check_choice, check_count
 
 DEFAULT_CPD_C = 20.0
 r"""The detector constant ``c`` of the experiments (:math:`\rho^{CPD}_n = c\,n^{-6/7}`),
@@ -169,7 +133,7 @@ def piecewise_gp_problem(
     [0, ``width``], evenly spaced change points over ``horizon`` steps, Gaussian noise
     sd ``noise_sd``. The detector integrates over the grid with weights
     ``width / num_points`` (the midpoint rule of :math:`\int_0^{5}`)."""
-    _check_seeds(num_seeds)
+    check_count("num_seeds", num_seeds, 1)
     for name, value, low in (("num_pieces", num_pieces, 1), ("horizon", horizon, 1)):
         if isinstance(value, bool) or not isinstance(value, int) or value < low:
             raise ValueError(f"`{name}` must be an integer >= {low}, got {value!r}.")
@@ -264,8 +228,8 @@ def simulate_piecewise(
     :math:`\sigma^2`, by default :math:`6\mathfrak g^2\log T`); a restart resets the
     seed's engine to the prior. Uniform steps draw arms uniformly from the grid (the
     discretized :math:`U[\mathcal X]`). ``log_base``, ``noise_variance`` and
-    ``measure`` are the readings of the settings the paper leaves unstated (module
-    docstring); the defaults are the natural log, Eq. 3.4's :math:`\sigma^2` and the
+    ``measure`` are the readings of the settings the paper leaves unstated
+    (docs/reproducing.md, "The simulators"); the defaults are the natural log, Eq. 3.4's :math:`\sigma^2` and the
     integral over X as Algorithm 1 writes it."""
     if algorithm not in PIECEWISE_ALGORITHMS:
         raise ValueError(
@@ -557,9 +521,6 @@ def fit_power_law(x: Tensor | list[float], y: Tensor | list[float]) -> PowerLaw:
     r"""Least-squares fit of :math:`C x^c` to the points ``(x, y)`` (the mean regret per
     horizon or per number of pieces), as the paper fits its Figs. 1 and 2; the CI is
     :math:`\hat c \pm t_{0.975, n-2}\,\mathrm{se}(\hat c)` from the fit's covariance."""
-    import numpy as np
-    from scipy.optimize import curve_fit
-    from scipy.stats import t as student_t
 
     xs = np.asarray(x, dtype=float)
     ys = np.asarray(y, dtype=float)

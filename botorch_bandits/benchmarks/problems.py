@@ -10,11 +10,12 @@ import math
 from dataclasses import dataclass, fields, replace
 
 import torch
+from botorch.test_functions import Hartmann, Rosenbrock
 from gpytorch.kernels import Kernel
 from torch import Tensor
 
 from botorch_bandits.models import make_kernel, one_thread
-from botorch_bandits.validation import check_positive
+from botorch_bandits.validation import check_count, check_positive
 
 __all__ = ["make_kernel", "one_thread"]  # re-exported from the core (models)
 
@@ -149,13 +150,6 @@ class BanditProblem:
         )
 
 
-def _check_seeds(num_seeds: int) -> None:
-    if isinstance(num_seeds, bool) or not isinstance(num_seeds, int) or num_seeds < 1:
-        raise ValueError(
-            f"`num_seeds` must be an integer >= 1, got num_seeds={num_seeds!r}."
-        )
-
-
 def regularized_norm(values: Tensor, K: Tensor, build_noise: float) -> Tensor:
     r""":math:`\|g\|_k` of :math:`g = \sum_i \alpha_i k(x_i, \cdot)`,
     :math:`\alpha = (K + \lambda_0 I)^{-1} f` -- the RKHS norm of the regularized
@@ -205,7 +199,7 @@ def rkhs_problem(
     r"""Chowdhury & Gopalan 2017, §6 / Fig. 1: per seed ``s``, the RKHS function of
     :func:`rkhs_function` with ``seed + s`` (new decision set and function per trial),
     exact RKHS norm ``B``, :math:`R^2` = 1 % of the range, :math:`\lambda = R^2`."""
-    _check_seeds(num_seeds)
+    check_count("num_seeds", num_seeds, 1)
     probs = [
         rkhs_function(
             num_arms, kernel, lengthscale, noise_fraction=noise_fraction, seed=seed + s
@@ -271,7 +265,7 @@ def _grid_gp_draws(
 ) -> tuple[Tensor, Tensor, Tensor]:
     """``(grid, K, draws)``: ``num_points`` equally spaced points of [0, 1], the SE
     kernel matrix on them, and one draw of GP(0, k) per seed (``S x N``)."""
-    _check_seeds(num_seeds)
+    check_count("num_seeds", num_seeds, 1)
     gen = torch.Generator().manual_seed(seed)
     dtype = torch.double
     grid = torch.linspace(0, 1, num_points, dtype=dtype).unsqueeze(-1)
@@ -296,7 +290,7 @@ def gp_sample_problem(
     Fig. 1 parameters, and we give the algorithms ``B`` = the RKHS norm of the
     regularized interpolant (:math:`\lambda_0` = ``build_noise`` = 0.01, as in
     :func:`rkhs_function`) -- our choice, stated."""
-    _check_seeds(num_seeds)
+    check_count("num_seeds", num_seeds, 1)
     gen = torch.Generator().manual_seed(seed)
     dtype = torch.double
     arms = torch.rand(num_seeds, num_arms, 1, generator=gen, dtype=dtype)
@@ -329,9 +323,8 @@ def benchmark_function_problem(
     (:math:`R^2` = 1 % of the range) and a unit-variance kernel are on the same
     scale; ``B`` is the RKHS norm of the regularized interpolant, as for GP samples.
     """
-    from botorch.test_functions import Hartmann, Rosenbrock
 
-    _check_seeds(num_seeds)
+    check_count("num_seeds", num_seeds, 1)
     if function == "rosenbrock":
         fn = Rosenbrock(dim=2)
     elif function == "hartmann3":

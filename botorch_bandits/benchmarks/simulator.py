@@ -1,21 +1,7 @@
-r"""The bandit simulator: any policy (an acquisition function built afresh every step)
-run for ``T`` steps over a batch of seeds on a :class:`BanditProblem`, on the exact
-finite-arm engine :class:`~botorch_bandits.models.FiniteArmGP`.
-
-Every step, for every seed at once: build the policy's acquisition function on the
-engine, score every arm (``engine.score_points``), pull the argmax (ties: the lowest
-index), observe :math:`y_t = f(x_t) + \epsilon_t`, :math:`\epsilon_t \sim N(0, R^2)`,
-and update the engine. Chosen arms, true values, observations and the information gain
-are recorded per step and seed; nothing is dropped. The run is deterministic given
-``seed`` (noise from a seeded generator; GP-TS draws seeded per step). Seeds of one
-batch share the noise stream *index* across algorithms (common random numbers).
-
-Metrics (SPEC §6): cumulative regret :math:`R_t = \sum_{s \le t} f^* - f(x_s)`, simple
-regret :math:`r_t = f^* - \max_{s \le t} f(x_s)` (every evaluation here is observed),
-the average regret :math:`R_t / t`, and the information gain
-:math:`I_t = \sum_s \tfrac12\log(1 + \lambda^{-1}\sigma^2_{s-1}(x_s))` of the pulled
-points.
-"""
+r"""The finite-arm bandit simulator: any policy (an acquisition built afresh every step
+through the package's factory) run for ``T`` steps over a batch of seeds on the exact
+engine :class:`~botorch_bandits.models.FiniteArmGP`, with the regret metrics of
+SPEC §6. docs/reproducing.md ("The simulators") describes a step and the metrics."""
 
 from __future__ import annotations
 
