@@ -229,8 +229,8 @@ def simulate_piecewise(
     seed's engine to the prior. Uniform steps draw arms uniformly from the grid (the
     discretized :math:`U[\mathcal X]`). ``log_base``, ``noise_variance`` and
     ``measure`` are the readings of the settings the paper leaves unstated
-    (docs/reproducing.md, "The simulators"); the defaults are the natural log, Eq. 3.4's :math:`\sigma^2` and the
-    integral over X as Algorithm 1 writes it."""
+    (docs/reproducing.md, "The simulators"); the defaults are the natural log, Eq.
+    3.4's :math:`\sigma^2` and the integral over X as Algorithm 1 writes it."""
     if algorithm not in PIECEWISE_ALGORITHMS:
         raise ValueError(
             f"`algorithm` must be one of {list(PIECEWISE_ALGORITHMS)}, got {algorithm!r}."
