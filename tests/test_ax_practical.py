@@ -265,6 +265,24 @@ def test_a_node_saved_before_the_modes_loads_in_the_theory_mode() -> None:
     assert node.options() == BanditNode(mode="theory").options()
 
 
+def test_a_node_saved_with_the_old_restart_option_names_loads() -> None:
+    """Databases written before issue 27 store ``cpd_c`` / ``cpd_C``: they load, with
+    no warning (the spelling is the file's, not the user's), as the renamed options
+    ``cpd_regularization`` / ``cpd_threshold_scale``, and save under the new names."""
+    saved = BanditNode(mode="theory", restarts=True).options()
+    saved["cpd_c"] = saved.pop("cpd_regularization")
+    saved["cpd_C"] = saved.pop("cpd_threshold_scale")
+    saved["cpd_c"], saved["cpd_C"] = 7.0, 0.9
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        node = bandit_node_from_json(**saved)
+    assert node.cpd_regularization == 7.0 and node.cpd_threshold_scale == 0.9
+    assert node.decision_options.restarts.regularization == 7.0
+    assert (
+        "cpd_c" not in node.options() and node.options()["cpd_threshold_scale"] == 0.9
+    )
+
+
 def test_equality_parameter_constraints_are_refused_by_name() -> None:
     """Ax's core API allows ``w^T x == b``; the decision set (rejection sampling)
     would be empty, so the node says why instead of 'no point satisfies'."""

@@ -120,22 +120,10 @@ def _acqf(algorithm, model, problem, arms_t, t, beta, m=5.0):
     issue = torch.arange(1, T + 1, dtype=torch.double)
     pad = torch.cat([arms_t, torch.zeros(1, 2, dtype=torch.long)])
     family = D.DELAYED_POLICIES[algorithm][1]
-    return D._acquisition(
-        algorithm,
-        family,
-        "censor",
-        model,
-        problem,
-        t,
-        beta,
-        1.0,
-        0.1,
-        m,
-        issue,
-        pad,
-        3,
-        "iteration",
+    settings = D.RoundSettings(
+        algorithm, family, "censor", beta, 1.0, 0.1, 3, "iteration", m
     )
+    return D.round_acquisition(model, problem, settings, t, issue, pad)
 
 
 def test_unscaled_ts_sdf_draws_from_the_censored_posterior_with_scale_one() -> None:

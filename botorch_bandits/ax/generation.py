@@ -7,6 +7,7 @@ decision; the semantics (modes, options, search spaces, batches) are in docs/ax.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from ax.adapter.registry import Generators
@@ -23,6 +24,7 @@ from botorch_bandits.ax.space import DecisionSet, Space
 from botorch_bandits.core import (
     DecisionCache,
     DecisionOptions,
+    Domain,
     History,
     TrialRecord,
     decide,
@@ -107,11 +109,16 @@ class BanditNode(ExternalGenerationNode):
         for key, value in resolved.items():
             setattr(self, key, value)
         self.decision_options = DecisionOptions.from_resolved(resolved)
+        # one call's inputs, rebuilt by every call: the history read from the
+        # experiment, the search space, the call's decision set and domain, the
+        # candidates other nodes and this node made earlier in the call
         self._history = History()
+        self._space_now: Space | None = None
+        self._set_now: DecisionSet | None = None
+        self._domain: Domain | None = None
         self._proposed: list[TrialRecord] = []
         self._foreign: list[TrialRecord] = []
         self._cache = DecisionCache()
-        self._call: dict[str, Any] = {}
         self._last_meta: dict[str, Any] = {}
         # Ax's transforms and decision sets by search space and fixed features: pure
         # functions of those and of the options, so a cache, not state
@@ -154,7 +161,7 @@ class BanditNode(ExternalGenerationNode):
         self._history = read_experiment(
             experiment, data, space, self.long_term_constraints
         )
-        self._call = {"space": space}
+        self._space_now = space
         self._proposed, self._foreign = [], []
         self._cache = DecisionCache()
 
@@ -164,36 +171,26 @@ class BanditNode(ExternalGenerationNode):
         # it also makes the decision bit-identical wherever it is recomputed
         with one_thread():
             history = self._history.then(*self._foreign, *self._proposed)
-            decision = decide(
-                history, self.decision_options, self._call["domain"], self._cache
-            )
+            decision = decide(history, self.decision_options, self._domain, self._cache)
         self._proposed.append(decision.record)
         self._last_meta = decision.metadata
         if decision.index is None:
             return dict(decision.payload)
-        return dict(self._call["set"].params[decision.index])
+        return dict(self._set_now.params[decision.index])
 
     def _gen(self, experiment, data=None, n=None, pending_observations=None, **kwargs):
         """Ax's generation call: the decision set with the call's fixed features
         (``get_next_trials(fixed_parameters=...)`` arrives here as
         ``fixed_features``), and the candidates other nodes made earlier in the same
         call (Ax has not attached them to the experiment yet; they are pending)."""
-        space: Space = self._call["space"]
+        space = self._space_now
         fixed_features = kwargs.get("fixed_features")
         fixed = dict(fixed_features.parameters) if fixed_features is not None else {}
-        decision_set = self._decision_set(space, fixed)
-        self._call["set"] = decision_set
-        self._call["domain"] = ax_domain(
-            space, decision_set, fixed, lambda: self._decision_set(space, {})
+        self._set_now = self._decision_set(space, fixed)
+        self._domain = ax_domain(
+            space, self._set_now, fixed, lambda: self._decision_set(space, {})
         )
-        self._history = History(
-            trials=self._history.trials,
-            failed=self._history.failed,
-            metric=self._history.metric,
-            num_constraints=self._history.num_constraints,
-            warm=self._history.warm,
-            fixed=fixed,
-        )
+        self._history = replace(self._history, fixed=fixed)
         # this call's candidates not yet on the experiment: Ax lists them as pending
         # observations without a trial index, in the order they were made; the last
         # ones are this node's own (recorded with their uniform tags)

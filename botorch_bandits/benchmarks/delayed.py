@@ -351,10 +351,12 @@ def simulate_delayed(
                 pick = torch.randint(choices.numel(), (S,), generator=gen).to(device)
                 idx = choices[pick]
         else:
-            acqf = _acquisition(
+            acqf = round_acquisition(
                 model,
                 problem,
-                _Round(algorithm, family, view, beta, B_y, delta, seed, clock, m),
+                RoundSettings(
+                    algorithm, family, view, beta, B_y, delta, seed, clock, m
+                ),
                 t,
                 issue,
                 arms_t,
@@ -528,7 +530,7 @@ class _TrackedGain(ObservedInformationGain):
 
 
 @dataclass(frozen=True)
-class _Round:
+class RoundSettings:
     """A delayed run's settings that shape each round's acquisition."""
 
     algorithm: str
@@ -542,10 +544,10 @@ class _Round:
     window: float | None
 
 
-def _acquisition(
+def round_acquisition(
     model: FiniteArmGP,
     problem: BanditProblem,
-    r: _Round,
+    r: RoundSettings,
     t: int,
     issue: Tensor,
     arms_t: Tensor,
