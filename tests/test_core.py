@@ -15,9 +15,9 @@ from botorch_bandits.constraints import ExponentialPenalty, replay_multipliers
 from botorch_bandits.core import (
     DecisionCache,
     DecisionOptions,
+    Domain,
     History,
     TrialRecord,
-    box_domain,
     decide,
 )
 
@@ -30,7 +30,7 @@ def _f(x: tuple[float, ...]) -> float:
 
 def _domain(n: int = 64):
     sobol = torch.quasirandom.SobolEngine(D, scramble=True, seed=0)
-    return box_domain(sobol.draw(n, dtype=torch.double))
+    return Domain.box(sobol.draw(n, dtype=torch.double))
 
 
 def _history(n: int = 8, running: int = 0, scale: float = 1.0, shift: float = 0.0):

@@ -204,4 +204,5 @@ def ax_domain(
         inequality_constraints=space.inequality_constraints_with_margin,
         accept=accept,
         detector=detector,
+        index=decision_set.index,
     )

@@ -4,7 +4,7 @@ experiment into a :class:`History` and calls :func:`decide`; tests and custom lo
 call it directly."""
 
 from botorch_bandits.core.decide import Decision, DecisionCache, decide
-from botorch_bandits.core.domain import Domain, box_domain
+from botorch_bandits.core.domain import Domain
 from botorch_bandits.core.history import History, TrialRecord
 from botorch_bandits.core.options import (
     Censoring,
@@ -26,7 +26,6 @@ __all__ = [
     "Restarts",
     "TheoryModel",
     "TrialRecord",
-    "box_domain",
     "decide",
     "resolve_kwargs",
 ]

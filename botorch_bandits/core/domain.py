@@ -1,8 +1,8 @@
 """What a decision needs of the search space, free of Ax: the finite decision set in
 the GP's unit cube, the coordinates the optimizer holds (discrete or fixed), the
 linear constraints, a check that maps an optimizer's point back to a valid
-candidate, and the detector's integration domain. :func:`box_domain` builds one for
-a plain box."""
+candidate, and the detector's integration domain. :meth:`Domain.box` builds one for
+the unit box."""
 
 from __future__ import annotations
 
@@ -30,23 +30,24 @@ class Domain:
     )
     accept: Callable[[Tensor], tuple[Any, list[float]] | None] | None = None
     detector: Callable[[], tuple[Tensor, float]] | None = None
-    index: dict[tuple, int] = field(init=False, repr=False)
+    index: dict[tuple, int] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
-        self.index = {tuple(row): i for i, row in enumerate(self.unit.tolist())}
+        if self.index is None:  # rows by coordinates, unless the caller has them
+            self.index = {tuple(row): i for i, row in enumerate(self.unit.tolist())}
 
     @property
     def dim(self) -> int:
         return self.unit.shape[-1]
 
+    @classmethod
+    def box(cls, unit: Tensor) -> Domain:
+        """The unit box ``[0, 1]^d`` with the decision set ``unit``: every point of
+        the box is a candidate (its payload the coordinates), the detector integrates
+        over the decision set with volume 1."""
 
-def box_domain(unit: Tensor) -> Domain:
-    """The unit box ``[0, 1]^d`` with the decision set ``unit``: every point of the
-    box is a candidate (its payload the coordinates), the detector integrates over
-    the decision set with volume 1."""
+        def accept(x: Tensor) -> tuple[Any, list[float]]:
+            coords = x.reshape(-1).clamp(0.0, 1.0).tolist()
+            return coords, coords
 
-    def accept(x: Tensor) -> tuple[Any, list[float]]:
-        coords = x.reshape(-1).clamp(0.0, 1.0).tolist()
-        return coords, coords
-
-    return Domain(unit=unit, accept=accept, detector=lambda: (unit, 1.0))
+        return cls(unit=unit, accept=accept, detector=lambda: (unit, 1.0))
