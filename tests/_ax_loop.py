@@ -1,5 +1,6 @@
-"""Shared by the Ax tests: the loop that keeps trials in flight, and the option
-matrix of the bandit strategy (each option alone and combined)."""
+"""Shared by the Ax tests: the loop that keeps trials in flight, the option matrix
+of the bandit strategy (each option alone and combined) and the contract every
+loop over it keeps."""
 
 from __future__ import annotations
 
@@ -72,3 +73,39 @@ def resolved_pending(options: dict) -> str:
         "hallucinate" if options.get("mode", "practical") == "practical" else "ignore"
     )
     return options.get("pending", default)
+
+
+def check_loop_contract(client: Any, options: dict, trials: int = 30) -> None:
+    """What a loop of ``trials`` (3 Sobol, then the bandit node) keeps for every
+    option set: each trial completed, no Sobol fallback, the decision's metadata
+    (algorithm, pending view, round, the option groups' keys, the practical mode's
+    fit and optimizer), and a strategy that never loops."""
+    from ax.core.trial_status import TrialStatus
+
+    ts = client._experiment.trials
+    assert len(ts) == trials
+    assert all(t.status == TrialStatus.COMPLETED for t in ts.values())
+    nodes = [t.generator_runs[0]._generation_node_name for t in ts.values()]
+    keys = [t.generator_runs[0]._generator_key for t in ts.values()]
+    assert nodes[:3] == ["Sobol"] * 3 and nodes[3:] == ["bandit"] * (trials - 3)
+    assert "Fallback_Sobol" not in keys  # no silent Sobol fallback
+    meta = ts[10].generator_runs[0].gen_metadata
+    assert meta["algorithm"] == options["algorithm"]
+    assert meta["pending_view"] == resolved_pending(options)
+    assert meta["t"] == 11
+    if not meta.get("cpd_uniform"):
+        assert meta["sigma_multiplier"] > 0
+    for key, present in (
+        ("kappa", "long_term_constraints"),
+        ("cpd_restarts", "restarts"),
+        ("fitted", "hyperparameters"),
+    ):
+        assert (key in meta) == (present in options)
+    if options["mode"] == "practical" and not meta.get("cpd_uniform"):
+        # the practical mode's fit and optimizer, recorded for every decision
+        assert meta["fit"]["status"] == "fitted"
+        assert len(meta["fit"]["lengthscale"]) == 2
+        assert meta["optimizer"] in ("L-BFGS-B", "decision set")
+    # the strategy never loops: the limit call returns
+    limit, done = client._generation_strategy.current_generator_run_limit()
+    assert limit != 0 and done is False

@@ -13,9 +13,8 @@ import pytest
 
 pytest.importorskip("ax")
 
-from _ax_loop import OPTIONS, resolved_pending, run_in_flight  # tests/ helper
+from _ax_loop import OPTIONS, check_loop_contract, run_in_flight  # tests/ helper
 from ax import Client, RangeParameterConfig
-from ax.core.trial_status import TrialStatus
 
 from botorch_bandits.ax import BanditNode, bandit_generation_strategy
 
@@ -56,39 +55,16 @@ def _run(
     run_in_flight(client, trials, data, in_flight=in_flight, lifo=lifo)
 
 
+# the default run checks this contract over the whole matrix on a box with a linear
+# parameter constraint (test_ax_contract); -m slow checks it on the plain box too
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "options", OPTIONS, ids=lambda o: "-".join(map(str, o.values()))
 )
 def test_client_loop_with_three_in_flight(options) -> None:
     client = _client(constraints=options.get("long_term_constraints", False), **options)
     _run(client, 30, in_flight=3, lifo=options.get("pending") == "censor")
-    trials = client._experiment.trials
-    assert len(trials) == 30
-    assert all(t.status == TrialStatus.COMPLETED for t in trials.values())
-    nodes = [t.generator_runs[0]._generation_node_name for t in trials.values()]
-    keys = [t.generator_runs[0]._generator_key for t in trials.values()]
-    assert nodes[:3] == ["Sobol"] * 3 and nodes[3:] == ["bandit"] * 27
-    assert "Fallback_Sobol" not in keys  # no silent Sobol fallback
-    meta = trials[10].generator_runs[0].gen_metadata
-    assert meta["algorithm"] == options["algorithm"]
-    assert meta["pending_view"] == resolved_pending(options)
-    assert meta["t"] == 11
-    if not meta.get("cpd_uniform"):
-        assert meta["sigma_multiplier"] > 0
-    for key, present in (
-        ("kappa", "long_term_constraints"),
-        ("cpd_restarts", "restarts"),
-        ("fitted", "hyperparameters"),
-    ):
-        assert (key in meta) == (present in options)
-    if options["mode"] == "practical" and not meta.get("cpd_uniform"):
-        # the practical mode's fit and optimizer, recorded for every decision
-        assert meta["fit"]["status"] == "fitted"
-        assert len(meta["fit"]["lengthscale"]) == 2
-        assert meta["optimizer"] in ("L-BFGS-B", "decision set")
-    # the strategy never loops: the limit call returns
-    limit, done = client._generation_strategy.current_generator_run_limit()
-    assert limit != 0 and done is False
+    check_loop_contract(client, options)
 
 
 def test_arms_are_pulled_again() -> None:

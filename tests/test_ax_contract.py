@@ -14,7 +14,7 @@ import pytest
 
 pytest.importorskip("ax")
 
-from _ax_loop import OPTIONS, run_in_flight  # tests/ helper
+from _ax_loop import OPTIONS, check_loop_contract, run_in_flight  # tests/ helper
 from ax import ChoiceParameterConfig, Client, RangeParameterConfig
 from ax.core.trial_status import TrialStatus
 
@@ -61,7 +61,8 @@ CONSTRAINED_OPTIONS = OPTIONS
     "options", CONSTRAINED_OPTIONS, ids=lambda o: "-".join(map(str, o.values()))
 )
 def test_every_trial_satisfies_the_parameter_constraint(options) -> None:
-    """On main 9 of 12 trials (all bandit trials) violated ``x1 + x2 <= 0.5``."""
+    """On main 9 of 12 trials (all bandit trials) violated ``x1 + x2 <= 0.5``. The
+    loop keeps the contract of every option set (``check_loop_contract``)."""
     ltc = options.get("long_term_constraints", False)
     client = _client(
         _unit_box(),
@@ -74,8 +75,8 @@ def test_every_trial_satisfies_the_parameter_constraint(options) -> None:
         return {"f": p["x1"] + 2 * p["x2"], "g": p["x1"] - 0.2}
 
     _run(client, 30, data, lifo=options.get("pending") == "censor")
+    check_loop_contract(client, options)
     trials = client._experiment.trials
-    assert len(trials) == 30
     bandit = [
         t for t in trials.values() if t.generator_runs[0]._generator_key == "bandit"
     ]

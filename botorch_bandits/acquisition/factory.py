@@ -23,15 +23,17 @@ FACTORY_ALGORITHMS = ("IGP-UCB", "GP-UCB", "GP-TS")
 
 @dataclass(frozen=True)
 class Confidence:
-    r"""How wide the confidence is. ``beta``: a constant multiplier of
-    :math:`\sigma` (TS: the scale :math:`v` of its draws) instead of the schedules;
+    r"""How wide the confidence is. ``beta``: the multiplier of :math:`\sigma`
+    given directly (UCB: a number, or a tensor with one per model batch, as
+    GP-UCB-CPD's :math:`\sqrt{\beta_t}` per seed; TS: the scale :math:`v` of its
+    draws) instead of the schedules;
     otherwise the paper's schedule from the RKHS-norm bound ``B``, the noise constant
     ``R`` (a tensor: one per model batch), ``delta`` and ``gamma`` (an
     information-gain source; ``None``: the class's default). GP-UCB's schedule:
     ``gp_ucb="finite"`` (Srinivas et al. Thm 1, ``num_arms``) or ``"rkhs"`` (Thm 3,
     whose bound is the squared norm :math:`B^2`), scaled by ``beta_scale``."""
 
-    beta: float | None = None
+    beta: float | Tensor | None = None
     B: float | Tensor = 1.0
     R: float | Tensor | None = 0.1
     delta: float = 0.1
@@ -82,7 +84,8 @@ def make_acquisition(
             sched["gamma"] = c.gamma
         return GPThompsonSampling(model, delta=c.delta, **extra, **sched)
     if c.beta is not None:  # BoTorch's UCB is mu + sqrt(beta) sigma
-        return UpperConfidenceBound(model, beta=float(c.beta) ** 2)
+        beta = c.beta**2 if isinstance(c.beta, Tensor) else float(c.beta) ** 2
+        return UpperConfidenceBound(model, beta=beta)
     if c.gamma is not None:
         extra["gamma"] = c.gamma
     if algorithm == "GP-UCB":

@@ -11,12 +11,12 @@ from typing import Any
 
 import numpy as np
 import torch
-from botorch.acquisition.analytic import UpperConfidenceBound
 from gpytorch.kernels import Kernel
 from scipy.optimize import curve_fit
 from scipy.stats import t as student_t
 from torch import Tensor
 
+from botorch_bandits.acquisition.factory import Confidence, make_acquisition
 from botorch_bandits.benchmarks.problems import (
     jittered_cholesky,
     make_kernel,
@@ -294,11 +294,13 @@ def simulate_piecewise(
                 ],
                 dtype=torch.double,
             )
+            # mu + sqrt(beta_t) sigma (Eq. 2.5), one multiplier per seed (seeds x 1:
+            # BoTorch keeps the q dim of mean and sigma before squeezing)
+            ucb = make_acquisition(
+                engine, "GP-UCB", Confidence(beta=beta.sqrt().unsqueeze(-1))
+            )
             with torch.no_grad():
-                # (seeds x 1: BoTorch keeps the q dim of mean and sigma before squeezing)
-                scores = UpperConfidenceBound(engine, beta=beta.unsqueeze(-1))(
-                    X
-                )  # N x S
+                scores = ucb(X)  # N x S
             idx = torch.where(uniform, idx, scores.argmax(0))
         piece = int(pieces[t])
         f = problem.values[piece].gather(-1, idx.unsqueeze(-1)).squeeze(-1)
