@@ -43,6 +43,7 @@ OPTIONAL = {
     "distributed",
     "dask",
     "sklearn",
+    "threadpoolctl",  # comes with scikit-learn (the lr extra)
     "sqlalchemy",
     "pandas",
     "tabulate",

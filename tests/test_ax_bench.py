@@ -14,18 +14,25 @@ pytest.importorskip("ax")
 pytest.importorskip("matplotlib")
 pytest.importorskip("tqdm")
 
+from botorch_bandits.benchmarks import ax_bench_tuning
 from botorch_bandits.benchmarks.ax_bench import (
     CSV_COLUMNS,
+    HALVES,
     PROBLEMS,
     SUMMARY_COLUMNS,
+    Choice,
+    Range,
     ax_parameters,
     branin,
+    repeated_configurations,
     run_job,
+    share_on_bound,
 )
+from botorch_bandits.benchmarks.ax_bench_strategies import strategy_fingerprint
 from botorch_bandits.cli import main
 
 
-@pytest.mark.parametrize("name", list(PROBLEMS))
+@pytest.mark.parametrize("name", [n for n, p in PROBLEMS.items() if p.optimizer])
 def test_stated_optimum_is_attained_and_not_above_the_true_one(name):
     problem = PROBLEMS[name]
     value = problem(problem.optimizer)
@@ -37,6 +44,8 @@ def test_optimizers_lie_in_the_search_space():
     from ax import Client
 
     for problem in PROBLEMS.values():
+        if problem.optimizer is None:  # a tuning task: no known minimizer
+            continue
         client = Client()
         client.configure_experiment(
             parameters=ax_parameters(problem),
@@ -61,6 +70,86 @@ def test_mixed_and_log_problems_by_hand():
     point = dict(embedded.optimizer)
     point.update({f"x{i}": 0.9 for i in range(6, 20)})  # the inert parameters
     assert embedded(point) == pytest.approx(embedded(embedded.optimizer))
+
+
+def test_the_halves_split_every_problem_and_each_spans_the_kinds():
+    dev, val = set(HALVES["development"]), set(HALVES["validation"])
+    assert not dev & val and dev | val == set(PROBLEMS) and len(PROBLEMS) >= 16
+    for half in (dev, val):
+        probs = [PROBLEMS[n] for n in half]
+        dims = [len(p.parameters) for p in probs]
+        assert min(dims) == 2 and max(dims) >= 20
+        assert any(p.noise_sd > 0 for p in probs)
+        assert any(p.constraints for p in probs)
+        assert any(any(isinstance(q, Choice) for q in p.parameters) for p in probs)
+        assert any(
+            any(isinstance(q, Range) and q.kind == "int" for q in p.parameters)
+            for p in probs
+        )
+        assert any(p.optimizer is None for p in probs)  # a scikit-learn tuning task
+
+
+@pytest.mark.parametrize(
+    ("name", "params"),
+    [
+        ("tune-svm-digits", {"C": 10.0, "gamma": 1e-3}),
+        (
+            "tune-hgb-breast-cancer",
+            {
+                "learning_rate": 0.1,
+                "max_leaf_nodes": 31,
+                "min_samples_leaf": 20,
+                "l2_regularization": 1e-3,
+            },
+        ),
+        ("tune-kernel-ridge-diabetes", {"alpha": 0.1, "gamma": 0.01, "kernel": "rbf"}),
+    ],
+)
+def test_tuning_tasks_are_errors_and_cached(name, params, tmp_path, monkeypatch):
+    monkeypatch.setenv(ax_bench_tuning.CACHE_ENV, str(tmp_path))
+    problem = PROBLEMS[name]
+    value = problem(params)
+    assert problem.optimum == 0.0 <= value < 1.0  # an error rate / a relative MSE
+    # the second call reads the cache: a value planted there is what comes back
+    import sqlite3
+
+    with sqlite3.connect(ax_bench_tuning.cache_path()) as db:
+        db.execute("UPDATE evaluations SET value = 0.5")
+    assert problem(params) == 0.5
+    other = {**params, next(iter(params)): params[next(iter(params))] * 2}
+    assert problem(other) != 0.5  # another configuration is computed
+
+
+def test_repeats_and_bound_shares_by_hand():
+    configs = [{"x": 0.0, "y": 1.0}, {"x": 0.5, "y": 1.0}, {"x": 0.0, "y": 1.0}]
+    assert repeated_configurations(configs) == 1
+    assert repeated_configurations(configs[:2]) == 0
+    mixed = PROBLEMS["mixed"]  # x1 in [-5, 10], x2 in [0, 15], k an integer, c
+    points = [
+        {"x1": -5.0, "x2": 3.0, "k": 0, "c": "a"},
+        {"x1": 1.0, "x2": 15.0, "k": 4, "c": "b"},
+    ]
+    assert share_on_bound(mixed, points) == 0.5  # 2 of 4 float coordinates
+    assert share_on_bound(PROBLEMS["categorical-6"], [{}]) == 0.0
+
+
+def test_a_kept_job_is_reused_only_under_the_same_fingerprint(tmp_path):
+    from botorch_bandits.benchmarks.ax_bench import JobStore
+
+    store = JobStore(tmp_path)
+    job = {
+        "problem": "branin",
+        "strategy": "IGP-UCB",
+        "seed": 0,
+        "value": [1.0, 2.0],
+        "code": strategy_fingerprint("IGP-UCB"),
+    }
+    store.save(job)
+    spec = {"problem": "branin", "strategy": "IGP-UCB", "seed": 0, "trials": 2}
+    assert store.load([spec]) == [job]
+    store.save({**job, "code": "an older version of the package"})
+    assert store.load([spec]) == []
+    assert strategy_fingerprint("IGP-UCB") != strategy_fingerprint("Ax default")
 
 
 def test_noise_is_seeded_by_seed_and_trial():

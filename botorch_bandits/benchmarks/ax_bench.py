@@ -27,7 +27,6 @@ from torch.quasirandom import SobolEngine
 
 from botorch_bandits._io import atomic_open, check_not_symlink
 from botorch_bandits.benchmarks.ax_bench_problems import (
-    PROBLEMS,
     Choice,
     Problem,
     Range,
@@ -51,7 +50,9 @@ from botorch_bandits.benchmarks.ax_bench_strategies import (
     STRATEGIES,
     bandit_strategy,
     configure_strategy,
+    strategy_fingerprint,
 )
+from botorch_bandits.benchmarks.ax_bench_suite import HALVES, PROBLEMS, half_of
 from botorch_bandits.benchmarks.executors import dask_map, pool_map, worker_pool
 
 
@@ -117,9 +118,12 @@ def run_job(
     one at a time (``node_kwargs``: options of a bandit strategy's node). Returns the
     job's keys and per-trial lists ``value`` (observed), ``noise_free_value``,
     ``cumulative_regret``, ``best_value``, ``simple_regret``, ``gen_seconds`` (of each
-    ``get_next_trials`` call)."""
+    ``get_next_trials`` call); ``repeats`` (trials at a configuration evaluated
+    before), ``on_bound`` (the share of range coordinates exactly on a bound) and the
+    strategy's ``code`` fingerprint."""
     prob = PROBLEMS[problem]
     values, true_values, gen_seconds = [], [], []
+    configurations: list[dict[str, Any]] = []
     with job_environment():
         client = new_client(
             prob, f"ax-bench-{problem}-{seed}", strategy, seed, node_kwargs
@@ -138,6 +142,7 @@ def run_job(
             client.complete_trial(trial_index=index, raw_data={"f": value})
             values.append(value)
             true_values.append(prob(params))
+            configurations.append(dict(params))
     true = np.asarray(true_values)
     best = np.minimum.accumulate(true)
     return {
@@ -150,7 +155,33 @@ def run_job(
         "best_value": best.tolist(),
         "simple_regret": (best - prob.optimum).tolist(),
         "gen_seconds": gen_seconds,
+        "repeats": repeated_configurations(configurations),
+        "on_bound": share_on_bound(prob, configurations),
+        "code": strategy_fingerprint(strategy),
     }
+
+
+def repeated_configurations(configurations: Sequence[Mapping[str, Any]]) -> int:
+    """How many configurations equal (exactly) one evaluated before them."""
+    seen: set[str] = set()
+    count = 0
+    for params in configurations:
+        key = json.dumps(dict(params), sort_keys=True)
+        count += key in seen
+        seen.add(key)
+    return count
+
+
+def share_on_bound(prob: Problem, configurations: Sequence[Mapping[str, Any]]) -> float:
+    """The share of the float range coordinates of ``configurations`` that lie
+    exactly on their range's lower or upper bound (0 without float ranges)."""
+    ranges = [p for p in prob.parameters if isinstance(p, Range) and p.kind == "float"]
+    hits = [
+        float(params[r.name]) in (r.low, r.high)
+        for params in configurations
+        for r in ranges
+    ]
+    return float(np.mean(hits)) if hits else 0.0
 
 
 # --------------------------------------------------------------------------------------
@@ -172,6 +203,7 @@ def _check_names(
 
 def run_bench(
     problems: Sequence[str] | None = None,
+    half: str | None = None,
     strategies: Sequence[str] | None = None,
     seeds: int = 5,
     trials: int = 60,
@@ -182,18 +214,23 @@ def run_bench(
     resume: bool = False,
 ) -> BenchResult:
     """Run every (problem, strategy, seed) job, seeds ``0..seeds-1``; write the CSVs
-    and PNGs to ``out`` (``None``: write nothing).
+    and PNGs to ``out`` (``None``: write nothing). ``problems``: names (default:
+    every problem, or those of ``half``, ``"development"`` or ``"validation"``).
 
     Each finished job is also kept in ``out/jobs/`` (one JSON file, written
     atomically); ``resume=True`` reuses the kept jobs of the same problem, strategy,
-    seed and number of trials (a job is a function of those: only its generation
-    seconds differ between runs) and runs the others -- an interrupted full-size run
-    continues where it stopped.
+    seed and number of trials whose strategy has the same fingerprint (a job is a
+    function of those: only its generation seconds differ between runs) and runs the
+    others -- an interrupted full-size run continues where it stopped, and a changed
+    default reruns its jobs.
 
     ``workers``: processes (default: the CPU count, at most the number of jobs; 1 runs
     the jobs in this process). ``dask``: run them on a ``distributed.LocalCluster`` on
     127.0.0.1 with ``workers`` processes of one thread each."""
-    probs = _check_names("problems", problems, list(PROBLEMS))
+    if half is not None and half not in HALVES:
+        raise ValueError(f"`half` must be one of {list(HALVES)}, got {half!r}.")
+    known = list(PROBLEMS) if half is None else list(HALVES[half])
+    probs = _check_names("problems", problems, known)
     strats = _check_names("strategies", strategies, list(STRATEGIES))
     for arg, value in (("seeds", seeds), ("trials", trials), ("workers", workers)):
         if value is None and arg == "workers":
@@ -214,7 +251,7 @@ def run_bench(
         for s in strats
         for k in range(seeds)
     ]
-    keep = None if out_dir is None else _JobStore(out_dir / "jobs")
+    keep = None if out_dir is None else JobStore(out_dir / "jobs")
     kept = [] if keep is None or not resume else keep.load(all_specs)
     found = {(j["problem"], j["strategy"], j["seed"]) for j in kept}
     specs = [
@@ -258,9 +295,9 @@ def run_bench(
     return result
 
 
-class _JobStore:
+class JobStore:
     """Finished jobs as JSON files in a folder, one per (problem, strategy, seed,
-    trials)."""
+    trials); a job is loaded only under its strategy's current fingerprint."""
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
@@ -286,7 +323,9 @@ class _JobStore:
             if path.is_file():
                 with open(path) as fh:
                     job = json.load(fh)
-                if len(job["value"]) == spec["trials"]:
+                if len(job["value"]) == spec["trials"] and job.get(
+                    "code"
+                ) == strategy_fingerprint(spec["strategy"]):
                     jobs.append(job)
         return jobs
 
@@ -294,7 +333,7 @@ class _JobStore:
 class _Progress:
     """The tqdm bar (or none) and the job store, advanced as each job finishes."""
 
-    def __init__(self, bar: Any, keep: _JobStore | None) -> None:
+    def __init__(self, bar: Any, keep: JobStore | None) -> None:
         self.bar, self.keep = bar, keep
 
     def close(self) -> None:
@@ -393,11 +432,13 @@ __all__ = [
     "CSV_COLUMNS",
     "GEN_MARK",
     "GROWTH_INIT",
+    "HALVES",
     "PROBLEMS",
     "STRATEGIES",
     "SUMMARY_COLUMNS",
     "BenchResult",
     "Choice",
+    "JobStore",
     "Problem",
     "Range",
     "ax_parameters",
@@ -405,12 +446,15 @@ __all__ = [
     "branin",
     "configure_strategy",
     "generation_growth",
+    "half_of",
     "hartmann6",
     "job_environment",
     "new_client",
     "plot",
+    "repeated_configurations",
     "run_bench",
     "run_job",
+    "share_on_bound",
     "summarize",
     "unit_to_params",
     "write_csv",

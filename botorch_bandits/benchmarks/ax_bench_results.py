@@ -14,8 +14,8 @@ import numpy as np
 import torch
 
 from botorch_bandits._io import atomic_open, atomic_path
-from botorch_bandits.benchmarks.ax_bench_problems import PROBLEMS
 from botorch_bandits.benchmarks.ax_bench_strategies import AX_DEFAULT
+from botorch_bandits.benchmarks.ax_bench_suite import PROBLEMS, half_of
 from botorch_bandits.benchmarks.demo import mean_and_standard_error
 
 CSV_COLUMNS = (
@@ -31,6 +31,7 @@ CSV_COLUMNS = (
     "gen_seconds",
 )
 SUMMARY_COLUMNS = (
+    "half",
     "problem",
     "strategy",
     "seeds",
@@ -41,6 +42,9 @@ SUMMARY_COLUMNS = (
     "simple_regret_se",
     "gen_seconds_median_t10",
     "gen_seconds_median_last",
+    "gen_seconds_median",
+    "repeats_mean",
+    "on_bound_mean",
 )
 GEN_MARK = 10
 """The trial whose median generation seconds the summary reports (with the last)."""
@@ -59,47 +63,66 @@ class BenchResult:
     summary: list[dict[str, Any]] = field(default_factory=list)
     paths: list[Path] = field(default_factory=list)
 
-    def comparison_lines(self) -> list[str]:
-        """Per problem: is practical IGP-UCB's mean cumulative regret below Ax
-        default's, and is its mean final simple regret within one s.e. (Ax's) of Ax
-        default's, or below it. Empty unless both strategies ran."""
-        if not {"IGP-UCB", AX_DEFAULT} <= set(self.strategies):
+    def comparison_lines(self, label: str = "IGP-UCB") -> list[str]:
+        """Per half, then per problem: is the mean cumulative regret of ``label``
+        below Ax default's, and is its mean final simple regret within one s.e.
+        (Ax's) of Ax default's, or below it; each half ends with the tallies and
+        the median generation seconds of both. Empty unless both strategies ran."""
+        if not {label, AX_DEFAULT} <= set(self.strategies):
             return []
         rows = {(r["problem"], r["strategy"]): r for r in self.summary}
         lines = []
-        for p in self.problems:
-            ours, ax = rows[(p, "IGP-UCB")], rows[(p, AX_DEFAULT)]
-            below = ours["cumulative_regret_mean"] < ax["cumulative_regret_mean"]
-            close = (
-                ours["simple_regret_mean"]
-                <= ax["simple_regret_mean"] + ax["simple_regret_se"]
-            )
+        for half in dict.fromkeys(half_of(p) for p in self.problems):
+            probs = [p for p in self.problems if half_of(p) == half]
+            below_count = close_count = 0
+            lines.append(f"  {half} half ({len(probs)} problems):")
+            for p in probs:
+                ours, ax = rows[(p, label)], rows[(p, AX_DEFAULT)]
+                below = ours["cumulative_regret_mean"] < ax["cumulative_regret_mean"]
+                close = (
+                    ours["simple_regret_mean"]
+                    <= ax["simple_regret_mean"] + ax["simple_regret_se"]
+                )
+                below_count += below
+                close_count += close
+                lines.append(
+                    f"    {p:26s} cumulative regret below Ax default: "
+                    f"{'yes' if below else 'no ':3s} "
+                    f"({ours['cumulative_regret_mean']:.4g} vs "
+                    f"{ax['cumulative_regret_mean']:.4g});  simple regret within one "
+                    f"s.e. of Ax default or better: {'yes' if close else 'no ':3s} "
+                    f"({ours['simple_regret_mean']:.4g} vs "
+                    f"{ax['simple_regret_mean']:.4g} ± {ax['simple_regret_se']:.2g})"
+                )
+            gen = {
+                s: float(np.median([rows[(p, s)]["gen_seconds_median"] for p in probs]))
+                for s in (label, AX_DEFAULT)
+            }
             lines.append(
-                f"  {p:22s} cumulative regret below Ax default: "
-                f"{'yes' if below else 'no ':3s} ({ours['cumulative_regret_mean']:.3f} "
-                f"vs {ax['cumulative_regret_mean']:.3f});  simple regret within one "
-                f"s.e. of Ax default or better: {'yes' if close else 'no ':3s} "
-                f"({ours['simple_regret_mean']:.4f} vs {ax['simple_regret_mean']:.4f}"
-                f" ± {ax['simple_regret_se']:.4f})"
+                f"    {label}: cumulative regret below Ax default on {below_count} of "
+                f"{len(probs)}, simple regret within one s.e. or better on "
+                f"{close_count} of {len(probs)}; median generation seconds "
+                f"{gen[label]:.3f} vs {gen[AX_DEFAULT]:.3f}"
             )
         return lines
 
     def table_lines(self) -> list[str]:
         """The summary as a printed table."""
         head = (
-            f"  {'problem':22s} {'strategy':17s} {'cumulative regret':>21s}  "
+            f"  {'problem':26s} {'strategy':17s} {'cumulative regret':>21s}  "
             f"{'simple regret':>21s}  {f'gen s t={GEN_MARK}':>10s} "
-            f"{f'gen s t={self.trials}':>10s}"
+            f"{f'gen s t={self.trials}':>10s} {'repeats':>7s} {'on bound':>8s}"
         )
         lines = [head]
         for r in self.summary:
             mark = r["gen_seconds_median_t10"]
             lines.append(
-                f"  {r['problem']:22s} {r['strategy']:17s} "
-                f"{r['cumulative_regret_mean']:10.3f} ± {r['cumulative_regret_se']:8.3f}  "
-                f"{r['simple_regret_mean']:10.4f} ± {r['simple_regret_se']:8.4f}  "
+                f"  {r['problem']:26s} {r['strategy']:17s} "
+                f"{r['cumulative_regret_mean']:10.4g} ± {r['cumulative_regret_se']:8.3g}  "
+                f"{r['simple_regret_mean']:10.4g} ± {r['simple_regret_se']:8.3g}  "
                 f"{'n/a' if mark is None else f'{mark:.3f}':>10s} "
-                f"{r['gen_seconds_median_last']:10.3f}"
+                f"{r['gen_seconds_median_last']:10.3f} {r['repeats_mean']:7.1f} "
+                f"{r['on_bound_mean']:8.0%}"
             )
         return lines
 
@@ -123,16 +146,19 @@ def _mean_se(runs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def summarize(result: BenchResult) -> list[dict[str, Any]]:
     """Per problem and strategy: the final cumulative and simple regret (mean, s.e.
-    over seeds) and the median seconds of ``get_next_trials`` at trial 10 (``None``
-    when fewer trials ran) and at the last trial."""
+    over seeds), the median seconds of ``get_next_trials`` at trial 10 (``None``
+    when fewer trials ran), at the last trial and over all trials, the mean number of
+    repeated configurations and the mean share of coordinates on a bound."""
     rows = []
     for p in result.problems:
         for s in result.strategies:
             cum_mean, cum_se = _mean_se(_curves(result, p, s, "cumulative_regret"))
             sr_mean, sr_se = _mean_se(_curves(result, p, s, "simple_regret"))
             gen = _curves(result, p, s, "gen_seconds")
+            jobs = [j for j in result.jobs if j["problem"] == p and j["strategy"] == s]
             rows.append(
                 {
+                    "half": half_of(p),
                     "problem": p,
                     "strategy": s,
                     "seeds": result.seeds,
@@ -145,6 +171,9 @@ def summarize(result: BenchResult) -> list[dict[str, Any]]:
                     if result.trials >= GEN_MARK
                     else None,
                     "gen_seconds_median_last": float(np.median(gen[:, -1])),
+                    "gen_seconds_median": float(np.median(gen)),
+                    "repeats_mean": float(np.mean([j["repeats"] for j in jobs])),
+                    "on_bound_mean": float(np.mean([j["on_bound"] for j in jobs])),
                 }
             )
     return rows

@@ -4,7 +4,11 @@ Ax chooses by default."""
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
+from functools import cache
+from importlib.metadata import version
+from pathlib import Path
 from typing import Any
 
 AX_DEFAULT = "Ax default"
@@ -47,3 +51,24 @@ def configure_strategy(
         client.configure_generation_strategy(initialization_random_seed=seed)
     else:
         client.set_generation_strategy(bandit_strategy(label, seed, node_kwargs))
+
+
+@cache
+def strategy_fingerprint(label: str) -> str:
+    """What a job's result depends on besides its problem, seed and trials: the
+    versions of Ax, BoTorch, GPyTorch and torch, and for a bandit strategy a hash of
+    the package's library code (everything but ``benchmarks/``). A kept job is
+    reused only under the same fingerprint, so a changed default reruns."""
+    versions = " ".join(
+        f"{name} {version(name)}"
+        for name in ("ax-platform", "botorch", "gpytorch", "torch")
+    )
+    if STRATEGIES[label] is None:
+        return versions
+    root = Path(__file__).resolve().parents[1]
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        if "benchmarks" not in path.relative_to(root).parts:
+            digest.update(str(path.relative_to(root)).encode())
+            digest.update(path.read_bytes())
+    return f"{versions} botorch_bandits {digest.hexdigest()[:16]}"

@@ -30,8 +30,9 @@ from torch import Tensor
 
 from botorch_bandits._io import atomic_open
 from botorch_bandits.benchmarks.ax_bench import run_job
-from botorch_bandits.benchmarks.ax_bench_problems import PROBLEMS, Range, unit_to_params
+from botorch_bandits.benchmarks.ax_bench_problems import Range, unit_to_params
 from botorch_bandits.benchmarks.ax_bench_results import BenchResult, summarize
+from botorch_bandits.benchmarks.ax_bench_suite import PROBLEMS
 from botorch_bandits.benchmarks.executors import init_worker
 from botorch_bandits.benchmarks.problems import regularized_norm
 from botorch_bandits.beta import (
