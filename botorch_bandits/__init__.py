@@ -22,6 +22,8 @@ _LAZY: dict[str, str] = {
     "GPThompsonSamplingSDF": "botorch_bandits.acquisition",
     "draw_posterior_paths": "botorch_bandits.acquisition",
     "num_observations": "botorch_bandits.acquisition",
+    "practical_acquisition": "botorch_bandits.acquisition",
+    "practical_confidence": "botorch_bandits.acquisition",
     "GREEDY_FACTOR": "botorch_bandits.beta.gain",
     "CallableGamma": "botorch_bandits.beta.gamma",
     "ConstantGamma": "botorch_bandits.beta.gamma",
@@ -84,6 +86,8 @@ if TYPE_CHECKING:  # the same names, eagerly, for type checkers and IDEs
         GPThompsonSamplingSDF,
         draw_posterior_paths,
         num_observations,
+        practical_acquisition,
+        practical_confidence,
     )
     from botorch_bandits.beta.gain import (
         GREEDY_FACTOR,
@@ -199,6 +203,8 @@ __all__ = [
     "information_gain_path",
     "num_observations",
     "observed_information_gain",
+    "practical_acquisition",
+    "practical_confidence",
     "resolve_gamma",
     "sdf_beta",
     "sdf_inflation",

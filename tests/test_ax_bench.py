@@ -288,3 +288,16 @@ def test_generation_growth_times_one_decision_after_n_trials():
     )
     assert [r["completed"] for r in rows] == [6, 9]
     assert all(r["seconds_median"] > 0 for r in rows)
+
+
+def test_variant_labels_carry_node_options():
+    from botorch_bandits.benchmarks.ax_bench import parse_label
+
+    assert parse_label("IGP-UCB") == ("IGP-UCB", {})
+    assert parse_label("GP-TS[beta=1.5;repeats=allow;R=None]") == (
+        "GP-TS",
+        {"beta": 1.5, "repeats": "allow", "R": None},
+    )
+    for bad in ("UCB[beta=1]", "IGP-UCB[beta=1", "Ax default[beta=1]", "IGP-UCB[x]"):
+        with pytest.raises(ValueError, match="strategies"):
+            parse_label(bad)

@@ -211,3 +211,63 @@ def test_the_core_imports_no_ax() -> None:
         "assert not [m for m in sys.modules if m == 'ax' or m.startswith('ax.')]\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+# ---------------------------------------------------------------- no wasted evaluations
+def _grid_history(values) -> History:
+    """Completed trials at the 1-D points of ``values`` (a dict point -> value, or
+    a list of (point, value) pairs)."""
+    pairs = list(values.items()) if isinstance(values, dict) else list(values)
+    trials = [
+        TrialRecord(index=i, x=(x,), f=y, created=i, completed=i + 1.0)
+        for i, (x, y) in enumerate(pairs)
+    ]
+    return History(trials=tuple(trials))
+
+
+GRID = [[0.0], [0.25], [0.5], [0.75], [1.0]]
+#: a deterministic objective peaked at 0.5: every point but 0.0 evaluated
+PEAKED = {0.25: 0.6, 0.5: 1.0, 0.75: 0.6, 1.0: 0.0}
+
+
+def _finite(repeats: str | None = None, **kw):
+    kwargs = {"optimizer": "finite", **kw}
+    if repeats is not None:
+        kwargs["repeats"] = repeats
+    return DecisionOptions.from_kwargs(**kwargs)
+
+
+def test_a_noise_free_fit_never_proposes_an_evaluated_point_again() -> None:
+    domain = Domain.box(torch.tensor(GRID, dtype=torch.double))
+    history = _grid_history(PEAKED)
+    allow = decide(history, _finite("allow", beta=0.5), domain)
+    assert allow.x == [0.5]  # the incumbent: re-evaluating it wastes a trial
+    avoid = decide(history, _finite(beta=0.5), domain)  # the practical default
+    assert avoid.metadata["fit"]["noise"] <= 1e-2  # the fit says noise-free
+    assert avoid.x == [0.0] and avoid.metadata["avoided"] == 4
+    # the gradient optimizer keeps away from the evaluated points too
+    grad = decide(history, DecisionOptions.from_kwargs(beta=0.5), domain)
+    assert grad.metadata["avoided"] == 4
+    assert min(abs(grad.x[0] - x) for x in PEAKED) >= 1e-6
+
+
+def test_repeats_are_allowed_when_every_point_was_evaluated_or_the_fit_is_noisy():
+    domain = Domain.box(torch.tensor(GRID, dtype=torch.double))
+    full = _grid_history({0.0: 0.0, **PEAKED})
+    d = decide(full, _finite(beta=0.5), domain)
+    assert (
+        d.metadata["repeat_reason"] == "every point of the decision set was evaluated"
+    )
+    assert d.metadata["avoided"] == 0
+    # three different values at 0.5: the fit must see noise, and repeats stay allowed
+    noisy = _grid_history([*PEAKED.items(), (0.5, 0.7), (0.5, 1.3)])
+    n = decide(noisy, _finite(beta=0.5), domain)
+    assert n.metadata["fit"]["noise"] > 1e-2 and "avoided" not in n.metadata
+    # the theory mode re-pulls arms by default
+    t = decide(_grid_history(PEAKED), _finite(mode="theory"), domain)
+    assert "avoided" not in t.metadata
+
+
+def test_bad_repeats_is_named() -> None:
+    with pytest.raises(ValueError, match="repeats"):
+        DecisionOptions.from_kwargs(repeats="never")

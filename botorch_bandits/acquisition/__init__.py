@@ -2,6 +2,10 @@
 
 from botorch_bandits.acquisition import input_constructors  # noqa: F401 (registers)
 from botorch_bandits.acquisition._common import num_observations
+from botorch_bandits.acquisition.factory import (
+    practical_acquisition,
+    practical_confidence,
+)
 from botorch_bandits.acquisition.sdf import GPUCBSDF, GPThompsonSamplingSDF
 from botorch_bandits.acquisition.thompson import (
     GPThompsonSampling,
@@ -17,4 +21,6 @@ __all__ = [
     "GPThompsonSamplingSDF",
     "draw_posterior_paths",
     "num_observations",
+    "practical_acquisition",
+    "practical_confidence",
 ]

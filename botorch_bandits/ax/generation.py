@@ -84,7 +84,8 @@ class BanditNode(ExternalGenerationNode):
             ``num_epochs``, ``restarts``, ``xi``, ``cpd_regularization`` (the
             detector's :math:`c`; deprecated spelling ``cpd_c``),
             ``cpd_threshold_scale`` (its :math:`C`; deprecated ``cpd_C``),
-            ``cpd_alpha``. docs/ax.md describes each.
+            ``cpd_alpha``, ``repeats`` (``"allow"``, ``"avoid"``). docs/ax.md
+            describes each.
     """
 
     #: the flat options that make up the node's whole persisted state

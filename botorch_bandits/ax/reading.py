@@ -180,7 +180,8 @@ def ax_domain(
     linear constraints (tightened), and its point must map back into the search
     space exactly (``Space.contains``); the detector integrates over the decision
     set of the whole space (``whole()``), its volume the product of the range
-    widths (a choice counts 1) times the share inside the constraints."""
+    widths (a choice counts 1) times the share inside the constraints; the
+    optimizer's raw samples are fresh decision sets of the call's space."""
 
     def accept(x: Any) -> tuple[dict[str, Any], list[float]] | None:
         params = {**space.parameterizations(x.unsqueeze(0))[0], **fixed}
@@ -197,6 +198,9 @@ def ax_domain(
         )
         return ds.unit, box * ds.fraction
 
+    def sample(n: int, seed: int) -> Any:
+        return space.decision_set(n, seed, fixed, quiet=True).unit
+
     return Domain(
         unit=decision_set.unit,
         hold=sorted(set(space.discrete) | set(space.fixed_dims(fixed))),
@@ -204,5 +208,6 @@ def ax_domain(
         inequality_constraints=space.inequality_constraints_with_margin,
         accept=accept,
         detector=detector,
+        sample=sample,
         index=decision_set.index,
     )

@@ -208,11 +208,16 @@ class Space:
         return axes
 
     def decision_set(
-        self, num_candidates: int, seed: int, fixed: dict[str, Any] | None = None
+        self,
+        num_candidates: int,
+        seed: int,
+        fixed: dict[str, Any] | None = None,
+        quiet: bool = False,
     ) -> DecisionSet:
         """The call's decision set (see the module); ``fixed``: features fixed for
-        this call. Raises ``ValueError`` when no point of the space satisfies the
-        constraints (with the fixed features)."""
+        this call; ``quiet``: no warning when fewer than ``num_candidates`` points
+        were found (the optimizer's raw samples). Raises ``ValueError`` when no
+        point of the space satisfies the constraints (with the fixed features)."""
         fixed = dict(fixed or {})
         unknown = sorted(set(fixed) - set(self.search_space.parameters))
         if unknown:
@@ -264,7 +269,7 @@ class Space:
                 "tried): BanditNode needs a non-empty decision set; loosen the "
                 "constraints or the fixed parameters."
             )
-        if len(valid) < num_candidates and size is None:
+        if len(valid) < num_candidates and size is None and not quiet:
             warnings.warn(
                 f"BanditNode's decision set has {len(valid)} of num_candidates="
                 f"{num_candidates} points: only {accepted} of {draws} Sobol points "

@@ -50,6 +50,7 @@ from botorch_bandits.benchmarks.ax_bench_strategies import (
     STRATEGIES,
     bandit_strategy,
     configure_strategy,
+    parse_label,
     strategy_fingerprint,
 )
 from botorch_bandits.benchmarks.ax_bench_suite import HALVES, PROBLEMS, half_of
@@ -201,6 +202,22 @@ def _check_names(
     return names
 
 
+def _check_strategies(given: Sequence[str] | None) -> tuple[str, ...]:
+    """The strategy labels (default: every one of ``STRATEGIES``), variants
+    (``"IGP-UCB[beta=2]"``) included."""
+    if given is None:
+        return tuple(STRATEGIES)
+    labels = tuple(given)
+    if not labels or len(set(labels)) != len(labels):
+        raise ValueError(
+            f"`strategies` must be distinct labels among {list(STRATEGIES)} (or "
+            f"their variants), got {list(labels)!r}."
+        )
+    for label in labels:
+        parse_label(label)
+    return labels
+
+
 def run_bench(
     problems: Sequence[str] | None = None,
     half: str | None = None,
@@ -231,7 +248,7 @@ def run_bench(
         raise ValueError(f"`half` must be one of {list(HALVES)}, got {half!r}.")
     known = list(PROBLEMS) if half is None else list(HALVES[half])
     probs = _check_names("problems", problems, known)
-    strats = _check_names("strategies", strategies, list(STRATEGIES))
+    strats = _check_strategies(strategies)
     for arg, value in (("seeds", seeds), ("trials", trials), ("workers", workers)):
         if value is None and arg == "workers":
             continue
@@ -243,7 +260,7 @@ def run_bench(
         for name in ("ax_bench.csv", "summary.csv", *(f"{p}.png" for p in probs)):
             check_not_symlink(out_dir / name)  # before any work
     for label in strats:  # a strategy's arguments are checked when it is built
-        if STRATEGIES[label] is not None:
+        if STRATEGIES[parse_label(label)[0]] is not None:
             bandit_strategy(label, 0)
     all_specs = [
         {"problem": p, "strategy": s, "seed": k, "trials": trials}
@@ -376,7 +393,7 @@ def generation_growth(
     state from the experiment on every call, so this is the cost a user waits for
     at that point of a long experiment."""
     prob = PROBLEMS[problem]
-    _check_names("strategies", strategies, list(STRATEGIES))
+    _check_strategies(strategies)
     rows = []
     for n in sizes:
         for label in strategies:
@@ -450,6 +467,7 @@ __all__ = [
     "hartmann6",
     "job_environment",
     "new_client",
+    "parse_label",
     "plot",
     "repeated_configurations",
     "run_bench",

@@ -23,16 +23,53 @@ STRATEGIES: dict[str, tuple[str, str] | None] = {
 ``None`` for Ax's default strategy."""
 
 
+def parse_label(label: str) -> tuple[str, dict[str, Any]]:
+    """A strategy label and the node options it carries: ``"IGP-UCB"`` ->
+    ``("IGP-UCB", {})``; a variant ``"IGP-UCB[beta=2;repeats=allow]"`` ->
+    ``("IGP-UCB", {"beta": 2.0, "repeats": "allow"})`` (numbers as floats, ``None``,
+    ``True`` and ``False`` as themselves, other values as strings). Raises
+    ``ValueError`` naming the label when its base is unknown or it is malformed."""
+    base, _, rest = label.partition("[")
+    if base not in STRATEGIES or (rest and not rest.endswith("]")):
+        raise ValueError(
+            f"`strategies` must be labels among {list(STRATEGIES)}, optionally with "
+            f"node options in brackets (e.g. 'IGP-UCB[beta=2]'), got {label!r}."
+        )
+    options: dict[str, Any] = {}
+    for item in filter(None, rest[:-1].split(";")):
+        name, eq, text = item.partition("=")
+        if not eq or STRATEGIES[base] is None:
+            raise ValueError(
+                f"`strategies`: {label!r} must give bandit node options as "
+                "name=value pairs (Ax default takes none)."
+            )
+        words = {"None": None, "True": True, "False": False}
+        if text in words:
+            value: Any = words[text]
+        else:
+            try:
+                value = float(text)
+            except ValueError:
+                value = text
+        options[name.strip()] = value
+    return base, options
+
+
 def bandit_strategy(
     label: str, seed: int, node_kwargs: Mapping[str, Any] | None = None
 ) -> Any:
-    """The ``GenerationStrategy`` of a bandit label (not ``"Ax default"``), with
-    ``node_kwargs`` (e.g. ``{"B": 3.0}`` or ``{"beta": 2.0}``) passed to the node."""
+    """The ``GenerationStrategy`` of a bandit label (not ``"Ax default"``; a variant
+    label's options first), with ``node_kwargs`` (e.g. ``{"B": 3.0}`` or
+    ``{"beta": 2.0}``) passed to the node."""
     from botorch_bandits.ax import bandit_generation_strategy
 
-    algorithm, mode = STRATEGIES[label]
+    base, options = parse_label(label)
+    algorithm, mode = STRATEGIES[base]
     return bandit_generation_strategy(
-        algorithm=algorithm, seed=seed, mode=mode, **dict(node_kwargs or {})
+        algorithm=algorithm,
+        seed=seed,
+        mode=mode,
+        **{**options, **dict(node_kwargs or {})},
     )
 
 
@@ -41,7 +78,7 @@ def configure_strategy(
 ) -> None:
     """Set the strategy ``label`` on ``client``: a bandit strategy with
     ``node_kwargs``, or Ax's default choice seeded by ``seed``."""
-    if STRATEGIES[label] is None:
+    if STRATEGIES[parse_label(label)[0]] is None:
         if node_kwargs:
             raise ValueError(
                 f"`node_kwargs` are options of the bandit node; {label!r} takes none, "
@@ -63,7 +100,7 @@ def strategy_fingerprint(label: str) -> str:
         f"{name} {version(name)}"
         for name in ("ax-platform", "botorch", "gpytorch", "torch")
     )
-    if STRATEGIES[label] is None:
+    if STRATEGIES[parse_label(label)[0]] is None:
         return versions
     root = Path(__file__).resolve().parents[1]
     digest = hashlib.sha256()

@@ -23,6 +23,7 @@ COMMANDS: dict[str, Command] = {
     "loop-demo": studies.LOOP_DEMO,
     "ax-check": ax_commands.AX_CHECK,
     "ax-bench": ax_commands.AX_BENCH,
+    "botorch-loop": studies.BOTORCH_LOOP,
     "ts-variance": studies.TS_VARIANCE,
     "batch-tradeoff": studies.BATCH_TRADEOFF,
     "beta-guide": studies.BETA_GUIDE,

@@ -1,6 +1,6 @@
 """The commands that check one piece and print a table: ``loop-demo`` (a plain
 BoTorch loop), ``ts-variance``, ``batch-tradeoff``, ``beta-guide``,
-``benchmark-engine`` and ``cpd-detector``."""
+``benchmark-engine``, ``cpd-detector`` and ``botorch-loop``."""
 
 from __future__ import annotations
 
@@ -249,4 +249,75 @@ CPD_DETECTOR = Command(
     "setting): false-positive rate and detection delay for candidate constants c.",
     add_arguments=_cpd_detector_arguments,
     run=_run_cpd_detector,
+)
+
+
+#: the botorch-loop command's default problems: the validation half's float problems
+LOOP_PROBLEMS = "six-hump-camel,hartmann3,styblinski-tang-8,ackley-10"
+
+
+def _botorch_loop_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--problems",
+        default=LOOP_PROBLEMS,
+        help=f"comma-separated float problems of ax-bench ({LOOP_PROBLEMS})",
+    )
+    parser.add_argument(
+        "--policies", help="comma-separated policies (default: all five)"
+    )
+    parser.add_argument("--seeds", type=positive_int, default=5, help="seeds (5)")
+    parser.add_argument(
+        "--trials", type=positive_int, default=40, help="trials per run (40)"
+    )
+    parser.add_argument(
+        "--workers", type=positive_int, default=1, help="worker processes (1)"
+    )
+
+
+def _run_botorch_loop(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from botorch_bandits.benchmarks.botorch_loop import (
+        POLICIES,
+        run_loop,
+        summarize_loops,
+    )
+    from botorch_bandits.benchmarks.executors import pool_map, worker_pool
+
+    problems = [p.strip() for p in args.problems.split(",")]
+    policies = (
+        [p.strip() for p in args.policies.split(",")] if args.policies else POLICIES
+    )
+    specs = [
+        {"problem": p, "policy": q, "seed": s, "trials": args.trials}
+        for p in problems
+        for q in policies
+        for s in range(args.seeds)
+    ]
+    start = time.perf_counter()
+    if args.workers > 1:
+        with worker_pool(args.workers) as pool:
+            jobs = pool_map(pool, run_loop, specs, lambda j: j)
+    else:
+        jobs = [run_loop(**spec) for spec in specs]
+    print(
+        f"botorch-loop: {len(jobs)} runs of {args.trials} trials in "
+        f"{time.perf_counter() - start:.0f} s; final regrets (mean ± s.e. over "
+        f"{args.seeds} seeds), repeated points, share of coordinates on a bound"
+    )
+    for r in summarize_loops(jobs):
+        print(
+            f"  {r['problem']:18s} {r['policy']:32s} cumulative "
+            f"{r['cumulative_regret_mean']:10.4g} ± {r['cumulative_regret_se']:8.3g}"
+            f"  simple {r['simple_regret_mean']:9.4g} ± {r['simple_regret_se']:8.3g}"
+            f"  repeats {r['repeats_mean']:4.1f}  on bound {r['on_bound_mean']:4.0%}"
+        )
+    return 0
+
+
+BOTORCH_LOOP = Command(
+    help="A plain BoTorch loop (fitted SingleTaskGP, optimize_acqf with 20 restarts "
+    "and 1024 raw samples) on ax-bench's float problems: IGP-UCB and GP-TS from "
+    "practical_acquisition against UpperConfidenceBound(beta=2), LogEI and "
+    "PathwiseThompsonSampling.",
+    add_arguments=_botorch_loop_arguments,
+    run=_run_botorch_loop,
 )

@@ -13,7 +13,11 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from botorch_bandits.acquisition.factory import Confidence, make_acquisition
+from botorch_bandits.acquisition.factory import (
+    Confidence,
+    make_acquisition,
+    practical_confidence,
+)
 from botorch_bandits.changepoint import (
     ChangePointDetector,
     cpd_threshold,
@@ -26,6 +30,7 @@ from botorch_bandits.core.fit import build_model, fit_practical, fit_theory
 from botorch_bandits.core.history import History, TrialRecord
 from botorch_bandits.core.optimize import optimize
 from botorch_bandits.core.options import (
+    NOISE_FREE,
     THEORY_DEFAULTS,
     DecisionOptions,
     Restarts,
@@ -186,7 +191,7 @@ def decide(
         meta["fit"] = fit
         hyper = Hyperparameters.from_dict(fit)
         if R is None:  # the fitted noise's standard deviation (standardized)
-            R = math.sqrt(hyper.noise)
+            R = practical_confidence(hyper.noise).R
         meta["R"] = R
     elif opts.theory.hyperparameters == "fitted":
         hyper = fit_theory(X0, Y0, opts.theory.kernel)
@@ -203,6 +208,11 @@ def decide(
             opts.constraints.multiplier_update, opts.delta, L, R, kappa
         )
         meta["delta_epoch"] = delta
+    # (near) noise-free: no evaluated or running point again (repeats="avoid")
+    evaluated: list[list[float]] = []
+    if opts.repeats == "avoid" and noise_ratio(opts, hyper) <= NOISE_FREE:
+        evaluated = [list(e.x) for e in active]
+        meta["avoided"] = len(evaluated)
     targets = {e.index: float(y) for e, y in zip(done, Y0.tolist(), strict=True)}
     recent = None
     if opts.pending == "censor":
@@ -241,6 +251,14 @@ def decide(
         scores = acqf(unit.unsqueeze(-2))
     if not bool(torch.isfinite(scores).all()):
         not_finite(scores, done, history.metric)
+    if evaluated:  # their rows of the decision set, unless every row is one
+        rows = {domain.index.get(tuple(x)) for x in evaluated} - {None}
+        if len(rows | set(busy)) < unit.shape[0]:
+            busy = sorted(rows | set(busy))
+        else:
+            meta["avoided"] = 0
+            meta["repeat_reason"] = "every point of the decision set was evaluated"
+            evaluated = []
     if busy:
         scores = scores.clone()
         scores[busy] = -math.inf
@@ -249,12 +267,26 @@ def decide(
     meta["round"] = t
     if gradient:
         flight = [list(e.x) for e in active if e.f is None]
-        avoid = flight if opts.pending == "ignore" else None
-        row, payload, coords = optimize(acqf, scores, domain, avoid, meta)
+        avoid = flight if opts.pending == "ignore" else []
+        avoid = evaluated or avoid  # the evaluated points include those in flight
+        row, payload, coords = optimize(
+            acqf, scores, domain, avoid, meta, step_seed(opts.seed, position)
+        )
         if row is None:
             return Decision(coords, None, payload, False, meta)
         return _on_set(domain, row, False, meta)
     return _on_set(domain, int(scores.argmax()), False, meta)
+
+
+def noise_ratio(opts: DecisionOptions, hyper: Hyperparameters | None) -> float:
+    """The model's noise variance over its prior variance: the practical GP's fitted
+    noise (its prior variance is 1), the theory kernel's noise (unit variance), or
+    the fitted theory kernel's noise over its output scale."""
+    if opts.theory is None:
+        return hyper.noise if hyper is not None else math.inf
+    if hyper is None:
+        return opts.theory.noise
+    return hyper.noise / hyper.outputscale
 
 
 def _on_set(domain: Domain, row: int, uniform: bool, meta: dict) -> Decision:

@@ -10,7 +10,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import torch
 from torch import Tensor
+from torch.quasirandom import SobolEngine
 
 
 @dataclass
@@ -20,7 +22,9 @@ class Domain:
     whether any coordinate is free (``free``), the optimizer's linear constraints
     (BoTorch's ``inequality_constraints``), ``accept`` (a unit-cube point -> a valid
     candidate ``(payload, coordinates)`` or ``None``) and ``detector`` (-> the
-    change-point detector's points and the domain's volume)."""
+    change-point detector's points and the domain's volume); ``sample`` (``(n,
+    seed)`` -> up to ``n`` fresh valid points, the optimizer's raw samples; ``None``:
+    the decision set only)."""
 
     unit: Tensor
     hold: list[int] = field(default_factory=list)
@@ -30,6 +34,7 @@ class Domain:
     )
     accept: Callable[[Tensor], tuple[Any, list[float]] | None] | None = None
     detector: Callable[[], tuple[Tensor, float]] | None = None
+    sample: Callable[[int, int], Tensor] | None = None
     index: dict[tuple, int] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
@@ -44,10 +49,19 @@ class Domain:
     def box(cls, unit: Tensor) -> Domain:
         """The unit box ``[0, 1]^d`` with the decision set ``unit``: every point of
         the box is a candidate (its payload the coordinates), the detector integrates
-        over the decision set with volume 1."""
+        over the decision set with volume 1, raw samples are scrambled Sobol points."""
 
         def accept(x: Tensor) -> tuple[Any, list[float]]:
             coords = x.reshape(-1).clamp(0.0, 1.0).tolist()
             return coords, coords
 
-        return cls(unit=unit, accept=accept, detector=lambda: (unit, 1.0))
+        def sample(n: int, seed: int) -> Tensor:
+            engine = SobolEngine(unit.shape[-1], scramble=True, seed=seed)
+            return engine.draw(n, dtype=torch.double)
+
+        return cls(
+            unit=unit,
+            accept=accept,
+            detector=lambda: (unit, 1.0),
+            sample=sample,
+        )

@@ -26,6 +26,7 @@ Optimizer = Literal["gradient", "finite"]
 Hyper = Literal["fixed", "fitted"]
 MultiplierUpdate = Literal["multiplicative", "additive"]
 Kernel = Literal["matern52", "rbf"]
+Repeats = Literal["allow", "avoid"]
 
 ALGORITHMS: tuple[str, ...] = ("IGP-UCB", "GP-UCB", "GP-TS")
 MODES: tuple[str, ...] = ("practical", "theory")
@@ -34,6 +35,12 @@ PENDING: tuple[str, ...] = ("ignore", "hallucinate", "censor")
 HYPERPARAMETERS: tuple[str, ...] = ("fixed", "fitted")
 MULTIPLIER_UPDATES: tuple[str, ...] = ("multiplicative", "additive")
 KERNELS: tuple[str, ...] = ("matern52", "rbf")
+REPEATS: tuple[str, ...] = ("allow", "avoid")
+#: ``repeats="avoid"`` applies while the model's noise variance is at most this
+#: share of its prior variance (a noise sd of at most 10 % of the signal's): (near)
+#: noise-free. BoTorch's noise prior (log-normal, loc -4, scale 1) has its mode at
+#: e^-5 = 6.7e-3, where a fit to noise-free data sits until many points pin it lower
+NOISE_FREE = 1e-2
 
 #: the theory mode's defaults (its settings before the practical mode existed)
 THEORY_DEFAULTS: dict[str, Any] = {
@@ -44,12 +51,14 @@ THEORY_DEFAULTS: dict[str, Any] = {
     "hyperparameters": "fixed",
     "R": 0.1,
     "optimizer": "finite",
+    "repeats": "allow",
 }
 #: the practical mode's defaults (``R=None``: estimated from the fitted noise)
 PRACTICAL_DEFAULTS: dict[str, Any] = {
     "pending": "hallucinate",
     "hyperparameters": "fitted",
     "optimizer": "gradient",
+    "repeats": "avoid",
 }
 #: old spellings of options, kept as deprecated aliases: old -> new
 RENAMED: dict[str, str] = {
@@ -110,7 +119,10 @@ class Restarts:
 class DecisionOptions:
     """Everything that shapes a decision besides the data. ``theory`` is set in the
     theory mode only; ``constraints`` and ``restarts`` are ``None`` when off;
-    ``censoring`` is read under ``pending="censor"``."""
+    ``censoring`` is read under ``pending="censor"``. ``repeats="avoid"``: while the
+    model says the objective is (near) noise-free (:data:`NOISE_FREE`), no point
+    evaluated or in flight is proposed again (the practical default; a bandit's
+    re-pull of an arm is the theory mode's)."""
 
     algorithm: Algorithm = "IGP-UCB"
     mode: Mode = "practical"
@@ -126,6 +138,7 @@ class DecisionOptions:
     censoring: Censoring = field(default_factory=Censoring)
     constraints: LongTermConstraints | None = None
     restarts: Restarts | None = None
+    repeats: Repeats = "allow"
 
     @classmethod
     def from_kwargs(cls, **kwargs: Any) -> DecisionOptions:
@@ -172,6 +185,7 @@ class DecisionOptions:
             )
             if k["restarts"]
             else None,
+            repeats=k["repeats"],
         )
 
 
@@ -207,6 +221,7 @@ FLAT_DEFAULTS: dict[str, Any] = {
     "cpd_regularization": 20.0,
     "cpd_threshold_scale": 2.6,
     "cpd_alpha": 2.5,
+    "repeats": None,
 }
 
 
@@ -265,7 +280,7 @@ def resolve_kwargs(**kwargs: Any) -> dict[str, Any]:
         defaults = PRACTICAL_DEFAULTS
     else:
         defaults = THEORY_DEFAULTS
-    for n in ("pending", "hyperparameters", "optimizer"):
+    for n in ("pending", "hyperparameters", "optimizer", "repeats"):
         if k[n] is None:
             k[n] = defaults[n]
     if k["mode"] == "theory":
@@ -275,6 +290,7 @@ def resolve_kwargs(**kwargs: Any) -> dict[str, Any]:
     check_choice("pending", k["pending"], PENDING)
     check_choice("hyperparameters", k["hyperparameters"], HYPERPARAMETERS)
     check_choice("optimizer", k["optimizer"], OPTIMIZERS)
+    check_choice("repeats", k["repeats"], REPEATS)
     check_choice("multiplier_update", k["multiplier_update"], MULTIPLIER_UPDATES)
     if k["mode"] == "theory":
         check_choice("kernel", k["kernel"], KERNELS)
