@@ -2,7 +2,7 @@
 
 from botorch_bandits.acquisition import input_constructors  # noqa: F401 (registers)
 from botorch_bandits.acquisition._common import num_observations
-from botorch_bandits.acquisition.factory import (
+from botorch_bandits.acquisition.practical import (
     practical_acquisition,
     practical_confidence,
 )

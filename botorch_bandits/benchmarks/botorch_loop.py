@@ -23,7 +23,7 @@ from gpytorch.mlls import ExactMarginalLogLikelihood
 from torch import Tensor
 from torch.quasirandom import SobolEngine
 
-from botorch_bandits.acquisition.factory import practical_acquisition
+from botorch_bandits.acquisition.practical import practical_acquisition
 from botorch_bandits.benchmarks.ax_bench_problems import Problem, Range, unit_to_params
 from botorch_bandits.benchmarks.ax_bench_suite import PROBLEMS
 from botorch_bandits.models import one_thread

@@ -13,11 +13,8 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from botorch_bandits.acquisition.factory import (
-    Confidence,
-    make_acquisition,
-    practical_confidence,
-)
+from botorch_bandits.acquisition.factory import Confidence, make_acquisition
+from botorch_bandits.acquisition.practical import practical_confidence
 from botorch_bandits.changepoint import (
     ChangePointDetector,
     cpd_threshold,
