@@ -188,6 +188,23 @@ def test_dask_local_cluster_matches_local_run(tmp_path) -> None:
     assert (tmp_path / "chowdhury2017-fig2.csv").exists()
 
 
+def test_device_runs_the_same_jobs_and_refuses_what_it_cannot() -> None:
+    """``device="cpu"`` takes the device path (instances moved, the noise from the
+    device's generator, results brought back) and gives the in-process numbers
+    exactly; a device torch lacks, or one for a simulator that runs on the CPU only,
+    is refused before any job runs, naming the argument."""
+    kwargs = dict(horizon=5, seeds=3, algorithms=["GP-TS", "IGP-UCB"], out=None)
+    plain = reproduce("chowdhury2017-fig1", show_progress=False, workers=1, **kwargs)
+    moved = reproduce("chowdhury2017-fig1", show_progress=False, device="cpu", **kwargs)
+    for a, b in zip(plain.jobs, moved.jobs, strict=True):
+        assert torch.equal(a["final_cumulative_regret"], b["final_cumulative_regret"])
+        assert b["final_cumulative_regret"].device.type == "cpu"
+    with pytest.raises(ValueError, match=r"`device` must be a torch device.*nowhere"):
+        reproduce("chowdhury2017-fig1", device="nowhere", **kwargs)
+    with pytest.raises(ValueError, match="`device` is supported by the finite-arm"):
+        reproduce("verma2022-fig1a", device="cpu", smoke=True, out=None)
+
+
 def test_smoke_runs_are_labelled_with_the_sizes_that_ran(tmp_path) -> None:
     """A smoke run of the T = 900..2400 sweep names the horizons it ran (the CSV's
     problems, the plot's title), not the paper's."""

@@ -64,6 +64,7 @@ class Job:
     cpd_c: float | None = None  # piecewise: the detector constant c
     options: Mapping[str, Any] | None = None  # piecewise: the reading's settings
     progress: Any = None
+    device: str | None = None  # finite-arm: the torch device the seeds run on
 
 
 @dataclass
@@ -110,8 +111,9 @@ class Family:
 
 
 def _finite_arm(job: Job) -> Simulated:
+    problem = PROBLEMS[job.problem](num_seeds=job.seeds, seed=job.seed)
     result = simulate(
-        PROBLEMS[job.problem](num_seeds=job.seeds, seed=job.seed),
+        problem if job.device is None else problem.to(job.device),
         job.algorithm,
         job.horizon,
         seed=job.seed,
@@ -269,11 +271,15 @@ def run_job(
     refit_every: int | None = None,
     cpd_c: float | None = None,
     options: dict[str, Any] | None = None,
+    device: str | None = None,
 ) -> dict[str, Any]:
     """One (problem, algorithm) job: build the problem's ``seeds`` instances, simulate,
     and reduce to per-step mean and standard error of every metric. Runs anywhere
-    (a worker process, a Dask worker); the result is plain tensors. ``options``: the
-    experiment's reading (keyword arguments of the piecewise simulator)."""
+    (a worker process, a Dask worker); the result is plain CPU tensors. ``options``:
+    the experiment's reading (keyword arguments of the piecewise simulator);
+    ``device``: the torch device a finite-arm job's seeds run on (the instances are
+    built on the CPU, as without it; the noise then comes from that device's
+    generator)."""
     if threads is not None:
         torch.set_num_threads(threads)
     start = time.perf_counter()
@@ -291,6 +297,7 @@ def run_job(
         cpd_c=cpd_c,
         options=options,
         progress=progress,
+        device=device,
     )
     run = family.simulate(job)
     stats = {}
@@ -301,14 +308,14 @@ def run_job(
             if seeds > 1
             else torch.zeros_like(mean)
         )
-        stats[metric] = (mean, se)
+        stats[metric] = (mean.cpu(), se.cpu())
     return {
         "problem": problem,
         "algorithm": algorithm,
         "n_seeds": seeds,
         "stats": stats,
         "csv_metrics": family.csv_metrics,
-        "final_cumulative_regret": run.final_cumulative_regret,
+        "final_cumulative_regret": run.final_cumulative_regret.cpu(),
         "steps": horizon,
         "seconds": time.perf_counter() - start,
         **run.extra,

@@ -17,6 +17,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import torch
+
 from botorch_bandits.benchmarks.calibration import (
     CALIBRATION_COLUMNS,
     Calibration,
@@ -151,6 +153,7 @@ def reproduce(
     show_progress: bool = True,
     cpd_c: float | str | None = None,
     record: str | int = "log",
+    device: str | None = None,
 ) -> ReproduceResult:
     """Run experiment ``name``; write its CSV and PNG to ``out`` (``None``: write
     nothing); ``record``: the steps the CSV keeps (:func:`recorded_steps`; the plot
@@ -159,7 +162,11 @@ def reproduce(
     CPUs, at most the number of jobs; 1 runs in this process with a per-step bar).
     ``cpd_c``: the change-point detector's constant c for the piecewise experiments:
     a number, or ``"calibrated"`` (the default there: :func:`calibrate` picks it for
-    the experiment's reading, on held-out draws, and writes its table)."""
+    the experiment's reading, on held-out draws, and writes its table).
+    ``device``: a torch device (``"cuda"``) for the finite-arm experiments: every
+    seed of a job runs there at once, the jobs one after the other in this process
+    (the instances are the CPU's; the noise comes from the device's generator, so
+    the runs differ from the CPU's by their noise draws)."""
     if name not in EXPERIMENTS:
         raise ValueError(
             f"`experiment` must be one of {sorted(EXPERIMENTS)}, got {name!r}."
@@ -173,6 +180,8 @@ def reproduce(
             raise ValueError(f"`{arg}` must be an integer >= 1, got {arg}={value!r}.")
     algos = tuple(algorithms) if algorithms else exp.algorithms
     family = FAMILY_OF[exp.problems[0]]
+    if device is not None:
+        check_device(device, family.name, name)
     unknown = [a for a in algos if not family.knows(a)]
     if unknown:
         raise ValueError(
@@ -209,6 +218,7 @@ def reproduce(
             **({"refit_every": exp.refit_every} if exp.refit_every else {}),
             **({"cpd_c": cpd_c} if cpd_c is not None else {}),
             **({"options": exp.options} if exp.options else {}),
+            **({"device": device} if device is not None else {}),
         )
         for p in exp.problems
         for a in algos
@@ -218,7 +228,7 @@ def reproduce(
     if dask is not None:
         jobs = dask_map(run_job, specs, dask, _advance(bar, T))
     else:
-        n = workers or min(os.cpu_count() or 1, len(specs))
+        n = 1 if device is not None else workers or min(os.cpu_count() or 1, len(specs))
         if n <= 1:
             jobs = [run_job(**spec, progress=bar, threads=None) for spec in specs]
         else:
@@ -242,6 +252,23 @@ def reproduce(
         result.png_path = plot(result, out_dir / f"{name}.png")
         record_timing(out_dir, result, time.perf_counter() - wall_start)
     return result
+
+
+def check_device(device: str, family: str, experiment: str) -> None:
+    """Refuse a ``device`` that torch cannot use, or one given for an experiment
+    whose simulator runs on the CPU only (every family but the finite-arm one)."""
+    if family != "finite-arm":
+        raise ValueError(
+            f"`device` is supported by the finite-arm experiments only; {experiment!r} "
+            f"is a {family} experiment, got device={device!r}."
+        )
+    try:
+        torch.empty(0, device=device)
+    except (RuntimeError, AssertionError) as err:
+        raise ValueError(
+            f"`device` must be a torch device available here (e.g. 'cpu', 'cuda'), "
+            f"got device={device!r}: {err}"
+        ) from err
 
 
 def reproduce_all(

@@ -69,12 +69,17 @@ def _reproduce_arguments(parser: argparse.ArgumentParser) -> None:
         "log-spaced steps; the last step and the report's checkpoints always), "
         "'all', or K (every K-th step)",
     )
+    parser.add_argument(
+        "--device",
+        help="torch device of the finite-arm experiments (e.g. cuda): every seed of "
+        "a job at once on it, the jobs one after the other",
+    )
 
 
 def _reproduce_all(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from botorch_bandits.benchmarks.reproduce import reproduce_all
 
-    for flag in ("seeds", "horizon", "dask", "algorithms", "cpd_c"):
+    for flag in ("seeds", "horizon", "dask", "algorithms", "cpd_c", "device"):
         if getattr(args, flag) is not None:
             parser.error(f"'all' runs every experiment at its own sizes; drop --{flag}")
     if args.seed != 0:
@@ -136,6 +141,7 @@ def _run_reproduce(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
         show_progress=not args.no_progress,
         cpd_c=args.cpd_c,
         record=args.record,
+        device=args.device,
     )
     print(
         f"{args.experiment}: T={result.horizon}, {result.seeds} seeds, "
