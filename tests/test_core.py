@@ -20,6 +20,7 @@ from botorch_bandits.core import (
     TrialRecord,
     decide,
 )
+from botorch_bandits.core.decide import not_again
 
 D = 2
 
@@ -266,6 +267,21 @@ def test_repeats_are_allowed_when_every_point_was_evaluated_or_the_fit_is_noisy(
     # the theory mode re-pulls arms by default
     t = decide(_grid_history(PEAKED), _finite(mode="theory"), domain)
     assert "avoided" not in t.metadata
+
+
+def test_points_evaluated_before_a_restart_may_be_evaluated_again() -> None:
+    """After a restart the objective is another: only the trials since it, and those
+    still running from before it, are kept out."""
+    before = [
+        TrialRecord(0, (0.1,), 1.0),
+        TrialRecord(1, (0.2,)),
+        TrialRecord(2, (0.3,), 0.5),
+    ]
+    after = [TrialRecord(3, (0.4,), 0.2), TrialRecord(4, (0.5,))]
+    assert not_again([*before, *after], start=3) == [[0.2], [0.4], [0.5]]
+    assert not_again([*before, *after], start=0) == [
+        [x] for x in (0.1, 0.2, 0.3, 0.4, 0.5)
+    ]
 
 
 def test_bad_repeats_is_named() -> None:

@@ -205,10 +205,11 @@ def decide(
             opts.constraints.multiplier_update, opts.delta, L, R, kappa
         )
         meta["delta_epoch"] = delta
-    # (near) noise-free: no evaluated or running point again (repeats="avoid")
+    # (near) noise-free: no point evaluated since the last restart (H; before it
+    # the objective was another) and none running, again (repeats="avoid")
     evaluated: list[list[float]] = []
     if opts.repeats == "avoid" and noise_ratio(opts, hyper) <= NOISE_FREE:
-        evaluated = [list(e.x) for e in active]
+        evaluated = not_again(active, start)
         meta["avoided"] = len(evaluated)
     targets = {e.index: float(y) for e, y in zip(done, Y0.tolist(), strict=True)}
     recent = None
@@ -273,6 +274,14 @@ def decide(
             return Decision(coords, None, payload, False, meta)
         return _on_set(domain, row, False, meta)
     return _on_set(domain, int(scores.argmax()), False, meta)
+
+
+def not_again(active: list[TrialRecord], start: int) -> list[list[float]]:
+    """The points ``repeats="avoid"`` keeps out of a decision: every trial since the
+    last restart (``active[start:]``: before it the objective was another, and
+    evaluating a point again is how a drift is seen) and every trial in flight,
+    whenever it was issued."""
+    return [list(e.x) for i, e in enumerate(active) if i >= start or e.f is None]
 
 
 def noise_ratio(opts: DecisionOptions, hyper: Hyperparameters | None) -> float:

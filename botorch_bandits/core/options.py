@@ -121,8 +121,8 @@ class DecisionOptions:
     theory mode only; ``constraints`` and ``restarts`` are ``None`` when off;
     ``censoring`` is read under ``pending="censor"``. ``repeats="avoid"``: while the
     model says the objective is (near) noise-free (:data:`NOISE_FREE`), no point
-    evaluated or in flight is proposed again (the practical default; a bandit's
-    re-pull of an arm is the theory mode's)."""
+    evaluated since the last restart or in flight is proposed again (the practical
+    default; a bandit's re-pull of an arm is the theory mode's)."""
 
     algorithm: Algorithm = "IGP-UCB"
     mode: Mode = "practical"
