@@ -33,6 +33,7 @@ from botorch_bandits.benchmarks.ax_bench_problems import (
     ax_parameters,
     branin,
     hartmann6,
+    repeated_configurations,
     unit_to_params,
 )
 from botorch_bandits.benchmarks.ax_bench_results import (
@@ -160,17 +161,6 @@ def run_job(
         "on_bound": share_on_bound(prob, configurations),
         "code": strategy_fingerprint(strategy),
     }
-
-
-def repeated_configurations(configurations: Sequence[Mapping[str, Any]]) -> int:
-    """How many configurations equal (exactly) one evaluated before them."""
-    seen: set[str] = set()
-    count = 0
-    for params in configurations:
-        key = json.dumps(dict(params), sort_keys=True)
-        count += key in seen
-        seen.add(key)
-    return count
 
 
 def share_on_bound(prob: Problem, configurations: Sequence[Mapping[str, Any]]) -> float:

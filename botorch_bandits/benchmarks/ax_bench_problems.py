@@ -10,6 +10,7 @@ References:
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -211,6 +212,17 @@ def ax_parameters(problem: Problem) -> list[Any]:
                 )
             )
     return configs
+
+
+def repeated_configurations(configurations: Sequence[Mapping[str, Any]]) -> int:
+    """How many configurations equal (exactly) one evaluated before them."""
+    seen: set[str] = set()
+    count = 0
+    for params in configurations:
+        key = json.dumps(dict(params), sort_keys=True)
+        count += key in seen
+        seen.add(key)
+    return count
 
 
 def unit_to_params(ranges: Sequence[Range], unit: Sequence[float]) -> dict[str, float]:

@@ -7,7 +7,6 @@ policies differ only in the acquisition -- the package's IGP-UCB and GP-TS built
 
 from __future__ import annotations
 
-import math
 import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -24,8 +23,14 @@ from torch import Tensor
 from torch.quasirandom import SobolEngine
 
 from botorch_bandits.acquisition.practical import practical_acquisition
-from botorch_bandits.benchmarks.ax_bench_problems import Problem, Range, unit_to_params
+from botorch_bandits.benchmarks.ax_bench_problems import (
+    Problem,
+    Range,
+    repeated_configurations,
+    unit_to_params,
+)
 from botorch_bandits.benchmarks.ax_bench_suite import PROBLEMS
+from botorch_bandits.benchmarks.demo import mean_and_standard_error
 from botorch_bandits.models import one_thread
 from botorch_bandits.seeding import step_seed
 
@@ -87,7 +92,6 @@ def run_loop(problem: str, policy: str, seed: int, trials: int) -> dict[str, Any
             values.append(_value(prob, x, seed, t))
             true.append(prob(unit_to_params(prob.parameters, x.tolist())))
     f = np.asarray(true)
-    rows = [tuple(r) for r in X.tolist()]
     return {
         "problem": problem,
         "policy": policy,
@@ -95,7 +99,9 @@ def run_loop(problem: str, policy: str, seed: int, trials: int) -> dict[str, Any
         "noise_free_value": true,
         "cumulative_regret": np.cumsum(f - prob.optimum).tolist(),
         "simple_regret": (np.minimum.accumulate(f) - prob.optimum).tolist(),
-        "repeats": len(rows) - len(set(rows)),
+        "repeats": repeated_configurations(
+            [unit_to_params(prob.parameters, x) for x in X.tolist()]
+        ),
         "on_bound": float(((X == 0) | (X == 1)).double().mean()),
     }
 
@@ -113,9 +119,9 @@ def summarize_loops(jobs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         runs = [j for j in jobs if (j["problem"], j["policy"]) == (problem, policy)]
         row: dict[str, Any] = {"problem": problem, "policy": policy, "seeds": len(runs)}
         for key in ("cumulative_regret", "simple_regret"):
-            last = np.asarray([r[key][-1] for r in runs], dtype=float)
-            se = last.std(ddof=1) / math.sqrt(len(last)) if len(last) > 1 else 0.0
-            row[f"{key}_mean"], row[f"{key}_se"] = float(last.mean()), float(se)
+            last = torch.tensor([[r[key][-1]] for r in runs], dtype=torch.double)
+            mean, se = mean_and_standard_error(last)
+            row[f"{key}_mean"], row[f"{key}_se"] = float(mean), float(se)
         row["repeats_mean"] = float(np.mean([r["repeats"] for r in runs]))
         row["on_bound_mean"] = float(np.mean([r["on_bound"] for r in runs]))
         rows.append(row)
