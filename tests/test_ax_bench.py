@@ -225,6 +225,18 @@ def test_tiny_run_through_the_command(tmp_path, capsys):
     assert all(r["gen_seconds_median_t10"] == "" for r in summary)  # 5 < 10 trials
     for p in problems:
         assert (out / f"{p}.png").stat().st_size > 0
+    # the Markdown the docs paste: a row per summary row, with its figures, and the
+    # tally of every bandit strategy against Ax's default under each half
+    markdown = (out / "summary.md").read_text().splitlines()
+    for r in summary:
+        mean = float(r["cumulative_regret_mean"])
+        row = f"| {r['problem']} | {r['strategy']} | {mean:.4g} ± "
+        assert sum(line.startswith(row) for line in markdown) == 1, row
+    for s in strategies:
+        if s != "Ax default":
+            assert any(
+                line.startswith(f"- {s}: cumulative regret") for line in markdown
+            )
 
 
 def test_a_job_is_a_function_of_its_seed():

@@ -44,6 +44,7 @@ from botorch_bandits.benchmarks.ax_bench_results import (
     plot,
     summarize,
     write_csv,
+    write_markdown,
     write_summary,
 )
 from botorch_bandits.benchmarks.ax_bench_strategies import (
@@ -247,7 +248,8 @@ def run_bench(
     out_dir = None if out is None else Path(out)
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
-        for name in ("ax_bench.csv", "summary.csv", *(f"{p}.png" for p in probs)):
+        files = ("ax_bench.csv", "summary.csv", "summary.md")
+        for name in (*files, *(f"{p}.png" for p in probs)):
             check_not_symlink(out_dir / name)  # before any work
     for label in strats:  # a strategy's arguments are checked when it is built
         if STRATEGIES[parse_label(label)[0]] is not None:
@@ -297,6 +299,7 @@ def run_bench(
         result.paths = [
             write_csv(result, out_dir / "ax_bench.csv"),
             write_summary(result, out_dir / "summary.csv"),
+            write_markdown(result, out_dir / "summary.md"),
             *(plot(result, p, out_dir / f"{p}.png") for p in probs),
         ]
     return result
@@ -466,5 +469,6 @@ __all__ = [
     "summarize",
     "unit_to_params",
     "write_csv",
+    "write_markdown",
     "write_summary",
 ]

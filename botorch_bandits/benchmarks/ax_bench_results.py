@@ -1,7 +1,7 @@
 """The Ax benchmark's results (:class:`BenchResult`): the per-trial records of every
 job, the summary per problem and strategy (final regrets, generation seconds), the
-comparison with Ax's default, and the files: ``ax_bench.csv``, ``summary.csv`` and a
-plot per problem."""
+comparison with Ax's default, and the files: ``ax_bench.csv``, ``summary.csv``,
+``summary.md`` (the tables the docs paste) and a plot per problem."""
 
 from __future__ import annotations
 
@@ -70,40 +70,93 @@ class BenchResult:
         the median generation seconds of both. Empty unless both strategies ran."""
         if not {label, AX_DEFAULT} <= set(self.strategies):
             return []
-        rows = {(r["problem"], r["strategy"]): r for r in self.summary}
         lines = []
-        for half in dict.fromkeys(half_of(p) for p in self.problems):
+        for half in self.halves():
+            per_problem, tally = self.comparison(label, half)
             probs = [p for p in self.problems if half_of(p) == half]
-            below_count = close_count = 0
-            lines.append(f"  {half} half ({len(probs)} problems):")
-            for p in probs:
-                ours, ax = rows[(p, label)], rows[(p, AX_DEFAULT)]
-                below = ours["cumulative_regret_mean"] < ax["cumulative_regret_mean"]
-                close = (
-                    ours["simple_regret_mean"]
-                    <= ax["simple_regret_mean"] + ax["simple_regret_se"]
-                )
-                below_count += below
-                close_count += close
-                lines.append(
-                    f"    {p:26s} cumulative regret below Ax default: "
-                    f"{'yes' if below else 'no ':3s} "
-                    f"({ours['cumulative_regret_mean']:.4g} vs "
-                    f"{ax['cumulative_regret_mean']:.4g});  simple regret within one "
-                    f"s.e. of Ax default or better: {'yes' if close else 'no ':3s} "
-                    f"({ours['simple_regret_mean']:.4g} vs "
-                    f"{ax['simple_regret_mean']:.4g} ± {ax['simple_regret_se']:.2g})"
-                )
-            gen = {
-                s: float(np.median([rows[(p, s)]["gen_seconds_median"] for p in probs]))
-                for s in (label, AX_DEFAULT)
-            }
-            lines.append(
-                f"    {label}: cumulative regret below Ax default on {below_count} of "
-                f"{len(probs)}, simple regret within one s.e. or better on "
-                f"{close_count} of {len(probs)}; median generation seconds "
-                f"{gen[label]:.3f} vs {gen[AX_DEFAULT]:.3f}"
+            lines += [f"  {half} half ({len(probs)} problems):", *per_problem]
+            lines.append(f"    {tally}")
+        return lines
+
+    def halves(self) -> list[str]:
+        """The halves of the problems that ran, in their order."""
+        return list(dict.fromkeys(half_of(p) for p in self.problems))
+
+    def comparison(self, label: str, half: str) -> tuple[list[str], str]:
+        """:meth:`comparison_lines` of one half: the per-problem lines and the
+        tally."""
+        rows = {(r["problem"], r["strategy"]): r for r in self.summary}
+        probs = [p for p in self.problems if half_of(p) == half]
+        below_count = close_count = 0
+        lines = []
+        for p in probs:
+            ours, ax = rows[(p, label)], rows[(p, AX_DEFAULT)]
+            below = ours["cumulative_regret_mean"] < ax["cumulative_regret_mean"]
+            close = (
+                ours["simple_regret_mean"]
+                <= ax["simple_regret_mean"] + ax["simple_regret_se"]
             )
+            below_count += below
+            close_count += close
+            lines.append(
+                f"    {p:26s} cumulative regret below Ax default: "
+                f"{'yes' if below else 'no ':3s} "
+                f"({ours['cumulative_regret_mean']:.4g} vs "
+                f"{ax['cumulative_regret_mean']:.4g});  simple regret within one "
+                f"s.e. of Ax default or better: {'yes' if close else 'no ':3s} "
+                f"({ours['simple_regret_mean']:.4g} vs "
+                f"{ax['simple_regret_mean']:.4g} ± {ax['simple_regret_se']:.2g})"
+            )
+        gen = {
+            s: float(np.median([rows[(p, s)]["gen_seconds_median"] for p in probs]))
+            for s in (label, AX_DEFAULT)
+        }
+        tally = (
+            f"{label}: cumulative regret below Ax default on {below_count} of "
+            f"{len(probs)}, simple regret within one s.e. or better on "
+            f"{close_count} of {len(probs)}; median generation seconds "
+            f"{gen[label]:.3f} vs {gen[AX_DEFAULT]:.3f}"
+        )
+        return lines, tally
+
+    def markdown_lines(self) -> list[str]:
+        """The summary as Markdown, one table per half (final cumulative and simple
+        regret, mean ± s.e. over the seeds; median generation seconds; mean
+        repeated configurations; mean share of coordinates on a bound), each
+        followed by the tally of every bandit strategy against Ax's default: the
+        text the docs' tables are pasted from (``OUT/summary.md``)."""
+        lines = [
+            f"{self.seeds} seeds x {self.trials} trials, one trial at a time; "
+            "regrets of the noise-free objective, minimized.",
+        ]
+        for half in self.halves():
+            probs = [p for p in self.problems if half_of(p) == half]
+            lines += [
+                "",
+                f"**{half.capitalize()} half** ({len(probs)} problems)",
+                "",
+                "| problem | strategy | cumulative regret | final simple regret "
+                "| gen. s (median) | repeats | on a bound |",
+                "| --- | --- | --- | --- | --- | --- | --- |",
+            ]
+            for r in self.summary:
+                if r["problem"] in probs:
+                    lines.append(
+                        f"| {r['problem']} | {r['strategy']} "
+                        f"| {r['cumulative_regret_mean']:.4g} ± "
+                        f"{r['cumulative_regret_se']:.2g} "
+                        f"| {r['simple_regret_mean']:.4g} ± "
+                        f"{r['simple_regret_se']:.2g} "
+                        f"| {r['gen_seconds_median']:.2f} | {r['repeats_mean']:.1f} "
+                        f"| {r['on_bound_mean']:.0%} |"
+                    )
+            if AX_DEFAULT in self.strategies:
+                tallies = [
+                    self.comparison(label, half)[1]
+                    for label in self.strategies
+                    if label != AX_DEFAULT
+                ]
+                lines += ["", *(f"- {t}" for t in tallies)]
         return lines
 
     def table_lines(self) -> list[str]:
@@ -206,6 +259,13 @@ def write_summary(result: BenchResult, path: Path) -> Path:
         writer.writerow(SUMMARY_COLUMNS)
         for r in result.summary:
             writer.writerow(["" if r[c] is None else r[c] for c in SUMMARY_COLUMNS])
+    return path
+
+
+def write_markdown(result: BenchResult, path: Path) -> Path:
+    """:meth:`BenchResult.markdown_lines` as a file."""
+    with atomic_open(path, "w") as fh:
+        fh.write("\n".join(result.markdown_lines()) + "\n")
     return path
 
 

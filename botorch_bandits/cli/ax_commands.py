@@ -266,7 +266,8 @@ AX_BENCH = Command(
     "problems in a development and a validation half (BoTorch's test functions in "
     "2-30 dimensions, noisy, integer, categorical and mixed spaces, a linear "
     "constraint, scikit-learn tuning tasks); writes OUT/ax_bench.csv, "
-    "OUT/summary.csv and OUT/<problem>.png.",
+    "OUT/summary.csv, OUT/summary.md (the tables the docs paste) and "
+    "OUT/<problem>.png.",
     add_arguments=_ax_bench_arguments,
     run=_run_ax_bench,
     needs=(("ax", "ax"), ("matplotlib", "plot"), ("tqdm", "plot")),
