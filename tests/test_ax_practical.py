@@ -221,9 +221,10 @@ def test_defaults_are_the_practical_mode() -> None:
     assert node.hyperparameters == "fitted"
     assert node.optimizer == "gradient"
     assert node.pending == "hallucinate"
-    assert node.R is None and node.B == 1.0
+    assert node.R is None and node.B == 0.5  # chosen on the development half
     assert sobol.transition_criteria[0].threshold == 5
     theory = bandit_generation_strategy(mode="theory")._nodes[1]
+    assert theory.B == 1.0
     assert (theory.kernel, theory.lengthscale, theory.noise, theory.R) == (
         "matern52",
         0.2,

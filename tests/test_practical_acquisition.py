@@ -18,6 +18,9 @@ from botorch_bandits import (
     practical_acquisition,
     practical_confidence,
 )
+from botorch_bandits.acquisition.practical import (
+    PRACTICAL_B,
+)
 
 
 def _fitted(Y, transform: bool):
@@ -40,11 +43,12 @@ def test_parameters_are_read_from_the_fitted_model() -> None:
     assert isinstance(acqf, IGPUCB)
     noise = float(gp.likelihood.noise.detach().reshape(-1)[0])
     # unit-free: the Standardize'd posterior carries the objective's units itself
-    assert float(acqf.B) == 1.0
+    assert float(acqf.B) == PRACTICAL_B == 0.5
     assert float(acqf.R) == pytest.approx(math.sqrt(noise))
     assert int(acqf.t) == 13
     c = practical_confidence(noise)
-    assert (c.B, c.R) == (1.0, pytest.approx(math.sqrt(noise)))
+    assert (c.B, c.R) == (0.5, pytest.approx(math.sqrt(noise)))
+    assert float(practical_acquisition(gp, B=1.0).B) == 1.0
 
 
 def test_the_choice_does_not_depend_on_the_objectives_units() -> None:

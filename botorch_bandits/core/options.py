@@ -10,6 +10,7 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from botorch_bandits.acquisition.practical import PRACTICAL_B
 from botorch_bandits.validation import (
     check_choice,
     check_count,
@@ -50,15 +51,18 @@ THEORY_DEFAULTS: dict[str, Any] = {
     "noise": 1e-2,
     "hyperparameters": "fixed",
     "R": 0.1,
+    "B": 1.0,
     "optimizer": "finite",
     "repeats": "allow",
 }
-#: the practical mode's defaults (``R=None``: estimated from the fitted noise)
+#: the practical mode's defaults (``R=None``: estimated from the fitted noise; B chosen on
+#: the Ax benchmark's development half, :data:`PRACTICAL_B`)
 PRACTICAL_DEFAULTS: dict[str, Any] = {
     "pending": "hallucinate",
     "hyperparameters": "fitted",
     "optimizer": "gradient",
     "repeats": "avoid",
+    "B": PRACTICAL_B,
 }
 #: old spellings of options, kept as deprecated aliases: old -> new
 RENAMED: dict[str, str] = {
@@ -129,7 +133,7 @@ class DecisionOptions:
     pending: Pending = "hallucinate"
     optimizer: Optimizer = "gradient"
     beta: float | None = None
-    B: float = 1.0
+    B: float = PRACTICAL_B
     R: float | None = None
     delta: float = 0.1
     num_candidates: int = 512
@@ -204,7 +208,7 @@ FLAT_DEFAULTS: dict[str, Any] = {
     "lengthscale": None,
     "noise": None,
     "hyperparameters": None,
-    "B": 1.0,
+    "B": None,
     "R": None,
     "delta": 0.1,
     "num_candidates": 512,
@@ -280,7 +284,7 @@ def resolve_kwargs(**kwargs: Any) -> dict[str, Any]:
         defaults = PRACTICAL_DEFAULTS
     else:
         defaults = THEORY_DEFAULTS
-    for n in ("pending", "hyperparameters", "optimizer", "repeats"):
+    for n in ("pending", "hyperparameters", "optimizer", "repeats", "B"):
         if k[n] is None:
             k[n] = defaults[n]
     if k["mode"] == "theory":

@@ -1,7 +1,8 @@
 """The golden trace of issue 27: the decisions (and their metadata) the Ax strategy
 makes over an option matrix in both modes, and the per-step statistics of every
 reproduction's smoke run. ``python tests/golden/golden_trace.py`` writes them from
-the code as it is; ``tests/test_golden.py`` recomputes them and compares exactly."""
+the code as it is (``... decisions``, ``... practical`` or ``... reproductions``: a
+part); ``tests/test_golden.py`` recomputes them and compares exactly."""
 
 from __future__ import annotations
 
@@ -239,9 +240,13 @@ def main(argv: list[str]) -> None:
 
     torch.set_num_threads(1)
     what = argv[1] if len(argv) > 1 else "all"
-    if what in ("all", "decisions"):
-        data = {}
+    if what in ("all", "decisions", "practical"):
+        # "practical": only the practical mode's sets, the others kept as recorded
+        # (a change of a practical default leaves the theory's decisions alone)
+        data = {} if what != "practical" else json.loads(DECISIONS.read_text())
         for space, options in option_sets():
+            if what == "practical" and options["mode"] != "practical":
+                continue
             data[key(space, options)] = run_option_set(space, options)
             print("recorded", key(space, options), flush=True)
         DECISIONS.write_text(json.dumps(data, indent=0, sort_keys=True) + "\n")
