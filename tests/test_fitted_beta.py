@@ -100,16 +100,16 @@ def test_loop_options_reach_the_ax_node() -> None:
 
     variants = fb.loop_variants(7.1)
     assert [kw for _, kw in variants.values()] == [
-        {},
+        {"B": 1.0},
         {"B": 7.1},
         {"beta": 0.5},
         {"beta": 2.0},
-        {},
+        {"B": 1.0},
     ]
     for strategy, kwargs in variants.values():
         gs = bandit_strategy(strategy, 0, kwargs)
         node = gs._nodes[-1]
-        assert node.B == kwargs.get("B", 1.0)
+        assert node.B == kwargs.get("B", 0.5)  # the practical default
         assert node.beta == kwargs.get("beta")
     from botorch_bandits.benchmarks.ax_bench import PROBLEMS, new_client
 
