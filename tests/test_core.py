@@ -287,3 +287,31 @@ def test_points_evaluated_before_a_restart_may_be_evaluated_again() -> None:
 def test_bad_repeats_is_named() -> None:
     with pytest.raises(ValueError, match="repeats"):
         DecisionOptions.from_kwargs(repeats="never")
+
+
+def test_with_no_free_coordinate_the_best_raw_sample_is_taken() -> None:
+    """An all-discrete space has nothing for the gradient step: the answer is the
+    best raw sample, a fresh one when it beats the decision set (before, the fresh
+    samples were scored and never chosen)."""
+    from botorch_bandits.core.optimize import optimize
+
+    grid = torch.tensor([[0.0], [0.5], [1.0]], dtype=torch.double)
+    fresh = torch.tensor([[0.25], [0.75]], dtype=torch.double)
+
+    def acqf(X):  # peaked at 0.8: 0.75 (fresh) beats every point of the grid
+        return -((X[..., 0, 0] - 0.8) ** 2)
+
+    domain = Domain(
+        unit=grid,
+        hold=[0],
+        accept=lambda x: (x.tolist(), x.reshape(-1).tolist()),
+        sample=lambda n, seed: fresh,
+    )
+    meta: dict = {}
+    row, payload, coords = optimize(acqf, acqf(grid.unsqueeze(-2)), domain, None, meta)
+    assert row is None and payload == coords == [0.75]
+    assert meta["optimizer"] == "raw samples"
+    # avoided, the fresh point is not taken: the best of the rest
+    meta = {}
+    row, _, coords = optimize(acqf, acqf(grid.unsqueeze(-2)), domain, [[0.75]], meta)
+    assert (row, coords, meta["optimizer"]) == (2, None, "decision set")

@@ -3,7 +3,8 @@
 starts chosen among them by BoTorch's Boltzmann heuristic (``initialize_q_batch``,
 as ``gen_batch_initial_conditions`` does for Ax), then BoTorch's ``optimize_acqf``
 (L-BFGS-B, or SLSQP under linear constraints) with discrete and fixed coordinates
-held at their starting values; the result must map back to a valid candidate away
+held at their starting values (with no free coordinate, the best raw sample is the
+answer); the result must map back to a valid candidate away
 from the avoided points, else the best point of the decision set is taken."""
 
 from __future__ import annotations
@@ -74,6 +75,10 @@ def optimize(
     hold = domain.hold
     free = [i for i in range(d) if i not in hold] if domain.free else []
     results: list[tuple[float, Tensor]] = []
+    if not free:  # nothing to optimize: the best raw sample, fresh ones included
+        i = int(torch.where(finite, raw_scores, -math.inf).argmax())
+        if i >= unit.shape[0]:  # a fresh point beat the decision set
+            results.append((float(raw_scores[i]), raw[i]))
     if free:
         groups: dict[tuple, list[Tensor]] = {}
         for x in starts:
@@ -106,7 +111,7 @@ def optimize(
         payload, coords = accepted
         if bool(near(torch.tensor([coords], dtype=torch.double), away).any()):
             continue
-        meta["optimizer"] = "L-BFGS-B"
+        meta["optimizer"] = "L-BFGS-B" if free else "raw samples"
         meta["acquisition_value"] = value
         return None, payload, coords
     meta["optimizer"] = "decision set"
