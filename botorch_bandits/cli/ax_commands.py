@@ -183,7 +183,7 @@ def _run_ax_bench(args: argparse.Namespace, parser: argparse.ArgumentParser) -> 
         raise CommandError(
             "`ax-bench --dask` needs distributed: pip install 'botorch-bandits[dask]'"
         )
-    from botorch_bandits.benchmarks.ax_bench import run_bench
+    from botorch_bandits.benchmarks.ax_bench import AX_DEFAULT, run_bench
 
     def names(text: str | None) -> list[str] | None:
         return None if text is None else [n.strip() for n in text.split(",")]
@@ -252,7 +252,7 @@ def _run_ax_bench(args: argparse.Namespace, parser: argparse.ArgumentParser) -> 
     for line in result.table_lines():
         print(line)
     for label in result.strategies:
-        comparison = result.comparison_lines(label) if label != "Ax default" else []
+        comparison = result.comparison_lines(label) if label != AX_DEFAULT else []
         if comparison:
             print(f"{label} against Ax default:")
             for line in comparison:

@@ -70,7 +70,6 @@ def optimize(
     if not bool(finite.any()):
         meta["optimizer"] = "decision set"
         return best_row, None, None
-    starts = _starts(raw[finite], raw_scores[finite], seed)
     best_raw = float(raw_scores[finite].max())
     hold = domain.hold
     free = [i for i in range(d) if i not in hold] if domain.free else []
@@ -79,9 +78,9 @@ def optimize(
         i = int(torch.where(finite, raw_scores, -math.inf).argmax())
         if i >= unit.shape[0]:  # a fresh point beat the decision set
             results.append((float(raw_scores[i]), raw[i]))
-    if free:
+    else:
         groups: dict[tuple, list[Tensor]] = {}
-        for x in starts:
+        for x in _starts(raw[finite], raw_scores[finite], seed):
             groups.setdefault(tuple(x[hold].tolist()), []).append(x)
         bounds = torch.tensor([[0.0] * d, [1.0] * d], dtype=torch.double)
         for xs in groups.values():
