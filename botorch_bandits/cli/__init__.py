@@ -24,6 +24,7 @@ COMMANDS: dict[str, Command] = {
     "ax-check": ax_commands.AX_CHECK,
     "ax-bench": ax_commands.AX_BENCH,
     "botorch-loop": studies.BOTORCH_LOOP,
+    "ts-where": studies.TS_WHERE,
     "ts-variance": studies.TS_VARIANCE,
     "batch-tradeoff": studies.BATCH_TRADEOFF,
     "beta-guide": studies.BETA_GUIDE,

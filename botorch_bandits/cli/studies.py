@@ -1,6 +1,6 @@
 """The commands that check one piece and print a table: ``loop-demo`` (a plain
 BoTorch loop), ``ts-variance``, ``batch-tradeoff``, ``beta-guide``,
-``benchmark-engine``, ``cpd-detector`` and ``botorch-loop``."""
+``benchmark-engine``, ``cpd-detector``, ``botorch-loop`` and ``ts-where``."""
 
 from __future__ import annotations
 
@@ -320,4 +320,117 @@ BOTORCH_LOOP = Command(
     "PathwiseThompsonSampling.",
     add_arguments=_botorch_loop_arguments,
     run=_run_botorch_loop,
+)
+
+
+def _ts_where_arguments(parser: argparse.ArgumentParser) -> None:
+    from_default = "branin,hartmann6,hartmann6-in-20d"
+    parser.add_argument(
+        "--problems",
+        default=from_default,
+        help=f"comma-separated float problems of ax-bench ({from_default}: the "
+        "development half's of 2, 6 and 20 dimensions)",
+    )
+    parser.add_argument(
+        "--batches", default="1,5,10", help="comma-separated batch sizes q (1,5,10)"
+    )
+    parser.add_argument(
+        "--evaluations",
+        type=positive_int,
+        default=60,
+        help="evaluations per run, the 5 Sobol points included (60)",
+    )
+    parser.add_argument(
+        "--horizons",
+        default="20,40,60",
+        help="report the regrets after these many evaluations (20,40,60)",
+    )
+    parser.add_argument("--seeds", type=positive_int, default=3, help="seeds (3)")
+    parser.add_argument(
+        "--workers", type=positive_int, default=1, help="worker processes (1)"
+    )
+    parser.add_argument(
+        "--out",
+        default="runs/ts-where",
+        help="output folder; finished jobs are kept in OUT/jobs and reused "
+        "(runs/ts-where)",
+    )
+
+
+def _run_ts_where(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from botorch_bandits.benchmarks.botorch_loop import float_problems
+    from botorch_bandits.benchmarks.executors import pool_map, worker_pool
+    from botorch_bandits.benchmarks.ts_where import ALGORITHMS, run_kept, summarize
+
+    problems = [p.strip() for p in args.problems.split(",")]
+    unknown = [p for p in problems if p not in float_problems()]
+    if unknown:
+        parser.error(
+            f"--problems: {unknown} are not float problems of ax-bench "
+            f"(allowed: {', '.join(float_problems())})"
+        )
+    try:
+        batches = [int(b) for b in args.batches.split(",")]
+        horizons = [int(n) for n in args.horizons.split(",")]
+    except ValueError:
+        parser.error(
+            f"--batches / --horizons: integers separated by commas, got "
+            f"{args.batches!r} / {args.horizons!r}"
+        )
+    if min(batches) < 1 or min(horizons) < 1 or max(horizons) > args.evaluations:
+        parser.error(
+            f"--batches must be >= 1 and --horizons in 1..--evaluations "
+            f"({args.evaluations}), got {args.batches!r} / {args.horizons!r}"
+        )
+    specs = [
+        {
+            "out": args.out,
+            "problem": p,
+            "algorithm": a,
+            "batch": q,
+            "seed": s,
+            "evaluations": args.evaluations,
+        }
+        for p in problems
+        for q in batches
+        for s in range(args.seeds)
+        for a in ALGORITHMS
+    ]
+    start = time.perf_counter()
+    if args.workers > 1:
+        with worker_pool(args.workers) as pool:
+            jobs = pool_map(pool, run_kept, specs, lambda j: j)
+    else:
+        jobs = [run_kept(**spec) for spec in specs]
+    print(
+        f"ts-where: {len(jobs)} runs of {args.evaluations} evaluations in "
+        f"{time.perf_counter() - start:.0f} s (finished jobs reused from "
+        f"{args.out}/jobs); practical IGP-UCB and GP-TS through the decision core, "
+        f"q decisions per round; regrets (mean ± s.e. over {args.seeds} seeds) after "
+        f"n evaluations"
+    )
+    head = "| problem (d) | q | algorithm | rounds | " + " | ".join(
+        f"cumulative @{n} | simple @{n}" for n in horizons
+    )
+    print(head + " |")
+    print("|" + " --- |" * (4 + 2 * len(horizons)))
+    for r in summarize(jobs, horizons):
+        cells = []
+        for n in horizons:
+            for key in ("cumulative_regret", "simple_regret"):
+                mean, se = r[f"{key}@{n}"]
+                cells.append(f"{mean:.4g} ± {se:.2g}")
+        print(
+            f"| {r['problem']} ({r['dim']}) | {r['batch']} | {r['algorithm']} | "
+            f"{r['rounds']} | " + " | ".join(cells) + " |"
+        )
+    return 0
+
+
+TS_WHERE = Command(
+    help="Where practical GP-TS is worth using: GP-TS against IGP-UCB through the "
+    "decision core on float problems of 2, 6 and 20 dimensions, batches of q "
+    "decisions per round, regrets after several horizons (jobs kept, resumable).",
+    add_arguments=_ts_where_arguments,
+    run=_run_ts_where,
 )
