@@ -146,17 +146,13 @@ def run_job(
             values.append(value)
             true_values.append(prob(params))
             configurations.append(dict(params))
-    true = np.asarray(true_values)
-    best = np.minimum.accumulate(true)
     return {
         "problem": problem,
         "strategy": strategy,
         "seed": seed,
         "value": values,
         "noise_free_value": true_values,
-        "cumulative_regret": np.cumsum(true - prob.optimum).tolist(),
-        "best_value": best.tolist(),
-        "simple_regret": (best - prob.optimum).tolist(),
+        **prob.regrets(true_values),
         "gen_seconds": gen_seconds,
         "repeats": repeated_configurations(configurations),
         "on_bound": share_on_bound(prob, configurations),

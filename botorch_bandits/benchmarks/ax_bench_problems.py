@@ -77,6 +77,18 @@ class Problem:
             )
         return value
 
+    def regrets(self, values: Sequence[float]) -> dict[str, list[float]]:
+        """Of the noise-free ``values`` in evaluation order, per evaluation: the
+        cumulative regret, the best value so far and the simple regret (against
+        ``optimum``)."""
+        f = np.asarray(values, dtype=float)
+        best = np.minimum.accumulate(f)
+        return {
+            "cumulative_regret": np.cumsum(f - self.optimum).tolist(),
+            "best_value": best.tolist(),
+            "simple_regret": (best - self.optimum).tolist(),
+        }
+
 
 @cache
 def _test_functions() -> tuple[Any, Any]:

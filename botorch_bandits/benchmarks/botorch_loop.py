@@ -91,14 +91,12 @@ def run_loop(problem: str, policy: str, seed: int, trials: int) -> dict[str, Any
             X = torch.cat([X, x.unsqueeze(0)])
             values.append(_value(prob, x, seed, t))
             true.append(prob(unit_to_params(prob.parameters, x.tolist())))
-    f = np.asarray(true)
     return {
         "problem": problem,
         "policy": policy,
         "seed": seed,
         "noise_free_value": true,
-        "cumulative_regret": np.cumsum(f - prob.optimum).tolist(),
-        "simple_regret": (np.minimum.accumulate(f) - prob.optimum).tolist(),
+        **prob.regrets(true),
         "repeats": repeated_configurations(
             [unit_to_params(prob.parameters, x) for x in X.tolist()]
         ),

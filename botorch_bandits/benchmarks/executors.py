@@ -46,6 +46,18 @@ def pool_map(
     return [each(fut.result()) for fut in as_completed(futures)]
 
 
+def run_specs(
+    function: Callable[..., Any], specs: Sequence[Mapping[str, Any]], workers: int
+) -> list[Any]:
+    """``function(**spec)`` for every spec: in this process, in order, when
+    ``workers`` is 1; else on a :func:`worker_pool` of ``workers`` processes, in the
+    order the jobs complete."""
+    if workers > 1:
+        with worker_pool(workers) as pool:
+            return pool_map(pool, function, specs, lambda j: j)
+    return [function(**spec) for spec in specs]
+
+
 def dask_map(
     function: Callable[..., Any],
     specs: Sequence[Mapping[str, Any]],

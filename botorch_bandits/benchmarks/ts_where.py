@@ -10,13 +10,11 @@ noise-free value against the stated minimum."""
 from __future__ import annotations
 
 import json
-import math
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import torch
 from torch.quasirandom import SobolEngine
 
@@ -24,6 +22,7 @@ from botorch_bandits.benchmarks.ax_bench_problems import Problem, unit_to_params
 from botorch_bandits.benchmarks.ax_bench_strategies import strategy_fingerprint
 from botorch_bandits.benchmarks.ax_bench_suite import PROBLEMS, half_of
 from botorch_bandits.benchmarks.botorch_loop import NUM_INIT, float_problems
+from botorch_bandits.benchmarks.demo import mean_and_standard_error
 from botorch_bandits.core import (
     DecisionCache,
     DecisionOptions,
@@ -109,7 +108,6 @@ def run_core_loop(
                         {k: fit[k] for k in ("lengthscale", "noise", "mean")}
                     )
             evaluate([e.x for e in issued], round_)
-    f = np.asarray(true)
     return {
         "problem": problem,
         "algorithm": algorithm,
@@ -117,8 +115,7 @@ def run_core_loop(
         "seed": seed,
         "noise_free_value": true,
         "round": rounds,
-        "cumulative_regret": np.cumsum(f - prob.optimum).tolist(),
-        "simple_regret": (np.minimum.accumulate(f) - prob.optimum).tolist(),
+        **prob.regrets(true),
     }
 
 
@@ -144,8 +141,11 @@ def summarize(
         }
         for n in horizons:
             for key in ("cumulative_regret", "simple_regret"):
-                values = np.array([r[key][min(n, len(r[key])) - 1] for r in runs])
-                row[f"{key}@{n}"] = _mean_se(values)
+                values = torch.tensor(
+                    [r[key][min(n, len(r[key])) - 1] for r in runs], dtype=torch.double
+                )
+                mean, se = mean_and_standard_error(values)
+                row[f"{key}@{n}"] = (float(mean), float(se))
         rows.append(row)
     return rows
 
@@ -153,11 +153,6 @@ def summarize(
 def keys_of(job: dict[str, Any]) -> tuple[str, int, str]:
     """A job's problem, batch size and algorithm."""
     return job["problem"], job["batch"], job["algorithm"]
-
-
-def _mean_se(values: np.ndarray) -> tuple[float, float]:
-    se = float(values.std(ddof=1) / math.sqrt(len(values))) if len(values) > 1 else 0.0
-    return float(values.mean()), se
 
 
 def job_path(out: str | Path, spec: dict[str, Any]) -> Path:

@@ -280,7 +280,7 @@ def _run_botorch_loop(args: argparse.Namespace, parser: argparse.ArgumentParser)
         run_loop,
         summarize_loops,
     )
-    from botorch_bandits.benchmarks.executors import pool_map, worker_pool
+    from botorch_bandits.benchmarks.executors import run_specs
 
     problems = [p.strip() for p in args.problems.split(",")]
     policies = (
@@ -293,11 +293,7 @@ def _run_botorch_loop(args: argparse.Namespace, parser: argparse.ArgumentParser)
         for s in range(args.seeds)
     ]
     start = time.perf_counter()
-    if args.workers > 1:
-        with worker_pool(args.workers) as pool:
-            jobs = pool_map(pool, run_loop, specs, lambda j: j)
-    else:
-        jobs = [run_loop(**spec) for spec in specs]
+    jobs = run_specs(run_loop, specs, args.workers)
     print(
         f"botorch-loop: {len(jobs)} runs of {args.trials} trials in "
         f"{time.perf_counter() - start:.0f} s; final regrets (mean ± s.e. over "
@@ -359,7 +355,7 @@ def _ts_where_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _run_ts_where(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from botorch_bandits.benchmarks.botorch_loop import float_problems
-    from botorch_bandits.benchmarks.executors import pool_map, worker_pool
+    from botorch_bandits.benchmarks.executors import run_specs
     from botorch_bandits.benchmarks.ts_where import ALGORITHMS, run_kept, summarize
 
     problems = [p.strip() for p in args.problems.split(",")]
@@ -397,11 +393,7 @@ def _run_ts_where(args: argparse.Namespace, parser: argparse.ArgumentParser) -> 
         for a in ALGORITHMS
     ]
     start = time.perf_counter()
-    if args.workers > 1:
-        with worker_pool(args.workers) as pool:
-            jobs = pool_map(pool, run_kept, specs, lambda j: j)
-    else:
-        jobs = [run_kept(**spec) for spec in specs]
+    jobs = run_specs(run_kept, specs, args.workers)
     print(
         f"ts-where: {len(jobs)} runs of {args.evaluations} evaluations in "
         f"{time.perf_counter() - start:.0f} s (finished jobs reused from "
