@@ -336,6 +336,51 @@ def test_ctrl_c_stops_cleanly_and_says_how_to_resume(tmp_path) -> None:
     assert f"botorch-bandits demo --resume --out {out}" in lines[0]
 
 
+_INTERRUPTED_CLOSE = """
+import sys, sqlalchemy
+if sys.argv[1] == "quiet":
+    from botorch_bandits.cli import quiet_interrupt_logs
+    quiet_interrupt_logs()
+
+def interrupted(connection):
+    raise KeyboardInterrupt
+
+# the pool Ax's storage uses for a file (NullPool) closes on check-in
+engine = sqlalchemy.create_engine("sqlite:///" + sys.argv[2])
+try:
+    with engine.connect() as conn:
+        conn.exec_driver_sql("select 1")
+        engine.dialect.do_close = interrupted
+except KeyboardInterrupt:
+    print("interrupted")
+# any other error from the same logger still prints
+engine.pool.logger.error("Other error", exc_info=(OSError, OSError("disk"), None))
+"""
+
+
+def test_an_interrupt_while_sqlalchemy_closes_a_connection_prints_no_traceback(
+    tmp_path,
+) -> None:
+    """CI's run of the test above once caught Ctrl-C inside SQLAlchemy's pool, which
+    logs "Exception closing connection" with the traceback before re-raising; the
+    command's one line came after 7 lines of it. The same path, made certain: a
+    connection whose close is interrupted, in a fresh process (as the command runs:
+    no logging configured), without and with the command's log filter."""
+    runs = {}
+    for mode in ("plain", "quiet"):
+        runs[mode] = subprocess.run(
+            [sys.executable, "-c", _INTERRUPTED_CLOSE, mode, str(tmp_path / "x.db")],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert runs[mode].stdout == "interrupted\n", runs[mode].stderr
+        assert "Other error" in runs[mode].stderr
+    assert "Exception closing connection" in runs["plain"].stderr  # SQLAlchemy's echo
+    assert "Exception closing connection" not in runs["quiet"].stderr
+    assert "KeyboardInterrupt" not in runs["quiet"].stderr
+
+
 def test_outputs_are_never_written_through_a_symlink(tmp_path) -> None:
     outside = tmp_path / "outside.csv"
     outside.write_text("keep me\n")

@@ -68,6 +68,29 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _NotTheInterrupt(logging.Filter):
+    """Drops a log record that carries the Ctrl-C itself. SQLAlchemy's pool logs
+    "Exception closing connection" with the traceback when the interrupt lands while
+    it closes a connection, then re-raises it; :func:`main` reports the interrupt in
+    one line, so that record would only repeat it as a traceback."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[0] if record.exc_info else None
+        return not (exc is not None and issubclass(exc, KeyboardInterrupt))
+
+
+_QUIET = _NotTheInterrupt()
+
+
+def quiet_interrupt_logs() -> None:
+    """Let no log handler of the root logger (nor Python's last-resort handler,
+    which prints a library's records when nobody configured logging) print a
+    traceback of Ctrl-C. Other records, errors included, pass unchanged."""
+    for handler in (logging.lastResort, *logging.getLogger().handlers):
+        if handler is not None:
+            handler.addFilter(_QUIET)  # addFilter ignores a filter already there
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run a command. An error a user can act on prints one line on stderr and
     exits 2 (``--debug`` or ``BOTORCH_BANDITS_DEBUG=1``: the traceback instead);
@@ -77,6 +100,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     debug = args.debug or os.environ.get("BOTORCH_BANDITS_DEBUG", "") not in ("", "0")
     if not debug:
         logging.disable(logging.INFO)  # Ax announces its storage at INFO on import
+        quiet_interrupt_logs()
     try:
         check_extras(args.command)
         return COMMANDS[args.command].run(args, parser)
