@@ -53,8 +53,34 @@ def _meta(client, index):
 
 
 # ---------------------------------------------------------------- parameter constraints
-#: each option alone and constraints + censoring + restarts combined
-CONSTRAINED_OPTIONS = OPTIONS
+#: the practical option sets the default run keeps (a practical loop costs 15-70 s
+#: against 2 s in the theory mode): each algorithm's plain node and the combination
+#: of every option group; -m slow runs the practical mode's whole matrix
+_PRACTICAL_QUICK = (
+    {"algorithm": "IGP-UCB"},
+    {"algorithm": "GP-TS"},
+    {
+        "algorithm": "IGP-UCB",
+        "long_term_constraints": True,
+        "epoch_length": 5,
+        "pending": "censor",
+        "window": 4,
+        "y_min": -3.0,
+        "beta": 1.0,
+        "restarts": True,
+    },
+)
+
+
+def _quick(options: dict) -> bool:
+    rest = {k: v for k, v in options.items() if k != "mode"}
+    return options["mode"] == "theory" or rest in _PRACTICAL_QUICK
+
+
+#: each option alone and constraints + censoring + restarts combined, both modes
+CONSTRAINED_OPTIONS = [
+    o if _quick(o) else pytest.param(o, marks=pytest.mark.slow) for o in OPTIONS
+]
 
 
 @pytest.mark.parametrize(
@@ -193,7 +219,9 @@ def test_mixed_space_keeps_types_choices_and_fixed_parameters(mode, pending) -> 
     assert late.count("adam") >= 5
 
 
-@pytest.mark.parametrize("mode", ["theory", "practical"])
+@pytest.mark.parametrize(
+    "mode", ["theory", pytest.param("practical", marks=pytest.mark.slow)]
+)
 def test_fixed_parameters_of_a_call_are_honoured(mode) -> None:
     """On main ``fixed_parameters={"opt": "sgd", "n": 2}`` returned opt="rmsprop",
     n=10."""

@@ -118,7 +118,10 @@ print(json.dumps(out))
 """
 
 
-@pytest.mark.parametrize("mode", ["theory", "practical"])
+# the theory mode's reload in a new process is also checked through JSON (test_ax)
+@pytest.mark.parametrize(
+    "mode", [pytest.param("theory", marks=pytest.mark.slow), "practical"]
+)
 def test_reload_in_a_new_process_is_identical_and_decides_the_same(tmp_path, mode):
     path = tmp_path / "exp.db"
     client = _client(path, mode=mode, pending="censor", window=4, y_min=-2.0)

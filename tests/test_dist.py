@@ -47,6 +47,7 @@ def test_wheel_and_sdist_carry_license_types_and_version(dist: Path) -> None:
         assert wanted in members, wanted
 
 
+@pytest.mark.slow  # a fresh venv and a pip install (~1 min)
 def test_wheel_installs_into_a_fresh_venv_and_runs(dist: Path, tmp_path: Path) -> None:
     """No extras: ``import botorch_bandits`` and ``botorch-bandits --help`` work."""
     env_dir = tmp_path / "venv"

@@ -175,7 +175,11 @@ class TestFixedGP(BotorchTestCase):
             fixed_gp(X, X.squeeze(-1), make_kernel("rbf", 0.2), 0.1)
 
 
-@pytest.mark.parametrize("refactor_every", [None, 1000], ids=["no-rebuild", "rebuild"])
+@pytest.mark.parametrize(
+    "refactor_every",
+    [pytest.param(None, marks=pytest.mark.slow), 1000],
+    ids=["no-rebuild", "rebuild"],
+)
 def test_exact_after_3000_random_updates(refactor_every: int | None) -> None:
     """Issue 3 acceptance 1: engine = exact SingleTaskGP to 1e-8 after 3000 updates,
     with the incremental updates alone (no rebuild) and with the default rebuilds."""

@@ -37,7 +37,9 @@ class TestScale(BotorchTestCase):
         self.assertEqual(GPThompsonSampling(model, v=1.0).v_t, 1.0)
 
 
-@pytest.mark.parametrize("kernel", ["rbf", "matern52"])
+@pytest.mark.parametrize(
+    "kernel", ["rbf", pytest.param("matern52", marks=pytest.mark.slow)]
+)
 @pytest.mark.parametrize("sampler", ["exact", "pathwise"])
 def test_variance_of_2000_draws_matches_v2_sigma2(kernel: str, sampler: str) -> None:
     """Acceptance 4: empirical variance of 2000 draws at 5 points within 10 %."""
