@@ -33,6 +33,18 @@ def run_in_flight(
         client.complete_trial(trial_index=idx, raw_data=data(params, idx))
 
 
+#: constraints + censoring + restarts combined: every option group in one node
+ALL_GROUPS = dict(
+    algorithm="IGP-UCB",
+    long_term_constraints=True,
+    epoch_length=5,
+    pending="censor",
+    window=4,
+    y_min=-3.0,
+    beta=1.0,
+    restarts=True,
+)
+
 _MATRIX = [
     dict(algorithm="IGP-UCB"),
     dict(algorithm="GP-UCB"),
@@ -44,17 +56,7 @@ _MATRIX = [
     dict(algorithm="IGP-UCB", long_term_constraints=True, epoch_length=5),
     dict(algorithm="GP-TS", long_term_constraints=True, multiplier_update="additive"),
     dict(algorithm="IGP-UCB", restarts=True, beta=1.0),
-    # constraints + censoring + restarts combined
-    dict(
-        algorithm="IGP-UCB",
-        long_term_constraints=True,
-        epoch_length=5,
-        pending="censor",
-        window=4,
-        y_min=-3.0,
-        beta=1.0,
-        restarts=True,
-    ),
+    ALL_GROUPS,
 ]
 
 #: the option matrix in both modes: the theory mode (fixed kernel, finite decision

@@ -14,7 +14,12 @@ import pytest
 
 pytest.importorskip("ax")
 
-from _ax_loop import OPTIONS, check_loop_contract, run_in_flight  # tests/ helper
+from _ax_loop import (  # tests/ helper
+    ALL_GROUPS,
+    OPTIONS,
+    check_loop_contract,
+    run_in_flight,
+)
 from ax import ChoiceParameterConfig, Client, RangeParameterConfig
 from ax.core.trial_status import TrialStatus
 
@@ -56,20 +61,7 @@ def _meta(client, index):
 #: the practical option sets the default run keeps (a practical loop costs 15-70 s
 #: against 2 s in the theory mode): each algorithm's plain node and the combination
 #: of every option group; -m slow runs the practical mode's whole matrix
-_PRACTICAL_QUICK = (
-    {"algorithm": "IGP-UCB"},
-    {"algorithm": "GP-TS"},
-    {
-        "algorithm": "IGP-UCB",
-        "long_term_constraints": True,
-        "epoch_length": 5,
-        "pending": "censor",
-        "window": 4,
-        "y_min": -3.0,
-        "beta": 1.0,
-        "restarts": True,
-    },
-)
+_PRACTICAL_QUICK = ({"algorithm": "IGP-UCB"}, {"algorithm": "GP-TS"}, ALL_GROUPS)
 
 
 def _quick(options: dict) -> bool:
