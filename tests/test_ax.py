@@ -212,3 +212,45 @@ def test_long_term_constraints_need_constraints() -> None:
     client = _client(long_term_constraints=True)
     with pytest.raises(ValueError, match="outcome constraints"):
         _run(client, 5, in_flight=1)
+
+
+@pytest.mark.parametrize("num_init", [1, 3])
+def test_initialize_with_center_makes_the_centre_first(num_init) -> None:
+    """Ax's default strategy evaluates the centre of the box first; the option does
+    the same: the centre, then num_init - 1 Sobol trials, then the bandit."""
+    client = Client(random_seed=0)
+    client.configure_experiment(
+        name="center_first",
+        parameters=[
+            RangeParameterConfig(
+                name="x1", bounds=(-5.0, 10.0), parameter_type="float"
+            ),
+            RangeParameterConfig(name="x2", bounds=(0.0, 15.0), parameter_type="float"),
+        ],
+    )
+    client.configure_optimization(objective="f")
+    strategy = bandit_generation_strategy(
+        num_init=num_init, initialize_with_center=True, num_candidates=64
+    )
+    assert strategy.name.startswith("Center+")
+    client.set_generation_strategy(strategy)
+    nodes = []
+    for _ in range(num_init + 2):
+        (index, params), *_ = client.get_next_trials(max_trials=1).items()
+        gr = client._experiment.trials[index].generator_runs[0]
+        nodes.append(gr._generation_node_name)
+        if index == 0:
+            assert params == {"x1": 2.5, "x2": 7.5}
+        client.complete_trial(
+            index,
+            raw_data={
+                "f": _objective(
+                    {"x1": (params["x1"] + 5) / 15, "x2": params["x2"] / 15}
+                )
+            },
+        )
+    assert (
+        nodes == ["CenterOfSearchSpace"] + ["Sobol"] * (num_init - 1) + ["bandit"] * 2
+    )
+    with pytest.raises(ValueError, match="initialize_with_center"):
+        bandit_generation_strategy(initialize_with_center="yes")

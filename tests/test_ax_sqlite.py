@@ -17,7 +17,7 @@ import pytest
 pytest.importorskip("ax")
 pytest.importorskip("sqlalchemy")
 
-from ax import ChoiceParameterConfig, Client
+from ax import ChoiceParameterConfig, Client, RangeParameterConfig
 from ax.api.configs import StorageConfig
 from ax.core.generator_run import ArmWeight
 from ax.storage.json_store.encoder import object_to_json
@@ -352,3 +352,32 @@ def test_the_storage_functions_install_the_patches(tmp_path, use):
         sql.load_client("exp", path)
     assert upstream.sql_patches_installed()
     assert isinstance(decoder.pd, upstream.PrecisePandas)
+
+
+def test_a_centre_first_strategy_reloads_and_decides_the_same(tmp_path) -> None:
+    """``initialize_with_center=True`` (Ax's CenterGenerationNode first) stores and
+    reloads with the rest of the strategy; the reloaded client's next decision is
+    the original's."""
+    path = tmp_path / "centre.db"
+    client = Client(random_seed=0, storage_config=sql.sqlite_storage(path))
+    client.configure_experiment(
+        name="centre",
+        parameters=[
+            RangeParameterConfig(name="x1", bounds=(0.0, 1.0), parameter_type="float"),
+            RangeParameterConfig(name="x2", bounds=(0.0, 1.0), parameter_type="float"),
+        ],
+    )
+    client.configure_optimization(objective="f")
+    client.set_generation_strategy(
+        bandit_generation_strategy(num_init=3, initialize_with_center=True)
+    )
+    for _ in range(5):
+        (idx, params), *_ = client.get_next_trials(max_trials=1).items()
+        client.complete_trial(trial_index=idx, raw_data={"f": _objective(params)})
+    assert client._experiment.trials[0].arms[0].parameters == {"x1": 0.5, "x2": 0.5}
+    before = snapshot(client)
+    copy = tmp_path / "copy.db"  # the original keeps going in its own file
+    copy.write_bytes(path.read_bytes())
+    reloaded = sql.load_client("centre", copy, random_seed=0)
+    assert snapshot(reloaded) == before
+    assert next_decision(reloaded) == next_decision(client)
