@@ -77,8 +77,19 @@ def resolved_pending(options: dict) -> str:
     return options.get("pending", default)
 
 
+def initial_nodes(options: dict, num_init: int = 3) -> list[str]:
+    """The nodes of the ``num_init`` initial trials of a strategy built with
+    ``options``: the practical mode's first is the search space's centre."""
+    center = options.get("initialize_with_center")
+    if center is None:
+        center = options.get("mode", "practical") == "practical"
+    if center:
+        return ["CenterOfSearchSpace"] + ["Sobol"] * (num_init - 1)
+    return ["Sobol"] * num_init
+
+
 def check_loop_contract(client: Any, options: dict, trials: int = 30) -> None:
-    """What a loop of ``trials`` (3 Sobol, then the bandit node) keeps for every
+    """What a loop of ``trials`` (3 initial trials, then the bandit node) keeps for every
     option set: each trial completed, no Sobol fallback, the decision's metadata
     (algorithm, pending view, round, the option groups' keys, the practical mode's
     fit and optimizer), and a strategy that never loops."""
@@ -89,7 +100,9 @@ def check_loop_contract(client: Any, options: dict, trials: int = 30) -> None:
     assert all(t.status == TrialStatus.COMPLETED for t in ts.values())
     nodes = [t.generator_runs[0]._generation_node_name for t in ts.values()]
     keys = [t.generator_runs[0]._generator_key for t in ts.values()]
-    assert nodes[:3] == ["Sobol"] * 3 and nodes[3:] == ["bandit"] * (trials - 3)
+    assert nodes[:3] == initial_nodes(options) and nodes[3:] == ["bandit"] * (
+        trials - 3
+    )
     assert "Fallback_Sobol" not in keys  # no silent Sobol fallback
     meta = ts[10].generator_runs[0].gen_metadata
     assert meta["algorithm"] == options["algorithm"]

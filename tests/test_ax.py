@@ -252,5 +252,26 @@ def test_initialize_with_center_makes_the_centre_first(num_init) -> None:
     assert (
         nodes == ["CenterOfSearchSpace"] + ["Sobol"] * (num_init - 1) + ["bandit"] * 2
     )
-    with pytest.raises(ValueError, match="initialize_with_center"):
+    with pytest.raises(ValueError, match=r"initialize_with_center.*'yes'"):
         bandit_generation_strategy(initialize_with_center="yes")
+
+
+def test_the_practical_mode_starts_at_the_centre_and_the_theory_mode_does_not() -> None:
+    """``initialize_with_center=None`` (the default) is on in the practical mode
+    (chosen on ax-bench's development half) and off in the theory mode; an explicit
+    value wins in either."""
+    names = {
+        (mode, center): bandit_generation_strategy(
+            mode=mode, initialize_with_center=center
+        ).name
+        for mode in ("practical", "theory")
+        for center in (None, True, False)
+    }
+    assert names == {
+        ("practical", None): "Center+Sobol+IGP-UCB (practical)",
+        ("practical", True): "Center+Sobol+IGP-UCB (practical)",
+        ("practical", False): "Sobol+IGP-UCB (practical)",
+        ("theory", None): "Sobol+IGP-UCB",
+        ("theory", True): "Center+Sobol+IGP-UCB",
+        ("theory", False): "Sobol+IGP-UCB",
+    }

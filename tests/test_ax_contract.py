@@ -18,6 +18,7 @@ from _ax_loop import (  # tests/ helper
     ALL_GROUPS,
     OPTIONS,
     check_loop_contract,
+    initial_nodes,
     run_in_flight,
 )
 from ax import ChoiceParameterConfig, Client, RangeParameterConfig
@@ -300,18 +301,20 @@ def test_ignore_excludes_arms_in_flight_and_records_it() -> None:
     assert _meta(client, nxt)["excluded_in_flight"] == 50
 
 
-def test_a_first_call_larger_than_num_init() -> None:
-    """The first call makes the num_init Sobol trials only (Ax asks the Sobol node
-    for its limit before the strategy moves on, and trials made in one call are not
-    on the experiment yet); the next call, with them still running, makes bandit
-    decisions that see them as pending."""
-    client = _client(_unit_box(), pending="hallucinate")
+@pytest.mark.parametrize("center", [True, False], ids=["centre", "sobol"])
+def test_a_first_call_larger_than_num_init(center) -> None:
+    """The first call makes the num_init initial trials only (Ax asks the current
+    node -- the centre's or the Sobol node -- for its limit before the strategy
+    moves on, and trials made in one call are not on the experiment yet: without
+    the centre node's pause it made the centre and 5 Sobol trials); the next call,
+    with them still running, makes bandit decisions that see them as pending."""
+    client = _client(_unit_box(), pending="hallucinate", initialize_with_center=center)
     first = client.get_next_trials(max_trials=6)
     second = client.get_next_trials(max_trials=3)
     trials = client._experiment.trials
     nodes = [trials[i].generator_runs[0]._generation_node_name for i in range(6)]
     assert (len(first), len(second)) == (3, 3)
-    assert nodes == ["Sobol"] * 3 + ["bandit"] * 3
+    assert nodes == initial_nodes({"initialize_with_center": center}) + ["bandit"] * 3
     assert [_meta(client, i)["pending"] for i in second] == [3, 4, 5]
     points = {tuple(t.arm.parameters.values()) for t in trials.values()}
     assert len(points) == 6

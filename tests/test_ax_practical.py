@@ -15,7 +15,7 @@ pytest.importorskip("ax")
 from _ax_loop import run_in_flight  # tests/ helper
 from ax import ChoiceParameterConfig, Client, RangeParameterConfig
 
-from botorch_bandits.ax import BanditNode, bandit_generation_strategy
+from botorch_bandits.ax import BanditNode, CenterFirst, bandit_generation_strategy
 from botorch_bandits.ax.reading import read_experiment
 from botorch_bandits.ax.space import Space
 from botorch_bandits.ax.storage import bandit_node_from_json
@@ -215,14 +215,15 @@ def test_gradient_optimizer_searches_the_space_and_keeps_its_rules() -> None:
 def test_defaults_are_the_practical_mode() -> None:
     """A user who passes nothing gets the practical mode (docs/ax.md, "Why the practical mode is the default")."""
     gs = bandit_generation_strategy()
-    sobol, node = gs._nodes
+    center, sobol, node = gs._nodes
+    assert isinstance(center, CenterFirst) and center.num_init == 5  # the box's centre
     assert isinstance(node, BanditNode)
     assert node.mode == "practical"
     assert node.hyperparameters == "fitted"
     assert node.optimizer == "gradient"
     assert node.pending == "hallucinate"
     assert node.R is None and node.B == 0.5  # chosen on the development half
-    assert sobol.transition_criteria[0].threshold == 5
+    assert sobol.transition_criteria[0].threshold == 4  # 5 initial trials in all
     theory = bandit_generation_strategy(mode="theory")._nodes[1]
     assert theory.B == 1.0
     assert (theory.kernel, theory.lengthscale, theory.noise, theory.R) == (

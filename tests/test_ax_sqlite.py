@@ -381,3 +381,33 @@ def test_a_centre_first_strategy_reloads_and_decides_the_same(tmp_path) -> None:
     reloaded = sql.load_client("centre", copy, random_seed=0)
     assert snapshot(reloaded) == before
     assert next_decision(reloaded) == next_decision(client)
+
+
+def test_a_centre_first_strategy_reloaded_before_its_first_trial_keeps_its_pause(
+    tmp_path,
+) -> None:
+    """The centre node's pause (a first call makes at most num_init trials) is
+    stored with it: a strategy reloaded before any trial makes the same first call
+    of 6 as the original -- the centre and 2 Sobol trials, the same points."""
+    path = tmp_path / "centre.db"
+    client = Client(random_seed=0, storage_config=sql.sqlite_storage(path))
+    client.configure_experiment(
+        name="centre",
+        parameters=[
+            RangeParameterConfig(name="x1", bounds=(0.0, 1.0), parameter_type="float"),
+            RangeParameterConfig(name="x2", bounds=(0.0, 1.0), parameter_type="float"),
+        ],
+    )
+    client.configure_optimization(objective="f")
+    client.set_generation_strategy(bandit_generation_strategy(num_init=3))
+    reloaded = sql.load_client("centre", path, random_seed=0)
+    firsts = [c.get_next_trials(max_trials=6) for c in (client, reloaded)]
+    nodes = [
+        [
+            t.generator_runs[0]._generation_node_name
+            for t in c._experiment.trials.values()
+        ]
+        for c in (client, reloaded)
+    ]
+    assert firsts[0] == firsts[1] and len(firsts[0]) == 3
+    assert nodes[0] == nodes[1] == ["CenterOfSearchSpace", "Sobol", "Sobol"]

@@ -2,13 +2,15 @@
 matrix in both modes (parameters and generator-run metadata of every trial), and the
 per-step statistics of every reproduction's smoke run, equal -- bit for bit -- to
 those recorded before the decision core was restructured
-(``python tests/golden/golden_trace.py`` writes them). Re-recorded twice since, on
+(``python tests/golden/golden_trace.py`` writes them). Re-recorded three times since, on
 purpose, in issue 28: (1) the practical optimizer's raw samples and starts, and
 ``repeats="avoid"``: every set of the gradient optimizer changed, the 27 theory
 sets of the finite optimizer and the reproductions did not; (2) the practical B
 0.5 (was 1), ``golden_trace.py practical``: the 15 practical sets whose decisions
 read B changed, the 10 with an explicit B, a constant beta or GP-UCB's schedule
-did not, and the 28 theory sets were kept. The default run checks a sample of each;
+did not, and the 28 theory sets were kept; (3) the practical mode's centre-first
+initialization, ``golden_trace.py practical``: the 25 practical sets. The default
+run checks a sample of each;
 ``-m slow`` checks all of them."""
 
 from __future__ import annotations

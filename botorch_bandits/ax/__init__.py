@@ -6,6 +6,7 @@ from botorch_bandits.ax.generation import (
     ALGORITHMS,
     PENDING,
     BanditNode,
+    CenterFirst,
     InitialTrials,
     bandit_generation_strategy,
 )
@@ -24,6 +25,7 @@ __all__ = [
     "ALGORITHMS",
     "PENDING",
     "BanditNode",
+    "CenterFirst",
     "ExecutorMetric",
     "ExecutorRunner",
     "InitialTrials",

@@ -7,7 +7,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from botorch_bandits.ax.generation import BanditNode, InitialTrials, load_options
+from botorch_bandits.ax.generation import (
+    BanditNode,
+    CenterFirst,
+    InitialTrials,
+    load_options,
+)
 
 
 def bandit_node_to_dict(node: BanditNode) -> dict[str, Any]:
@@ -27,6 +32,15 @@ def bandit_node_from_json(**kwargs: Any) -> BanditNode:
     return BanditNode(**load_options(kwargs))
 
 
+def center_first_to_dict(node: CenterFirst) -> dict[str, Any]:
+    """The centre node's constructor arguments (its pause follows from them)."""
+    return {
+        "__type": "CenterFirst",
+        "next_node_name": node.next_node_name,
+        "num_init": node.num_init,
+    }
+
+
 def register() -> None:
     """Add the encoder and decoder to Ax's core JSON registries (idempotent)."""
     from ax.storage.json_store.encoders import pausing_criterion_to_dict
@@ -40,3 +54,5 @@ def register() -> None:
     # the Sobol node's pause (a MaxTrialsAwaitingData): Ax's own encoding
     CORE_ENCODER_REGISTRY[InitialTrials] = pausing_criterion_to_dict
     CORE_DECODER_REGISTRY["InitialTrials"] = InitialTrials
+    CORE_ENCODER_REGISTRY[CenterFirst] = center_first_to_dict
+    CORE_DECODER_REGISTRY["CenterFirst"] = CenterFirst

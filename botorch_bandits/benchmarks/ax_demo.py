@@ -24,6 +24,7 @@ from botorch_bandits._io import (
     check_not_symlink,
     ignore_sigint,
 )
+from botorch_bandits.benchmarks.executors import stop_now
 from botorch_bandits.benchmarks.problems import rkhs_function
 from botorch_bandits.upstream import client_experiment, client_generation_strategy
 
@@ -369,6 +370,10 @@ def run_demo(
                         stop_after=stop_after,
                     )
                     curves[strategy] = regret_curve(client, fn)
+        except KeyboardInterrupt:
+            if own:  # the workers ignore Ctrl-C: stop them, do not wait for them
+                stop_now(pool)
+            raise
         finally:
             if bar is not None:
                 bar.close()

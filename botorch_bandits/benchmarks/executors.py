@@ -28,10 +28,17 @@ def worker_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
         try:
             yield pool
         except KeyboardInterrupt:  # the workers ignore it: stop them now
-            for proc in list((pool._processes or {}).values()):
-                proc.terminate()
-            pool.shutdown(wait=False, cancel_futures=True)
+            stop_now(pool)
             raise
+
+
+def stop_now(pool: ProcessPoolExecutor) -> None:
+    """Stop ``pool``'s processes without waiting for their work (on Ctrl-C: a
+    worker still starting may have died of the signal, and a waiting shutdown
+    can then hang)."""
+    for proc in list((pool._processes or {}).values()):
+        proc.terminate()
+    pool.shutdown(wait=False, cancel_futures=True)
 
 
 def pool_map(
