@@ -236,6 +236,35 @@ def test_a_kill_during_the_setup_resumes_with_the_right_strategy(
     assert gs.name == "Sobol+IGP-UCB"
 
 
+def test_a_resume_refuses_a_stored_strategy_of_another_name(tmp_path) -> None:
+    """A practical half stored with another strategy (here the practical mode's
+    Sobol start, as before it began at the centre) is not resumed as this version's
+    practical IGP-UCB: the error names both strategies, and nothing is run."""
+    from ax import Client, RangeParameterConfig
+
+    from botorch_bandits.ax import bandit_generation_strategy
+    from botorch_bandits.ax.sql import sqlite_storage
+
+    client = Client(storage_config=sqlite_storage(tmp_path / "demo.db"))
+    client.configure_experiment(
+        name="demo-igp-ucb",
+        parameters=[
+            RangeParameterConfig(name="x", bounds=(0.0, 1.0), parameter_type="float")
+        ],
+    )
+    client.configure_optimization(objective="f")
+    client.set_generation_strategy(
+        bandit_generation_strategy(num_init=3, initialize_with_center=False)
+    )
+    with pytest.raises(
+        ValueError,
+        match=r"stores the strategy 'Sobol\+IGP-UCB \(practical\)', not "
+        r"'Center\+Sobol\+IGP-UCB \(practical\)'",
+    ):
+        run_demo(tmp_path, trials=5, show_progress=False, resume=True, mode="practical")
+    assert _trials(tmp_path / "demo.db", "demo-igp-ucb") == []
+
+
 @pytest.mark.slow  # two demos racing on one file (~35 s)
 def test_two_resumes_on_one_database_one_proceeds(tmp_path) -> None:
     env = {**os.environ, "PYTHONWARNINGS": "ignore"}

@@ -180,13 +180,7 @@ def run_async(
 # --------------------------------------------------------------------------------------
 # the demo
 # --------------------------------------------------------------------------------------
-STRATEGY_NAMES = {"bandit": "Sobol+IGP-UCB"}
 MODES = ("theory", "practical")
-
-
-def _strategy_name(strategy: str, mode: str) -> str | None:
-    name = STRATEGY_NAMES.get(strategy)
-    return f"{name} (practical)" if name and mode == "practical" else name
 
 
 def _bandit_strategy(seed: int, fn: DemoFunction, mode: str = "theory") -> Any:
@@ -226,7 +220,9 @@ def _complete_setup(
     if client_experiment(client).optimization_config is None:
         client.configure_optimization(objective="f")
     gs = client_generation_strategy(client)
-    want = _strategy_name(strategy, mode)
+    # the name of the strategy this half builds (the practical one starts at the
+    # centre): a stored strategy of another name is not resumed as this one
+    want = _bandit_strategy(seed, fn, mode).name if strategy == "bandit" else None
     if gs is None:
         if client_experiment(client).trials:
             raise ValueError(
