@@ -277,28 +277,10 @@ def test_the_practical_mode_starts_at_the_centre_and_the_theory_mode_does_not() 
     }
 
 
-def _box_client() -> Client:
-    client = Client(random_seed=0)
-    client.configure_experiment(
-        name="centre_rules",
-        parameters=[
-            RangeParameterConfig(
-                name=f"x{i}", bounds=(0.0, 1.0), parameter_type="float"
-            )
-            for i in (1, 2)
-        ],
-    )
-    client.configure_optimization(objective="f")
-    return client
-
-
 def test_a_first_calls_fixed_parameters_hold_for_the_centre() -> None:
     """Ax's centre node ignores a call's fixed parameters; CenterFirst lays them
     over the centre, so no trial of the call breaks them."""
-    client = _box_client()
-    client.set_generation_strategy(
-        bandit_generation_strategy(num_init=3, num_candidates=64)
-    )
+    client = _client()
     made = client.get_next_trials(max_trials=3, fixed_parameters={"x1": 0.2})
     assert [p["x1"] for p in made.values()] == [0.2] * 3
     assert made[0] == {"x1": 0.2, "x2": 0.5}  # the centre in the free coordinate
@@ -308,7 +290,8 @@ def test_a_centre_trial_already_there_does_not_block_the_strategy() -> None:
     """An experiment whose first trial is Ax's default's centre, then a centre-first
     strategy with num_init=1: the centre is skipped (already an arm) and the bandit
     decides (the pause used to read as met and blocked every call)."""
-    client = _box_client()
+    client = _client()
+    client.configure_generation_strategy()  # Ax's default
     ((index, params),) = client.get_next_trials(max_trials=1).items()
     assert params == {"x1": 0.5, "x2": 0.5}
     client.complete_trial(index, raw_data={"f": 1.0})

@@ -354,11 +354,9 @@ def test_the_storage_functions_install_the_patches(tmp_path, use):
     assert isinstance(decoder.pd, upstream.PrecisePandas)
 
 
-def test_a_centre_first_strategy_reloads_and_decides_the_same(tmp_path) -> None:
-    """``initialize_with_center=True`` (Ax's CenterGenerationNode first) stores and
-    reloads with the rest of the strategy; the reloaded client's next decision is
-    the original's."""
-    path = tmp_path / "centre.db"
+def _centre_client(path: Path, **options) -> Client:
+    """The unit square stored in ``path`` (experiment ``"centre"``), with the
+    strategy of ``options`` and 3 initial trials."""
     client = Client(random_seed=0, storage_config=sql.sqlite_storage(path))
     client.configure_experiment(
         name="centre",
@@ -368,9 +366,16 @@ def test_a_centre_first_strategy_reloads_and_decides_the_same(tmp_path) -> None:
         ],
     )
     client.configure_optimization(objective="f")
-    client.set_generation_strategy(
-        bandit_generation_strategy(num_init=3, initialize_with_center=True)
-    )
+    client.set_generation_strategy(bandit_generation_strategy(num_init=3, **options))
+    return client
+
+
+def test_a_centre_first_strategy_reloads_and_decides_the_same(tmp_path) -> None:
+    """``initialize_with_center=True`` (Ax's CenterGenerationNode first) stores and
+    reloads with the rest of the strategy; the reloaded client's next decision is
+    the original's."""
+    path = tmp_path / "centre.db"
+    client = _centre_client(path, initialize_with_center=True)
     for _ in range(5):
         (idx, params), *_ = client.get_next_trials(max_trials=1).items()
         client.complete_trial(trial_index=idx, raw_data={"f": _objective(params)})
@@ -390,16 +395,7 @@ def test_a_centre_first_strategy_reloaded_before_its_first_trial_keeps_its_pause
     stored with it: a strategy reloaded before any trial makes the same first call
     of 6 as the original -- the centre and 2 Sobol trials, the same points."""
     path = tmp_path / "centre.db"
-    client = Client(random_seed=0, storage_config=sql.sqlite_storage(path))
-    client.configure_experiment(
-        name="centre",
-        parameters=[
-            RangeParameterConfig(name="x1", bounds=(0.0, 1.0), parameter_type="float"),
-            RangeParameterConfig(name="x2", bounds=(0.0, 1.0), parameter_type="float"),
-        ],
-    )
-    client.configure_optimization(objective="f")
-    client.set_generation_strategy(bandit_generation_strategy(num_init=3))
+    client = _centre_client(path)
     reloaded = sql.load_client("centre", path, random_seed=0)
     firsts = [c.get_next_trials(max_trials=6) for c in (client, reloaded)]
     nodes = [
