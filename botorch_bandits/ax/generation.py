@@ -248,7 +248,11 @@ class CenterFirst(CenterGenerationNode):
         self._fixed: dict[str, Any] = {}
 
     def __eq__(self, other: object) -> bool:
-        return super().__eq__(other) and self.num_init == other.num_init
+        return (
+            isinstance(other, CenterFirst)
+            and super().__eq__(other)
+            and self.num_init == other.num_init
+        )
 
     __hash__ = None  # type: ignore[assignment]
 
