@@ -19,6 +19,7 @@ from botorch.utils.sampling import draw_sobol_samples
 from gpytorch.kernels import Kernel
 from torch import Tensor
 
+from botorch_bandits.models.practical import standardize
 from botorch_bandits.validation import (
     check_finite,
     check_positive,
@@ -298,6 +299,185 @@ def _delta2(K: np.ndarray, G: np.ndarray, y: np.ndarray, noise: float) -> float:
     A2[idx, idx] += noise
     a = np.concatenate([np.linalg.solve(A1, y[:n]), -np.linalg.solve(A2, y[n:])])
     return float(a @ G @ a)
+
+
+# --------------------------------------------------------------------------------------
+# the scale-free detector (the practical mode)
+# --------------------------------------------------------------------------------------
+#: the scale-free detector's cross-validation grid: Matérn-5/2 lengthscales (times
+#: sqrt(d), on the unit cube) and nuggets (noise over signal variance)
+CV_LENGTHSCALES: tuple[float, ...] = (0.05, 0.1, 0.2, 0.4, 0.8, 1.6)
+CV_NUGGETS: tuple[float, ...] = (1e-4, 1e-3, 1e-2, 0.1, 1.0, 10.0)
+#: the fewest uniform values the scale-free detector tests (fewer: no scan)
+MIN_SCAN = 4
+
+
+def matern52(A: np.ndarray, B: np.ndarray, lengthscale: float) -> np.ndarray:
+    """The Matérn-5/2 kernel (unit variance) between the rows of ``A`` and ``B``."""
+    sq = (A**2).sum(1)[:, None] + (B**2).sum(1)[None, :] - 2.0 * A @ B.T
+    r = np.sqrt(5.0 * np.maximum(sq, 0.0)) / lengthscale
+    return (1.0 + r + r**2 / 3.0) * np.exp(-r)
+
+
+def loo_cv(
+    X: np.ndarray,
+    z: np.ndarray,
+    lengthscales: Sequence[float],
+    nuggets: Sequence[float],
+) -> tuple[float, float, float]:
+    r"""Leave-one-out cross-validation of GPR on ``(X, z)`` over a grid: for each
+    lengthscale and nugget :math:`\lambda`, with :math:`B = (K + \lambda I)^{-1}` the
+    held-out residuals are :math:`(Bz)_i / B_{ii}` (no refits). Returns the
+    (lengthscale, nugget, mean squared residual) of the smallest score, ties to the
+    grid's order; a grid point whose matrix cannot be factorized is skipped."""
+    best = (math.nan, math.nan, math.inf)
+    for ell in lengthscales:
+        K = matern52(X, X, ell)
+        for lam in nuggets:
+            A = K + lam * np.eye(len(z))
+            try:
+                L = np.linalg.cholesky(A)
+            except np.linalg.LinAlgError:
+                continue
+            Li = np.linalg.solve(L, np.eye(len(z)))
+            B = Li.T @ Li
+            score = float(np.mean(((B @ z) / np.diag(B)) ** 2))
+            if score < best[2]:
+                best = (float(ell), float(lam), score)
+    return best
+
+
+class ScaleFreeDetector:
+    r"""Algorithm 1 on the standardized scale, with :math:`c` and :math:`\theta_n`
+    chosen from the uniformly sampled points as the paper's Remark 3.1 suggests
+    ("run cross-validation on the uniformly sampled points ... estimate the typical
+    values of :math:`\hat\Delta^2` and choose :math:`\theta_n` ... large enough").
+
+    At each scan of the ``m`` uniform values: standardize them (the practical GP's
+    rounding, so ``a*y + b`` gives the same bits); choose a Matérn-5/2 lengthscale
+    and nugget :math:`\lambda` by leave-one-out CV (:func:`loo_cv`, which does not
+    depend on the order of the points); each tail of ``2n`` values is tested as in
+    Algorithm 1 with the halves' nugget :math:`n\rho^{CPD}_n = c\,n^{1-r}` (Eq.
+    3.5), :math:`c = \lambda m^{r-1}` (or ``regularization``). The threshold is the
+    typical value of :math:`\hat\Delta^2` under "no change": uniform steps are
+    independent draws, so without a change their order is exchangeable, and the
+    statistics of ``permutations`` fixed reorderings are its null distribution.
+    Each tail's statistic is divided by its mean over all orders, and the scan
+    fires when the largest of these ratios exceeds that of all but a share
+    ``false_alarm`` of the reorderings (level ``false_alarm`` per scan, whatever
+    the number of tails); ``threshold_scale`` > 1 asks for a largest ratio that
+    many times the reorderings'.
+
+    Args:
+        points, weights: The integration set (``M x d``, unit cube) and weights.
+        false_alarm: :math:`\alpha`, the chance of a false alarm in one scan.
+        regularization: ``None``: :math:`c` by CV; a number: that :math:`c`.
+        threshold_scale: :math:`\kappa`: a tail's statistic is compared with
+            :math:`\kappa` times the reorderings'.
+        alpha, d: Matérn smoothness and dimension in :math:`r`.
+    """
+
+    def __init__(
+        self,
+        points: Tensor,
+        weights: Tensor,
+        false_alarm: float = 0.01,
+        regularization: float | None = None,
+        threshold_scale: float = 1.0,
+        alpha: float = 2.5,
+        d: int = 1,
+    ) -> None:
+        self.points = _numpy(points)
+        self.weights = _numpy(weights)
+        if not 0.0 < false_alarm < 1.0:
+            raise ValueError(
+                f"`false_alarm` must be in (0, 1), got false_alarm={false_alarm!r}."
+            )
+        self.false_alarm = float(false_alarm)
+        self.c = None if regularization is None else check_positive("c", regularization)
+        self.threshold_scale = check_positive("threshold_scale", threshold_scale)
+        self.alpha = check_positive("alpha", alpha)
+        self.d = check_round("d", d)
+        #: reorderings: enough that a p-value of ``false_alarm`` can be reached
+        self.permutations = max(199, math.ceil(2.0 / self.false_alarm) - 1)
+        self.last_: dict[str, float] | None = None
+
+    def scan(
+        self,
+        X: Tensor,
+        y: Tensor,
+        gram: Tensor | None = None,
+        kernel_matrix: Tensor | None = None,
+    ) -> int | None:
+        """As :meth:`ChangePointDetector.scan` (``gram`` and ``kernel_matrix`` are
+        not used: the kernel is chosen at each scan); the fit and the scan's
+        p-value are kept in ``last_``."""
+        self.last_ = None
+        m = X.shape[0]
+        if m < MIN_SCAN:
+            return None
+        z = _numpy(standardize(torch.as_tensor(y, dtype=torch.double))[0])
+        if not np.any(z):
+            return None  # no spread: nothing can have changed that the data shows
+        Xn = _numpy(X)
+        grid = CV_NUGGETS if self.c is None else [self.c * m ** (1 - self._r)]
+        root_d = math.sqrt(Xn.shape[1])
+        ell, lam, _ = loo_cv(Xn, z, [root_d * s for s in CV_LENGTHSCALES], grid)
+        if not math.isfinite(ell):
+            return None
+        c = self.c if self.c is not None else lam * m ** (self._r - 1)
+        K = matern52(Xn, Xn, ell)
+        Kpg = matern52(Xn, self.points, ell)
+        G = (Kpg * self.weights) @ Kpg.T
+        # the observed order first, then the fixed reorderings (seeded by m only)
+        rng = np.random.default_rng([m, 2024])
+        order = np.vstack(
+            [np.arange(m)] + [rng.permutation(m) for _ in range(self.permutations)]
+        )
+        stats = _tail_statistics(K, G, z, order, c, self._r)  # S x floor(m/2)
+        # each tail's statistic over its mean among all orders (a symmetric
+        # function of the orders: the test stays exact), the largest over tails
+        ratio = stats / np.maximum(stats.mean(axis=0), np.finfo(float).tiny)
+        top = ratio.max(axis=1)
+        exceed = int((self.threshold_scale * top[1:] >= top[0]).sum())
+        p = (1 + exceed) / len(top)
+        self.last_ = {"m": m, "lengthscale": ell, "nugget": lam, "p_value": p}
+        if p > self.false_alarm:
+            return None
+        return int(np.argmax(ratio[0])) + 1
+
+    @property
+    def _r(self) -> float:
+        return _rate(self.alpha, self.d)
+
+
+def _tail_statistics(
+    K: np.ndarray, G: np.ndarray, z: np.ndarray, order: np.ndarray, c: float, r: float
+) -> np.ndarray:
+    r""":math:`\hat\Delta^2` (as :func:`_delta2`) of every tail of ``2n`` values,
+    ``n = 1 .. floor(m/2)``, for each row of ``order`` (``S x m`` reorderings of
+    the points): ``S x floor(m/2)``, batched over the reorderings."""
+    S, m = order.shape
+    Ks = K[order[:, :, None], order[:, None, :]]
+    Gs = G[order[:, :, None], order[:, None, :]]
+    zs = z[order]
+    out = np.empty((S, m // 2))
+    for n in range(1, m // 2 + 1):
+        lo, mid = m - 2 * n, m - n
+        eye = c * n ** (1 - r) * np.eye(n)
+        a1 = np.linalg.solve(Ks[:, lo:mid, lo:mid] + eye, zs[:, lo:mid, None])
+        a2 = np.linalg.solve(Ks[:, mid:, mid:] + eye, zs[:, mid:, None])
+        a = np.concatenate([a1, -a2], axis=1)[..., 0]
+        out[:, n - 1] = np.einsum("si,sij,sj->s", a, Gs[:, lo:, lo:], a)
+    return out
+
+
+def uniform_budget(t: int, xi: float, max_share: float) -> float:
+    r"""The most uniform steps among the first ``t + 1``: :math:`\max(\xi\sqrt t + 1,
+    s(t + 1))` with ``s = max_share``. The first term is what Algorithm 2's rule
+    allows without restarts (so the cap never binds on a run without them); the
+    second bounds the long-run share of uniform steps by ``s``."""
+    return max(xi * math.sqrt(t) + 1.0, max_share * (t + 1))
 
 
 # --------------------------------------------------------------------------------------

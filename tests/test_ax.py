@@ -159,15 +159,20 @@ def test_multipliers_are_replayed_from_the_constraint_values(rule) -> None:
 
 
 def test_restart_follows_the_change() -> None:
-    """A flat objective that changes at trial 25: no restart before it, a restart
-    soon after, recorded in the metadata; later trials use only the history since
+    """The paper's detector in the practical mode, with constants for this scale: a
+    flat objective that changes at trial 25: no restart before it, a restart soon
+    after, recorded in the metadata; later trials use only the history since
     the restart; uniform-exploration trials are tagged."""
 
     def data(params: dict, index: int) -> dict:
         return {"f": 0.0 if index < 25 else math.sin(2 * math.pi * params["x1"])}
 
     client = _client(
-        restarts=True, beta=1.0, cpd_regularization=1.0, cpd_threshold_scale=0.05
+        restarts=True,
+        beta=1.0,
+        cpd_detector="paper",
+        cpd_regularization=1.0,
+        cpd_threshold_scale=0.05,
     )
     _run(client, 45, in_flight=1, data=data)
     metas = [_meta(client, i) for i in range(3, 45)]

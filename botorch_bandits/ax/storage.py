@@ -29,6 +29,9 @@ def bandit_node_from_json(**kwargs: Any) -> BanditNode:
     # stored every theory setting): they load as such, with their decision set
     kwargs.setdefault("mode", "theory")
     kwargs.setdefault("optimizer", "finite")
+    # nodes saved before the scale-free detector existed ran the paper's detector
+    # (and stored its constants) in either mode: they replay their restarts exactly
+    kwargs.setdefault("cpd_detector", "paper")
     return BanditNode(**load_options(kwargs))
 
 

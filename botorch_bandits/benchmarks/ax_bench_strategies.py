@@ -25,9 +25,10 @@ STRATEGIES: dict[str, tuple[str, str] | None] = {
 
 def parse_label(label: str) -> tuple[str, dict[str, Any]]:
     """A strategy label and the node options it carries: ``"IGP-UCB"`` ->
-    ``("IGP-UCB", {})``; a variant ``"IGP-UCB[beta=2;repeats=allow]"`` ->
-    ``("IGP-UCB", {"beta": 2.0, "repeats": "allow"})`` (numbers as floats, ``None``,
-    ``True`` and ``False`` as themselves, other values as strings). Raises
+    ``("IGP-UCB", {})``; a variant ``"IGP-UCB[beta=2.5;model_window=25]"`` ->
+    ``("IGP-UCB", {"beta": 2.5, "model_window": 25})`` (digits alone as ints, other
+    numbers as floats, ``None``, ``True`` and ``False`` as themselves, other values
+    as strings). Raises
     ``ValueError`` naming the label when its base is unknown or it is malformed."""
     base, _, rest = label.partition("[")
     if base not in STRATEGIES or (rest and not rest.endswith("]")):
@@ -46,6 +47,8 @@ def parse_label(label: str) -> tuple[str, dict[str, Any]]:
         words = {"None": None, "True": True, "False": False}
         if text in words:
             value: Any = words[text]
+        elif text.isdigit():
+            value = int(text)
         else:
             try:
                 value = float(text)

@@ -92,7 +92,7 @@ def run_async(
     total: int,
     parallelism: int,
     seed: int,
-    on_complete: Callable[[int], None] | None = None,
+    on_complete: Callable[[int, float], None] | None = None,
     stop_after: int | None = None,
 ) -> int:
     """Keep ``parallelism`` trials in flight until ``total`` trials are complete.
@@ -171,7 +171,7 @@ def run_async(
         completed += 1
         made += 1
         if on_complete is not None:
-            on_complete(idx)
+            on_complete(idx, clock)
         if stop_after is not None and made >= stop_after:
             break
     return made
@@ -360,7 +360,7 @@ def run_demo(
                         total=trials,
                         parallelism=parallelism,
                         seed=seed,
-                        on_complete=(lambda _i: bar.update(1))
+                        on_complete=(lambda _i, _c: bar.update(1))
                         if bar is not None
                         else None,
                         stop_after=stop_after,

@@ -23,6 +23,7 @@ COMMANDS: dict[str, Command] = {
     "loop-demo": studies.LOOP_DEMO,
     "ax-check": ax_commands.AX_CHECK,
     "ax-bench": ax_commands.AX_BENCH,
+    "ax-online": ax_commands.AX_ONLINE,
     "botorch-loop": studies.BOTORCH_LOOP,
     "ts-where": studies.TS_WHERE,
     "ts-variance": studies.TS_VARIANCE,

@@ -17,9 +17,11 @@ from botorch_bandits.acquisition.factory import Confidence, make_acquisition
 from botorch_bandits.acquisition.practical import practical_confidence
 from botorch_bandits.changepoint import (
     ChangePointDetector,
+    ScaleFreeDetector,
     cpd_threshold,
     explore_uniformly,
     finite_domain,
+    uniform_budget,
 )
 from botorch_bandits.constraints import composite_targets, epoch_schedule
 from botorch_bandits.core.domain import Domain
@@ -67,17 +69,30 @@ class DecisionCache:
     cache only (pure functions of their keys), never state."""
 
     fits: dict[Any, dict[str, Any]] = field(default_factory=dict)
-    detector: ChangePointDetector | None = None
+    detector: ChangePointDetector | ScaleFreeDetector | None = None
 
 
 def make_detector(
     domain: Domain, opts: DecisionOptions, restarts: Restarts
-) -> ChangePointDetector:
+) -> ChangePointDetector | ScaleFreeDetector:
     """GP-UCB-CPD's detector (Avanesov, Algorithm 1) on the domain's integration set.
-    Its kernel is fixed for the run (every call replays the detections): the theory
-    kernel, or in the practical mode the theory mode's default (Matern-5/2,
-    lengthscale 0.2 of the unit cube) -- a fitted kernel would move past detections."""
+    ``"scale-free"``: :class:`ScaleFreeDetector`, its kernel chosen at each scan from
+    the uniform points alone (so a replay finds the same). ``"paper"``: a kernel
+    fixed for the run (every call replays the detections): the theory kernel, or in
+    the practical mode the theory mode's default (Matern-5/2, lengthscale 0.2 of the
+    unit cube) -- the practical GP's fitted kernel would move past detections."""
     points, volume = domain.detector()
+    if restarts.detector == "scale-free":
+        dom = finite_domain(points, volume=volume)
+        return ScaleFreeDetector(
+            dom.points,
+            dom.weights,
+            false_alarm=restarts.false_alarm,
+            regularization=restarts.regularization,
+            threshold_scale=restarts.threshold_scale,
+            alpha=restarts.alpha,
+            d=domain.dim,
+        )
     t = opts.theory
     kernel = (
         make_kernel(t.kernel, t.lengthscale)
@@ -126,7 +141,19 @@ def decide(
         start, num_uniform, restarts, fired = restarts_state(
             active, cache.detector, opts.restarts.xi
         )
-        uniform = explore_uniformly(num_uniform, position - start, opts.restarts.xi)
+        xi = opts.restarts.xi
+        uniform = explore_uniformly(num_uniform, position - start, xi)
+        share = opts.restarts.max_uniform_share
+        if share < 1.0:  # the cap on uniform steps among all trials so far
+            so_far = sum(e.uniform for e in active)
+            bound = uniform_budget(position, xi, share)
+            capped = uniform and so_far + 1 > bound
+            uniform = uniform and not capped
+            meta.update(
+                cpd_uniform_capped=capped,
+                cpd_uniform_bound=bound,
+                cpd_uniform_share=(so_far + uniform) / (position + 1),
+            )
         meta.update(
             cpd_uniform=uniform,
             cpd_restarts=restarts,
@@ -134,6 +161,9 @@ def decide(
             cpd_history=position - start,
             cpd_uniform_count=num_uniform,
         )
+        last = getattr(cache.detector, "last_", None)
+        if last is not None:
+            meta["cpd_last_scan"] = dict(last)
     # --- long-term constraints: this epoch's multipliers
     kappa = None
     if opts.constraints is not None:
@@ -156,7 +186,11 @@ def decide(
         best = free[uniform_choice(opts.seed, position, len(free))]
         meta["sigma_multiplier"] = None
         return _on_set(domain, best, True, meta)
-    # --- the data the model sees
+    # --- the data the model sees (since the last restart; with a model window,
+    # the most recent trials only)
+    if opts.model_window is not None:
+        start = max(start, position - opts.model_window)
+        meta["model_window_start"] = start
     H = active[start:]
     done = [e for e in H if e.f is not None]
     X0 = torch.tensor([list(e.x) for e in done], dtype=torch.double).reshape(-1, d)

@@ -28,6 +28,7 @@ Hyper = Literal["fixed", "fitted"]
 MultiplierUpdate = Literal["multiplicative", "additive"]
 Kernel = Literal["matern52", "rbf"]
 Repeats = Literal["allow", "avoid"]
+Detector = Literal["paper", "scale-free"]
 
 ALGORITHMS: tuple[str, ...] = ("IGP-UCB", "GP-UCB", "GP-TS")
 MODES: tuple[str, ...] = ("practical", "theory")
@@ -37,6 +38,7 @@ HYPERPARAMETERS: tuple[str, ...] = ("fixed", "fitted")
 MULTIPLIER_UPDATES: tuple[str, ...] = ("multiplicative", "additive")
 KERNELS: tuple[str, ...] = ("matern52", "rbf")
 REPEATS: tuple[str, ...] = ("allow", "avoid")
+DETECTORS: tuple[str, ...] = ("paper", "scale-free")
 #: ``repeats="avoid"`` applies while the model's noise variance is at most this
 #: share of its prior variance (a noise sd of at most 10 % of the signal's): (near)
 #: noise-free. BoTorch's noise prior (log-normal, loc -4, scale 1) has its mode at
@@ -110,13 +112,21 @@ class LongTermConstraints:
 @dataclass(frozen=True)
 class Restarts:
     """GP-UCB-CPD (Avanesov): :math:`\\xi` of the uniform-exploration rule, the
-    detector's regularization constant :math:`c`, its threshold scale :math:`C` and
-    the smoothness :math:`\\alpha` in their exponents."""
+    detector's regularization constant :math:`c` (``None``: by cross-validation, the
+    scale-free detector only), its threshold scale (the paper's :math:`C`, or the
+    scale-free detector's multiplier of its threshold), the smoothness
+    :math:`\\alpha` in their exponents, which detector (``"paper"``: Algorithm 1 with
+    a fixed kernel on the objective's values; ``"scale-free"``: on the standardized
+    values, :class:`~botorch_bandits.changepoint.ScaleFreeDetector`), its false-alarm
+    level per scan, and the cap on the share of uniform steps (1: none)."""
 
     xi: float = math.sqrt(3.0)
-    regularization: float = 20.0
+    regularization: float | None = 20.0
     threshold_scale: float = 2.6
     alpha: float = 2.5
+    detector: Detector = "paper"
+    false_alarm: float = 0.01
+    max_uniform_share: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -126,7 +136,8 @@ class DecisionOptions:
     ``censoring`` is read under ``pending="censor"``. ``repeats="avoid"``: while the
     model says the objective is (near) noise-free (:data:`NOISE_FREE`), no point
     evaluated since the last restart or in flight is proposed again (the practical
-    default; a bandit's re-pull of an arm is the theory mode's)."""
+    default; a bandit's re-pull of an arm is the theory mode's). ``model_window``:
+    the practical GP sees only the most recent trials (a sliding window)."""
 
     algorithm: Algorithm = "IGP-UCB"
     mode: Mode = "practical"
@@ -143,6 +154,7 @@ class DecisionOptions:
     constraints: LongTermConstraints | None = None
     restarts: Restarts | None = None
     repeats: Repeats = "allow"
+    model_window: int | None = None
 
     @classmethod
     def from_kwargs(cls, **kwargs: Any) -> DecisionOptions:
@@ -186,10 +198,14 @@ class DecisionOptions:
                 k["cpd_regularization"],
                 k["cpd_threshold_scale"],
                 k["cpd_alpha"],
+                k["cpd_detector"],
+                k["cpd_false_alarm"],
+                k["cpd_max_uniform_share"],
             )
             if k["restarts"]
             else None,
             repeats=k["repeats"],
+            model_window=k["model_window"],
         )
 
 
@@ -222,10 +238,30 @@ FLAT_DEFAULTS: dict[str, Any] = {
     "num_epochs": None,
     "restarts": False,
     "xi": math.sqrt(3.0),
-    "cpd_regularization": 20.0,
-    "cpd_threshold_scale": 2.6,
+    "cpd_regularization": None,
+    "cpd_threshold_scale": None,
     "cpd_alpha": 2.5,
     "repeats": None,
+    "cpd_detector": None,
+    "cpd_false_alarm": None,
+    "cpd_max_uniform_share": None,
+    "model_window": None,
+}
+#: the restart options by detector, when not given: the paper's constants (its §4),
+#: or the scale-free detector's (c by cross-validation, its threshold as computed,
+#: false alarms at 1 % per scan, at most 20 % uniform steps)
+RESTART_DEFAULTS: dict[str, dict[str, Any]] = {
+    "paper": {
+        "cpd_regularization": 20.0,
+        "cpd_threshold_scale": 2.6,
+        "cpd_max_uniform_share": 1.0,
+    },
+    "scale-free": {
+        "cpd_regularization": None,
+        "cpd_threshold_scale": 1.0,
+        "cpd_false_alarm": 0.01,
+        "cpd_max_uniform_share": 0.2,
+    },
 }
 
 
@@ -325,13 +361,60 @@ def resolve_kwargs(**kwargs: Any) -> dict[str, Any]:
     check_positive("penalty_c", k["penalty_c"])
     check_positive("step", k["step"])
     check_positive("xi", k["xi"], allow_zero=True)
-    for n in ("cpd_regularization", "cpd_threshold_scale"):
-        check_positive(said.get(n, n), k[n])
-    check_positive("cpd_alpha", k["cpd_alpha"])
+    _resolve_restarts(k, said)
+    check_count("model_window", k["model_window"], 1, allow_none=True)
+    if k["model_window"] is not None and k["mode"] == "theory":
+        raise ValueError(
+            f"model_window={k['model_window']!r} is an option of the practical mode "
+            "(a GP on the most recent trials); the theory mode's algorithms use "
+            "every trial. Pass mode='practical' or leave it out."
+        )
     floats = ("y_min", "B_y", "B", "delta", "penalty_c", "step", "xi")
-    floats += ("cpd_regularization", "cpd_threshold_scale", "cpd_alpha")
+    floats += ("cpd_threshold_scale", "cpd_alpha", "cpd_max_uniform_share")
     for n in floats:
         k[n] = float(k[n])
-    for n in ("lengthscale", "noise", "R"):
+    for n in ("lengthscale", "noise", "R", "cpd_regularization", "cpd_false_alarm"):
         k[n] = None if k[n] is None else float(k[n])
     return k
+
+
+def _resolve_restarts(k: dict[str, Any], said: dict[str, str]) -> None:
+    """The detector (the theory mode: the paper's; the practical mode: the
+    scale-free one by default) and its options' defaults, checked."""
+    if k["cpd_detector"] is None:
+        k["cpd_detector"] = "paper" if k["mode"] == "theory" else "scale-free"
+    check_choice("cpd_detector", k["cpd_detector"], DETECTORS)
+    if k["mode"] == "theory" and k["cpd_detector"] != "paper":
+        raise ValueError(
+            f"mode='theory' runs the paper's detector (Avanesov, Algorithm 1), got "
+            f"cpd_detector={k['cpd_detector']!r}: pass mode='practical' for the "
+            "scale-free detector, or leave it out."
+        )
+    paper = k["cpd_detector"] == "paper"
+    if paper and k["cpd_false_alarm"] is not None:
+        raise ValueError(
+            f"cpd_false_alarm={k['cpd_false_alarm']!r} is an option of the "
+            "scale-free detector; the paper's detector has a fixed threshold "
+            "(cpd_threshold_scale). Leave it out or pass cpd_detector='scale-free'."
+        )
+    for n, value in RESTART_DEFAULTS[k["cpd_detector"]].items():
+        if k[n] is None:
+            k[n] = value
+    if paper or k["cpd_regularization"] is not None:
+        check_positive(
+            said.get("cpd_regularization", "cpd_regularization"),
+            k["cpd_regularization"],
+        )
+    check_positive(
+        said.get("cpd_threshold_scale", "cpd_threshold_scale"), k["cpd_threshold_scale"]
+    )
+    check_positive("cpd_alpha", k["cpd_alpha"])
+    if not paper:
+        check_open_unit("cpd_false_alarm", k["cpd_false_alarm"])
+    share = k["cpd_max_uniform_share"]
+    check_positive("cpd_max_uniform_share", share)
+    if not share <= 1.0:
+        raise ValueError(
+            f"`cpd_max_uniform_share` must be in (0, 1] (1: no cap), got "
+            f"cpd_max_uniform_share={share!r}."
+        )
