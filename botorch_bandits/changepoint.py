@@ -348,20 +348,20 @@ def loo_cv(
 
 
 class ScaleFreeDetector:
-    r"""Algorithm 1 on the standardized scale, with :math:`c` and :math:`\theta_n`
-    chosen from the uniformly sampled points as the paper's Remark 3.1 suggests
-    ("run cross-validation on the uniformly sampled points ... estimate the typical
-    values of :math:`\hat\Delta^2` and choose :math:`\theta_n` ... large enough").
+    r"""Algorithm 1 on the standardized scale, its kernel and :math:`\theta_n` chosen
+    from the uniformly sampled points as the paper's Remark 3.1 suggests ("run
+    cross-validation on the uniformly sampled points ... estimate the typical values
+    of :math:`\hat\Delta^2` and choose :math:`\theta_n` ... large enough").
 
     At each scan of the ``m`` uniform values: standardize them (the practical GP's
     rounding, so ``a*y + b`` gives the same bits); choose a Matérn-5/2 lengthscale
-    and nugget :math:`\lambda` by leave-one-out CV (:func:`loo_cv`, which does not
-    depend on the order of the points); each tail of ``2n`` values is tested as in
-    Algorithm 1 with the halves' nugget :math:`n\rho^{CPD}_n = c\,n^{1-r}` (Eq.
-    3.5), :math:`c = \lambda m^{r-1}` (or ``regularization``). The threshold is the
-    typical value of :math:`\hat\Delta^2` under "no change": uniform steps are
-    independent draws, so without a change their order is exchangeable, and the
-    statistics of ``permutations`` fixed reorderings are its null distribution.
+    by leave-one-out CV (:func:`loo_cv`, which does not depend on the order of the
+    points) with the nugget :math:`c\,m^{1-r}`; each tail of ``2n`` values is tested
+    as in Algorithm 1 with the halves' nugget :math:`n\rho^{CPD}_n = c\,n^{1-r}`
+    (Eq. 3.5). The threshold is the typical value of :math:`\hat\Delta^2` under
+    "no change": uniform steps are independent draws, so without a change their
+    order is exchangeable, and the statistics of ``permutations`` fixed reorderings
+    are its null distribution.
     Each tail's statistic is divided by its mean over all orders, and the scan
     fires when the largest of these ratios exceeds that of all but a share
     ``false_alarm`` of the reorderings (level ``false_alarm`` per scan, whatever
@@ -371,7 +371,9 @@ class ScaleFreeDetector:
     Args:
         points, weights: The integration set (``M x d``, unit cube) and weights.
         false_alarm: :math:`\alpha`, the chance of a false alarm in one scan.
-        regularization: ``None``: :math:`c` by CV; a number: that :math:`c`.
+        regularization: :math:`c` (default 20, the paper's experiments' constant
+            for unit-variance draws: the standardized scale); ``None``: the
+            nugget by CV as well (measured: less power, see docs/algorithms.md).
         threshold_scale: :math:`\kappa`: a tail's statistic is compared with
             :math:`\kappa` times the reorderings'.
         alpha, d: Matérn smoothness and dimension in :math:`r`.
@@ -382,7 +384,7 @@ class ScaleFreeDetector:
         points: Tensor,
         weights: Tensor,
         false_alarm: float = 0.01,
-        regularization: float | None = None,
+        regularization: float | None = 20.0,
         threshold_scale: float = 1.0,
         alpha: float = 2.5,
         d: int = 1,

@@ -112,8 +112,8 @@ class LongTermConstraints:
 @dataclass(frozen=True)
 class Restarts:
     """GP-UCB-CPD (Avanesov): :math:`\\xi` of the uniform-exploration rule, the
-    detector's regularization constant :math:`c` (``None``: by cross-validation, the
-    scale-free detector only), its threshold scale (the paper's :math:`C`, or the
+    detector's regularization constant :math:`c` (``None``, the scale-free detector
+    only: its nugget by cross-validation too), its threshold scale (the paper's :math:`C`, or the
     scale-free detector's multiplier of its threshold), the smoothness
     :math:`\\alpha` in their exponents, which detector (``"paper"``: Algorithm 1 with
     a fixed kernel on the objective's values; ``"scale-free"``: on the standardized
@@ -247,9 +247,10 @@ FLAT_DEFAULTS: dict[str, Any] = {
     "cpd_max_uniform_share": None,
     "model_window": None,
 }
-#: the restart options by detector, when not given: the paper's constants (its §4),
-#: or the scale-free detector's (c by cross-validation, its threshold as computed,
-#: false alarms at 1 % per scan, at most 20 % uniform steps)
+#: the restart options by detector, when not given: the paper's constants (c = 20,
+#: C = 2.6 of its §4), or the scale-free detector's (the same c, now on the
+#: standardized scale where the paper's draws have unit variance; its threshold from
+#: reorderings; false alarms at 1 % per scan; at most 20 % uniform steps)
 RESTART_DEFAULTS: dict[str, dict[str, Any]] = {
     "paper": {
         "cpd_regularization": 20.0,
@@ -257,7 +258,7 @@ RESTART_DEFAULTS: dict[str, dict[str, Any]] = {
         "cpd_max_uniform_share": 1.0,
     },
     "scale-free": {
-        "cpd_regularization": None,
+        "cpd_regularization": 20.0,
         "cpd_threshold_scale": 1.0,
         "cpd_false_alarm": 0.01,
         "cpd_max_uniform_share": 0.2,
