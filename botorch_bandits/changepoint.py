@@ -362,11 +362,11 @@ class ScaleFreeDetector:
     "no change": uniform steps are independent draws, so without a change their
     order is exchangeable, and the statistics of ``permutations`` fixed reorderings
     are its null distribution.
-    Each tail's statistic is divided by its mean over all orders, and the scan
-    fires when the largest of these ratios exceeds that of all but a share
+    Each tail's log statistic is standardized over all orders, and the scan fires
+    when the largest of these scores exceeds that of all but a share
     ``false_alarm`` of the reorderings (level ``false_alarm`` per scan, whatever
-    the number of tails); ``threshold_scale`` > 1 asks for a largest ratio that
-    many times the reorderings'.
+    the number of tails); ``threshold_scale`` > 1 divides the observed statistics
+    by it first (a margin).
 
     Args:
         points, weights: The integration set (``M x d``, unit cube) and weights.
@@ -374,8 +374,8 @@ class ScaleFreeDetector:
         regularization: :math:`c` (default 20, the paper's experiments' constant
             for unit-variance draws: the standardized scale); ``None``: the
             nugget by CV as well (measured: less power, see docs/algorithms.md).
-        threshold_scale: :math:`\kappa`: a tail's statistic is compared with
-            :math:`\kappa` times the reorderings'.
+        threshold_scale: :math:`\kappa`: the observed statistics are divided by it
+            before the comparison (1: no margin).
         alpha, d: Matérn smoothness and dimension in :math:`r`.
     """
 
@@ -437,16 +437,20 @@ class ScaleFreeDetector:
             [np.arange(m)] + [rng.permutation(m) for _ in range(self.permutations)]
         )
         stats = _tail_statistics(K, G, z, order, c, self._r)  # S x floor(m/2)
-        # each tail's statistic over its mean among all orders (a symmetric
-        # function of the orders: the test stays exact), the largest over tails
-        ratio = stats / np.maximum(stats.mean(axis=0), np.finfo(float).tiny)
-        top = ratio.max(axis=1)
-        exceed = int((self.threshold_scale * top[1:] >= top[0]).sum())
-        p = (1 + exceed) / len(top)
+        # each tail's log statistic standardized over all orders (a symmetric
+        # function of the orders: the test stays exact; the log tames the heavy
+        # tails of the short tails' statistics), the largest over the tails
+        logs = np.log(np.maximum(stats, np.finfo(float).tiny))
+        centre, spread = logs.mean(axis=0), logs.std(axis=0)
+        spread = np.where(spread > 0, spread, 1.0)
+        logs[0] -= math.log(self.threshold_scale)  # the observed order's margin
+        score = (logs - centre) / spread
+        top = score.max(axis=1)
+        p = (1 + int((top[1:] >= top[0]).sum())) / len(top)
         self.last_ = {"m": m, "lengthscale": ell, "nugget": lam, "p_value": p}
         if p > self.false_alarm:
             return None
-        return int(np.argmax(ratio[0])) + 1
+        return int(np.argmax(score[0])) + 1
 
     @property
     def _r(self) -> float:
@@ -480,6 +484,12 @@ def uniform_budget(t: int, xi: float, max_share: float) -> float:
     allows without restarts (so the cap never binds on a run without them); the
     second bounds the long-run share of uniform steps by ``s``."""
     return max(xi * math.sqrt(t) + 1.0, max_share * (t + 1))
+
+
+def within_budget(made: int, t: int, xi: float, max_share: float) -> bool:
+    """Whether one more uniform step, after ``made`` among the first ``t`` steps,
+    stays within :func:`uniform_budget` (ties as in :func:`explore_uniformly`)."""
+    return made + 1 <= uniform_budget(t, xi, max_share) * (1.0 + 1e-12)
 
 
 # --------------------------------------------------------------------------------------

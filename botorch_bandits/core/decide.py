@@ -22,6 +22,7 @@ from botorch_bandits.changepoint import (
     explore_uniformly,
     finite_domain,
     uniform_budget,
+    within_budget,
 )
 from botorch_bandits.constraints import composite_targets, epoch_schedule
 from botorch_bandits.core.domain import Domain
@@ -147,7 +148,7 @@ def decide(
         if share < 1.0:  # the cap on uniform steps among all trials so far
             so_far = sum(e.uniform for e in active)
             bound = uniform_budget(position, xi, share)
-            capped = uniform and so_far + 1 > bound
+            capped = uniform and not within_budget(so_far, position, xi, share)
             uniform = uniform and not capped
             meta.update(
                 cpd_uniform_capped=capped,
