@@ -356,17 +356,19 @@ class ScaleFreeDetector:
     At each scan of the ``m`` uniform values: standardize them (the practical GP's
     rounding, so ``a*y + b`` gives the same bits); choose a Matérn-5/2 lengthscale
     by leave-one-out CV (:func:`loo_cv`, which does not depend on the order of the
-    points) with the nugget :math:`c\,m^{1-r}`; each tail of ``2n`` values is tested
-    as in Algorithm 1 with the halves' nugget :math:`n\rho^{CPD}_n = c\,n^{1-r}`
-    (Eq. 3.5). The threshold is the typical value of :math:`\hat\Delta^2` under
-    "no change": uniform steps are independent draws, so without a change their
-    order is exchangeable, and the statistics of ``permutations`` fixed reorderings
-    are its null distribution.
-    Each tail's log statistic is standardized over all orders, and the scan fires
+    points) with the nugget :math:`c\,m^{1-r}`; compute Algorithm 1's statistic
+    between the values before and after every split point (each part's nugget
+    :math:`c\,n_i^{1-r}`, Eq. 3.5) -- every split, not only the equal halves of the
+    paper's tails, so that a change is tested as soon as it has two values after it
+    (measured: a shorter detection delay, docs/algorithms.md). The threshold is
+    the typical value of :math:`\hat\Delta^2` under "no change": uniform steps are
+    independent draws, so without a change their order is exchangeable, and the
+    statistics of ``permutations`` fixed reorderings are its null distribution.
+    Each split's log statistic is standardized over all orders, and the scan fires
     when the largest of these scores exceeds that of all but a share
-    ``false_alarm`` of the reorderings (level ``false_alarm`` per scan, whatever
-    the number of tails); ``threshold_scale`` > 1 divides the observed statistics
-    by it first (a margin).
+    ``false_alarm`` of the reorderings (level ``false_alarm`` per scan, whatever the
+    number of splits); ``threshold_scale`` > 1 divides the observed statistics by
+    it first (a margin). The scan returns the number of values after the split.
 
     Args:
         points, weights: The integration set (``M x d``, unit cube) and weights.
@@ -436,10 +438,10 @@ class ScaleFreeDetector:
         order = np.vstack(
             [np.arange(m)] + [rng.permutation(m) for _ in range(self.permutations)]
         )
-        stats = _tail_statistics(K, G, z, order, c, self._r)  # S x floor(m/2)
-        # each tail's log statistic standardized over all orders (a symmetric
+        stats = _split_statistics(K, G, z, order, c, self._r)  # S x (m - 3)
+        # each split's log statistic standardized over all orders (a symmetric
         # function of the orders: the test stays exact; the log tames the heavy
-        # tails of the short tails' statistics), the largest over the tails
+        # tails of the short parts' statistics), the largest over the splits
         logs = np.log(np.maximum(stats, np.finfo(float).tiny))
         centre, spread = logs.mean(axis=0), logs.std(axis=0)
         spread = np.where(spread > 0, spread, 1.0)
@@ -450,31 +452,34 @@ class ScaleFreeDetector:
         self.last_ = {"m": m, "lengthscale": ell, "nugget": lam, "p_value": p}
         if p > self.false_alarm:
             return None
-        return int(np.argmax(score[0])) + 1
+        return m - 2 - int(np.argmax(score[0]))  # the values after the split
 
     @property
     def _r(self) -> float:
         return _rate(self.alpha, self.d)
 
 
-def _tail_statistics(
+def _split_statistics(
     K: np.ndarray, G: np.ndarray, z: np.ndarray, order: np.ndarray, c: float, r: float
 ) -> np.ndarray:
-    r""":math:`\hat\Delta^2` (as :func:`_delta2`) of every tail of ``2n`` values,
-    ``n = 1 .. floor(m/2)``, for each row of ``order`` (``S x m`` reorderings of
-    the points): ``S x floor(m/2)``, batched over the reorderings."""
+    r""":math:`\hat\Delta^2` (as :func:`_delta2`, each part's nugget
+    :math:`c\,n_i^{1-r}`) between the values before and after each split point,
+    both parts of at least two values, for each row of ``order`` (``S x m``
+    reorderings of the points): ``S x (m - 3)``, the split after 2, 3, ..., m - 2
+    values, batched over the reorderings."""
     S, m = order.shape
     Ks = K[order[:, :, None], order[:, None, :]]
     Gs = G[order[:, :, None], order[:, None, :]]
     zs = z[order]
-    out = np.empty((S, m // 2))
-    for n in range(1, m // 2 + 1):
-        lo, mid = m - 2 * n, m - n
-        eye = c * n ** (1 - r) * np.eye(n)
-        a1 = np.linalg.solve(Ks[:, lo:mid, lo:mid] + eye, zs[:, lo:mid, None])
-        a2 = np.linalg.solve(Ks[:, mid:, mid:] + eye, zs[:, mid:, None])
+    out = np.empty((S, m - 3))
+    for j, cut in enumerate(range(2, m - 1)):
+        n1, n2 = cut, m - cut
+        A1 = Ks[:, :cut, :cut] + c * n1 ** (1 - r) * np.eye(n1)
+        A2 = Ks[:, cut:, cut:] + c * n2 ** (1 - r) * np.eye(n2)
+        a1 = np.linalg.solve(A1, zs[:, :cut, None])
+        a2 = np.linalg.solve(A2, zs[:, cut:, None])
         a = np.concatenate([a1, -a2], axis=1)[..., 0]
-        out[:, n - 1] = np.einsum("si,sij,sj->s", a, Gs[:, lo:, lo:], a)
+        out[:, j] = np.einsum("si,sij,sj->s", a, Gs, a)
     return out
 
 

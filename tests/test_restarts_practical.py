@@ -62,25 +62,29 @@ def _sample(m: int, change: int | None, seed: int) -> tuple[torch.Tensor, torch.
 # ---------------------------------------------------------------- the detector
 def test_the_detector_answers_the_same_for_any_units() -> None:
     """Standardized and rounded values: a*y + b (a > 0) gives the same bits, so the
-    same detection and the same fit (with and without a change)."""
+    same detection and the same fit (with and without a change, five samples)."""
     det = _detector()
-    for change in (None, 8):
-        X, y = _sample(14, change, seed=3)
-        found = []
-        for a, b in ((1.0, 0.0), (100.0, 100.0), (1e-3, -7.0), (1e6, 1e6)):
-            n = det.scan(X, a * y + b)
-            found.append((n, det.last_))
-        assert all(f == found[0] for f in found), found
-    assert found[0][0] is not None  # the change is found
+    found_any = 0
+    for seed in range(5):
+        for change in (None, 10):
+            X, y = _sample(20, change, seed=seed)
+            found = []
+            for a, b in ((1.0, 0.0), (100.0, 100.0), (1e-3, -7.0), (1e6, 1e6)):
+                n = det.scan(X, a * y + b)
+                found.append((n, det.last_))
+            assert all(f == found[0] for f in found), found
+            found_any += change is not None and found[0][0] is not None
+    assert found_any >= 3  # the comparison covers detections too
 
 
 def test_the_detector_finds_a_clear_change_and_not_its_absence() -> None:
+    """Ten values before and ten after a clear change (reflected, shifted by about
+    three standard deviations): found in at least 8 of 10 samples (measured 19 of
+    20); without the change, at most one false alarm in 10 (level 1 %)."""
     det = _detector()
-    X, y = _sample(12, 6, seed=1)
-    assert det.scan(X, y) is not None
-    assert det.last_["p_value"] <= det.false_alarm
-    X, y = _sample(12, None, seed=1)
-    assert det.scan(X, y) is None and det.last_["p_value"] > det.false_alarm
+    hits = sum(det.scan(*_sample(20, 10, seed=s)) is not None for s in range(10))
+    quiet = sum(det.scan(*_sample(20, None, seed=s)) is None for s in range(10))
+    assert hits >= 8 and quiet >= 9, (hits, quiet)
 
 
 def test_false_alarms_stay_at_the_level_given() -> None:
@@ -241,7 +245,8 @@ def test_restarts_on_f_and_100f_plus_100_make_the_same_trials() -> None:
     assert uniform[0] == uniform[1] and sum(filter(None, uniform[0])) >= 8
     # the share of uniform steps is reported and held under its bound
     for _, meta in runs[0][5:]:
-        assert meta["cpd_uniform_share"] <= meta["cpd_uniform_bound"] / meta["t"]
+        count = meta["cpd_uniform_share"] * meta["t"]  # uniform steps so far
+        assert count <= meta["cpd_uniform_bound"] + 1e-9
 
 
 RELOAD = """
@@ -258,7 +263,7 @@ def test_a_reload_after_a_restart_decides_the_same_in_a_new_process(tmp_path) ->
     pytest.importorskip("sqlalchemy")
     path = tmp_path / "exp.db"
     client = _ax_client(path)
-    for _ in range(36):
+    for _ in range(45):  # the restart comes at trial 41 in this sequential run
         ((index, params),) = client.get_next_trials(max_trials=1).items()
         client.complete_trial(trial_index=index, raw_data=_objective(params, index))
     assert _trials(client)[-1][1]["cpd_restarts"], "no restart before the reload"
@@ -332,15 +337,15 @@ def test_a_sigkill_with_restarts_on_resumes_exactly(tmp_path) -> None:
     """SIGKILL the loop (SQLite) after a restart and before the end; the resumed
     run ends with the uninterrupted run's trials and values."""
     pytest.importorskip("sqlalchemy")
-    total = 40
+    total = 50
     whole = tmp_path / "whole.db"
     assert _loop(whole, total).wait(timeout=900) == 0
     expected = _stored(whole)
     killed = tmp_path / "killed.db"
     proc = _loop(killed, total)
     start = time.time()
-    for line in proc.stdout:  # kill once trial 30 (after the restart) is complete
-        if int(line) >= 30:
+    for line in proc.stdout:  # kill once trial 44 (after the restart) is complete
+        if int(line) >= 44:
             os.kill(proc.pid, signal.SIGKILL)
             break
         assert time.time() - start < 900
