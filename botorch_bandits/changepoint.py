@@ -8,6 +8,7 @@ detector (their Algorithm 1) with its integration domains (:func:`finite_domain`
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -310,6 +311,8 @@ CV_LENGTHSCALES: tuple[float, ...] = (0.05, 0.1, 0.2, 0.4, 0.8, 1.6)
 CV_NUGGETS: tuple[float, ...] = (1e-4, 1e-3, 1e-2, 0.1, 1.0, 10.0)
 #: the fewest uniform values the scale-free detector tests (fewer: no scan)
 MIN_SCAN = 4
+#: the scale-free detector's scans by their settings and data (a cache)
+_SCANS: dict[tuple, tuple[int | None, dict]] = {}
 
 
 def matern52(A: np.ndarray, B: np.ndarray, lengthscale: float) -> np.ndarray:
@@ -405,6 +408,9 @@ class ScaleFreeDetector:
         #: reorderings: enough that a p-value of ``false_alarm`` can be reached
         self.permutations = max(199, math.ceil(2.0 / self.false_alarm) - 1)
         self.last_: dict[str, float] | None = None
+        digest = hashlib.sha256(self.points.tobytes() + self.weights.tobytes())
+        self._settings = (digest.hexdigest(), self.false_alarm, self.c)
+        self._settings += (self.threshold_scale, self.alpha, self.d)
 
     def scan(
         self,
@@ -424,11 +430,24 @@ class ScaleFreeDetector:
         if not np.any(z):
             return None  # no spread: nothing can have changed that the data shows
         Xn = _numpy(X)
+        # a scan is a pure function of its data and settings, and every decision
+        # replays the run's scans: kept (per process, bounded) by their bytes
+        key = (self._settings, Xn.tobytes(), z.tobytes())
+        if key not in _SCANS:
+            if len(_SCANS) >= 4096:
+                _SCANS.clear()
+            _SCANS[key] = self._scan(Xn, z)
+        n, last = _SCANS[key]
+        self.last_ = dict(last)
+        return n
+
+    def _scan(self, Xn: np.ndarray, z: np.ndarray) -> tuple[int | None, dict]:
+        m = Xn.shape[0]
         grid = CV_NUGGETS if self.c is None else [self.c * m ** (1 - self._r)]
         root_d = math.sqrt(Xn.shape[1])
         ell, lam, _ = loo_cv(Xn, z, [root_d * s for s in CV_LENGTHSCALES], grid)
         if not math.isfinite(ell):
-            return None
+            return None, {"m": m}
         c = self.c if self.c is not None else lam * m ** (self._r - 1)
         K = matern52(Xn, Xn, ell)
         Kpg = matern52(Xn, self.points, ell)
@@ -449,10 +468,10 @@ class ScaleFreeDetector:
         score = (logs - centre) / spread
         top = score.max(axis=1)
         p = (1 + int((top[1:] >= top[0]).sum())) / len(top)
-        self.last_ = {"m": m, "lengthscale": ell, "nugget": lam, "p_value": p}
+        last = {"m": m, "lengthscale": ell, "nugget": lam, "p_value": p}
         if p > self.false_alarm:
-            return None
-        return m - 2 - int(np.argmax(score[0]))  # the values after the split
+            return None, last
+        return m - 2 - int(np.argmax(score[0])), last  # the values after the split
 
     @property
     def _r(self) -> float:
