@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from pathlib import Path
 
 from botorch_bandits.cli.common import Command, CommandError, missing, positive_int
 
@@ -284,6 +285,13 @@ def _ax_online_arguments(parser: argparse.ArgumentParser) -> None:
         "--list", action="store_true", help="list the problems and exit"
     )
     parser.add_argument(
+        "--calibrate",
+        action="store_true",
+        help="instead of the benchmark: the change-point detector's false alarms "
+        "and detection delays on the drift problems (--seeds runs each, 10; "
+        "simulated without the GP); writes OUT/calibration.md",
+    )
+    parser.add_argument(
         "--seeds", type=positive_int, help="seeds 0..n-1 (5; 2 with --smoke)"
     )
     parser.add_argument(
@@ -309,6 +317,26 @@ def _run_ax_online(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
     if args.list:
         for name, p in PROBLEMS.items():
             print(f"  {name:18s} {p.title}")
+        return 0
+    if args.calibrate:
+        from botorch_bandits.benchmarks.online_calibration import (
+            calibrate_restarts,
+            calibration_lines,
+        )
+
+        long = 200 if args.smoke else 1000
+        runs = calibrate_restarts(
+            seeds=args.seeds or (2 if args.smoke else 10),
+            long=long,
+            short=args.trials or 100,
+            workers=args.workers or 1,
+        )
+        lines = calibration_lines(runs)
+        print("\n".join(lines))
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "calibration.md").write_text("\n".join(lines) + "\n")
+        print(f"wrote {out / 'calibration.md'}")
         return 0
     seeds = args.seeds or (2 if args.smoke else 5)
     trials = args.trials or (20 if args.smoke else 100)
