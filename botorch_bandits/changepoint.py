@@ -378,7 +378,7 @@ class ScaleFreeDetector:
         false_alarm: :math:`\alpha`, the chance of a false alarm in one scan.
         regularization: :math:`c` (default 20, the paper's experiments' constant
             for unit-variance draws: the standardized scale); ``None``: the
-            nugget by CV as well (measured: less power, see docs/algorithms.md).
+            nugget by CV as well (Remark 3.1's other reading; not an Ax option).
         threshold_scale: :math:`\kappa`: the observed statistics are divided by it
             before the comparison (1: no margin).
         alpha, d: Matérn smoothness and dimension in :math:`r`.

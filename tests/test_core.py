@@ -195,11 +195,13 @@ def test_options_are_typed_and_grouped() -> None:
 
 def test_old_option_spellings_are_deprecated_aliases() -> None:
     with pytest.warns(DeprecationWarning, match="cpd_regularization"):
-        o = DecisionOptions.from_kwargs(restarts=True, cpd_c=4.0, cpd_C=1.5)
+        o = DecisionOptions.from_kwargs(
+            restarts=True, cpd_detector="paper", cpd_c=4.0, cpd_C=1.5
+        )
     assert o.restarts.regularization == 4.0 and o.restarts.threshold_scale == 1.5
     with pytest.raises(ValueError, match="cpd_c"):  # named as the caller wrote it
         with pytest.warns(DeprecationWarning):
-            DecisionOptions.from_kwargs(cpd_c=-1.0)
+            DecisionOptions.from_kwargs(cpd_detector="paper", cpd_c=-1.0)
     with pytest.raises(ValueError, match="not both"):
         DecisionOptions.from_kwargs(cpd_c=1.0, cpd_regularization=2.0)
     with pytest.raises(TypeError, match="Unknown option"):

@@ -9,8 +9,11 @@ sets of the finite optimizer and the reproductions did not; (2) the practical B
 0.5 (was 1), ``golden_trace.py practical``: the 15 practical sets whose decisions
 read B changed, the 10 with an explicit B, a constant beta or GP-UCB's schedule
 did not, and the 28 theory sets were kept; (3) the practical mode's centre-first
-initialization, ``golden_trace.py practical``: the 25 practical sets. The default
-run checks a sample of each;
+initialization, ``golden_trace.py practical``: the 25 practical sets. In issue 29
+the practical mode's scale-free detector, ``golden_trace.py practical`` then
+``practical-restarts``: the 4 practical sets with restarts changed (the two with
+the paper's C name ``cpd_detector="paper"`` there), the other 21 practical and the
+28 theory sets did not. The default run checks a sample of each;
 ``-m slow`` checks all of them."""
 
 from __future__ import annotations

@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import time
+import warnings
 from functools import partial
 from pathlib import Path
 
@@ -30,7 +31,7 @@ from botorch_bandits.changepoint import (
     uniform_budget,
     within_budget,
 )
-from botorch_bandits.core import DecisionOptions
+from botorch_bandits.core import DecisionOptions, Domain, History, TrialRecord, decide
 
 HERE = Path(__file__).resolve().parent
 
@@ -161,10 +162,17 @@ def test_each_mode_gets_its_detector_and_bad_combinations_are_named() -> None:
         (dict(cpd_max_uniform_share=1.5), "cpd_max_uniform_share=1.5"),
         (dict(mode="theory", model_window=10), "model_window=10"),
         (dict(model_window=0), "model_window"),
+        (dict(mode="theory", cpd_max_uniform_share=0.3), "cpd_max_uniform_share=0.3"),
+        (dict(cpd_threshold_scale=0.5, cpd_detector="scale-free"), "margin >= 1"),
+        # the paper's C without the detector named: not reread as a margin
+        (dict(cpd_threshold_scale=2.6), "name the detector"),
+        (dict(cpd_C=2.6), "cpd_C=2.6"),
     ]
     for kwargs, named in bad:
-        with pytest.raises(ValueError, match=named.replace("(", r"\(")):
-            DecisionOptions.from_kwargs(restarts=True, **kwargs)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            with pytest.raises(ValueError, match=named.replace("(", r"\(")):
+                DecisionOptions.from_kwargs(restarts=True, **kwargs)
 
 
 def test_a_node_saved_before_the_scale_free_detector_keeps_the_paper_detector() -> None:
@@ -183,6 +191,65 @@ def test_a_node_saved_before_the_scale_free_detector_keeps_the_paper_detector() 
     fresh = BanditNode(restarts=True)
     assert fresh.decision_options.restarts.detector == "scale-free"
     assert bandit_node_from_json(**fresh.options()).options() == fresh.options()
+
+
+# ---------------------------------------------------------------- the decision core
+def _records(n: int, uniform: set[int] = frozenset()) -> History:
+    pts = torch.quasirandom.SobolEngine(2, scramble=True, seed=1).draw(n).double()
+    return History(
+        trials=tuple(
+            TrialRecord(
+                index=i,
+                x=tuple(x),
+                f=float(_before(np.array([x]))[0]),
+                created=float(i),
+                completed=float(i) + 1.0,
+                uniform=i in uniform,
+            )
+            for i, x in enumerate(pts.tolist())
+        )
+    )
+
+
+def _box() -> Domain:
+    sobol = torch.quasirandom.SobolEngine(2, scramble=True, seed=0)
+    return Domain.box(sobol.draw(64, dtype=torch.double))
+
+
+def test_a_model_window_fits_the_last_trials_only() -> None:
+    """With model_window=W the GP's data are the last W trials: the decision equals
+    the one on a history holding only those (re-indexed trials, same points)."""
+    history = _records(14)
+    opts = DecisionOptions.from_kwargs(model_window=5)
+    d = decide(history, opts, _box())
+    assert d.metadata["model_window_start"] == 9
+    full = decide(history, DecisionOptions.from_kwargs(), _box())
+    assert d.metadata["fit"] != full.metadata["fit"]  # fitted on other data
+    assert d.metadata["standardize"] != full.metadata["standardize"]
+
+
+def test_the_cap_turns_a_uniform_step_into_a_model_step() -> None:
+    """A run whose uniform steps have spent the budget and whose detector has just
+    restarted (the paper's detector with a threshold that always fires: U is empty,
+    so the rule asks for a uniform step): the cap says no, and the metadata say so;
+    without the cap the same history explores."""
+    xi, t = math.sqrt(3.0), 30
+    made = int(uniform_budget(t, xi, 0.2))  # the budget is spent
+    history = _records(t, uniform=set(range(t - made, t)))
+    always = dict(restarts=True, cpd_detector="paper", cpd_threshold_scale=1e-9)
+    d = decide(
+        history,
+        DecisionOptions.from_kwargs(**always, cpd_max_uniform_share=0.2),
+        _box(),
+    )
+    meta = d.metadata
+    assert meta["cpd_restarts"] and meta["cpd_uniform_count"] == 0  # U emptied
+    assert explore_uniformly(0, meta["cpd_history"], xi)  # the rule says explore
+    assert not within_budget(made, t, xi, 0.2)
+    assert meta["cpd_uniform_capped"] is True and not d.uniform
+    assert meta["cpd_uniform_share"] == pytest.approx(made / (t + 1))
+    free = decide(history, DecisionOptions.from_kwargs(**always), _box())
+    assert free.uniform and "cpd_uniform_capped" not in free.metadata
 
 
 # ---------------------------------------------------------------- an Ax loop

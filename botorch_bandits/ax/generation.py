@@ -86,8 +86,9 @@ class BanditNode(ExternalGenerationNode):
             ``num_epochs``, ``restarts``, ``xi``, ``cpd_regularization`` (the
             detector's :math:`c`; deprecated spelling ``cpd_c``),
             ``cpd_threshold_scale`` (its :math:`C`; deprecated ``cpd_C``),
-            ``cpd_alpha``, ``repeats`` (``"allow"``, ``"avoid"``). docs/ax.md
-            describes each.
+            ``cpd_alpha``, ``repeats`` (``"allow"``, ``"avoid"``), ``cpd_detector``
+            (``"paper"``, ``"scale-free"``), ``cpd_false_alarm``,
+            ``cpd_max_uniform_share``, ``model_window``. docs/ax.md describes each.
     """
 
     #: the flat options that make up the node's whole persisted state

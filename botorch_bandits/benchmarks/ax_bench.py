@@ -16,7 +16,7 @@ import logging
 import os
 import time
 import warnings
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -303,10 +303,13 @@ def run_bench(
 
 class JobStore:
     """Finished jobs as JSON files in a folder, one per (problem, strategy, seed,
-    trials); a job is loaded only under its strategy's current fingerprint."""
+    trials); a job is loaded only under its strategy's current ``fingerprint``."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(
+        self, folder: Path, fingerprint: Callable[[str], str] = strategy_fingerprint
+    ) -> None:
         self.folder = folder
+        self.fingerprint = fingerprint
 
     def path(self, spec: Mapping[str, Any]) -> Path:
         slug = "".join(
@@ -331,7 +334,7 @@ class JobStore:
                     job = json.load(fh)
                 if len(job["value"]) == spec["trials"] and job.get(
                     "code"
-                ) == strategy_fingerprint(spec["strategy"]):
+                ) == self.fingerprint(spec["strategy"]):
                     jobs.append(job)
         return jobs
 

@@ -7,6 +7,7 @@ measured is described in ``docs/measured.md``."""
 
 from __future__ import annotations
 
+import hashlib
 import math
 import os
 import time
@@ -208,6 +209,14 @@ def optimum(problem: str, t: int, T: int) -> float:
     return best
 
 
+@cache
+def online_fingerprint(label: str) -> str:
+    """The strategy's fingerprint and a hash of this module (its problems, optima
+    and measurements): a kept job is reused only when neither changed."""
+    source = Path(__file__).read_bytes()
+    return f"{strategy_fingerprint(label)} online {hashlib.sha256(source).hexdigest()[:16]}"
+
+
 # --------------------------------------------------------------------------------------
 # one job
 # --------------------------------------------------------------------------------------
@@ -245,7 +254,8 @@ def run_online_job(
     """One (problem, strategy, seed) of ``trials`` trials. Returns the job's keys and
     per-trial lists (in trial order) ``value`` (the objective at its trial),
     ``regret`` (against that trial's minimum), ``cost`` (budget problem), the
-    completion times on the simulated clock (delay problem), the restarts and the
+    completion times on the simulated clock (delay problem), the restarts (as the
+    last trial's metadata reports them: those that shaped a decision) and the
     uniform trials the bandit node reported, and the strategy's ``code``."""
     p = PROBLEMS[problem]
     values: dict[int, float] = {}
@@ -302,7 +312,7 @@ def run_online_job(
         "restarts": last.get("cpd_restarts"),
         "uniform": [i for i in order if metas[i].get("cpd_uniform")],
         "seconds": time.perf_counter() - start,
-        "code": strategy_fingerprint(strategy),
+        "code": online_fingerprint(strategy),
     }
 
 
@@ -411,7 +421,7 @@ def run_online(
         for s in strategies_for(n)
         for k in range(seeds)
     ]
-    keep = None if out is None else JobStore(Path(out) / "jobs")
+    keep = None if out is None else JobStore(Path(out) / "jobs", online_fingerprint)
     kept = [] if keep is None else keep.load(specs)
     found = {(j["problem"], j["strategy"], j["seed"]) for j in kept}
     todo = [s for s in specs if (s["problem"], s["strategy"], s["seed"]) not in found]

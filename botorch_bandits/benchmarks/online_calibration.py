@@ -68,16 +68,24 @@ def simulate_restarts(
 
 
 def calibrate_restarts(
+    problems: Sequence[str] | None = None,
     seeds: int = 10,
     long: int = 1000,
     short: int = 100,
     detectors: Sequence[str] = ("scale-free", "paper"),
     workers: int = 1,
 ) -> list[dict[str, Any]]:
-    """For every drift problem and detector: ``seeds`` runs without a change
+    """For every drift problem (or those of ``problems``) and detector: ``seeds``
+    runs without a change
     (``long`` trials) and with the benchmark's drift (``short`` trials, and the
     abrupt problems also over ``long`` trials, the change at the same share)."""
     drift = [n for n, p in PROBLEMS.items() if p.kind == "drift"]
+    if problems is not None:
+        if not problems or any(n not in drift for n in problems):
+            raise ValueError(
+                f"`problems` must be drift problems among {drift}, got {list(problems)!r}."
+            )
+        drift = list(problems)
     specs = []
     for det in detectors:
         for n in drift:

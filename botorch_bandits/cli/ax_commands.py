@@ -326,6 +326,9 @@ def _run_ax_online(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
 
         long = 200 if args.smoke else 1000
         runs = calibrate_restarts(
+            problems=None
+            if args.problems is None
+            else [n.strip() for n in args.problems.split(",")],
             seeds=args.seeds or (2 if args.smoke else 10),
             long=long,
             short=args.trials or 100,

@@ -139,6 +139,8 @@ def decide(
     if opts.restarts is not None:
         if cache.detector is None:
             cache.detector = make_detector(domain, opts, opts.restarts)
+        if hasattr(cache.detector, "last_"):
+            cache.detector.last_ = None  # this replay's last scan, or none
         start, num_uniform, restarts, fired = restarts_state(
             active, cache.detector, opts.restarts.xi
         )

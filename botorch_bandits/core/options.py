@@ -112,8 +112,7 @@ class LongTermConstraints:
 @dataclass(frozen=True)
 class Restarts:
     """GP-UCB-CPD (Avanesov): :math:`\\xi` of the uniform-exploration rule, the
-    detector's regularization constant :math:`c` (``None``, the scale-free detector
-    only: its nugget by cross-validation too), its threshold scale (the paper's :math:`C`, or the
+    detector's regularization constant :math:`c`, its threshold scale (the paper's :math:`C`, or the
     scale-free detector's multiplier of its threshold), the smoothness
     :math:`\\alpha` in their exponents, which detector (``"paper"``: Algorithm 1 with
     a fixed kernel on the objective's values; ``"scale-free"``: on the standardized
@@ -121,7 +120,7 @@ class Restarts:
     level per scan, and the cap on the share of uniform steps (1: none)."""
 
     xi: float = math.sqrt(3.0)
-    regularization: float | None = 20.0
+    regularization: float = 20.0
     threshold_scale: float = 2.6
     alpha: float = 2.5
     detector: Detector = "paper"
@@ -383,6 +382,16 @@ def _resolve_restarts(k: dict[str, Any], said: dict[str, str]) -> None:
     """The detector (the theory mode: the paper's; the practical mode: the
     scale-free one by default) and its options' defaults, checked."""
     if k["cpd_detector"] is None:
+        if k["mode"] == "practical" and k["cpd_threshold_scale"] is not None:
+            # the paper's C and the scale-free detector's margin share the name:
+            # code written for the paper's detector must not be reread silently
+            named = said.get("cpd_threshold_scale", "cpd_threshold_scale")
+            raise ValueError(
+                f"{named}={k['cpd_threshold_scale']!r} means the paper detector's "
+                "threshold C or the scale-free detector's margin: in the practical "
+                "mode name the detector too (cpd_detector='paper' for the paper's "
+                "Algorithm 1 on the objective's values, or 'scale-free')."
+            )
         k["cpd_detector"] = "paper" if k["mode"] == "theory" else "scale-free"
     check_choice("cpd_detector", k["cpd_detector"], DETECTORS)
     if k["mode"] == "theory" and k["cpd_detector"] != "paper":
@@ -401,14 +410,17 @@ def _resolve_restarts(k: dict[str, Any], said: dict[str, str]) -> None:
     for n, value in RESTART_DEFAULTS[k["cpd_detector"]].items():
         if k[n] is None:
             k[n] = value
-    if paper or k["cpd_regularization"] is not None:
-        check_positive(
-            said.get("cpd_regularization", "cpd_regularization"),
-            k["cpd_regularization"],
-        )
     check_positive(
-        said.get("cpd_threshold_scale", "cpd_threshold_scale"), k["cpd_threshold_scale"]
+        said.get("cpd_regularization", "cpd_regularization"), k["cpd_regularization"]
     )
+    scale_name = said.get("cpd_threshold_scale", "cpd_threshold_scale")
+    check_positive(scale_name, k["cpd_threshold_scale"])
+    if not paper and not k["cpd_threshold_scale"] >= 1.0:
+        raise ValueError(
+            f"`{scale_name}` of the scale-free detector is a margin >= 1 (below 1 "
+            f"its false alarms exceed cpd_false_alarm), got "
+            f"{scale_name}={k['cpd_threshold_scale']!r}."
+        )
     check_positive("cpd_alpha", k["cpd_alpha"])
     if not paper:
         check_open_unit("cpd_false_alarm", k["cpd_false_alarm"])
@@ -418,4 +430,10 @@ def _resolve_restarts(k: dict[str, Any], said: dict[str, str]) -> None:
         raise ValueError(
             f"`cpd_max_uniform_share` must be in (0, 1] (1: no cap), got "
             f"cpd_max_uniform_share={share!r}."
+        )
+    if k["mode"] == "theory" and share != 1.0:
+        raise ValueError(
+            f"mode='theory' runs the paper's Algorithm 2, whose uniform steps are "
+            f"not capped, got cpd_max_uniform_share={share!r}: pass "
+            "mode='practical' or leave it out."
         )
