@@ -95,6 +95,7 @@ def test_the_verdict_needs_both_wins_and_the_budget() -> None:
     )
 
 
+@pytest.mark.slow  # four Ax clients (~30 s)
 def test_a_small_run_writes_its_table_and_reuses_its_jobs(tmp_path) -> None:
     """The delay problem (four workers on the simulated clock) for a few trials:
     every strategy, the table with its verdict; a second call runs nothing."""

@@ -326,6 +326,7 @@ print(json.dumps({"index": index, "params": params, "restarts": meta["cpd_restar
 """
 
 
+@pytest.mark.slow  # 45 practical decisions (~40 s); the default run keeps the 100f test
 def test_a_reload_after_a_restart_decides_the_same_in_a_new_process(tmp_path) -> None:
     pytest.importorskip("sqlalchemy")
     path = tmp_path / "exp.db"
