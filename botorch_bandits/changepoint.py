@@ -363,7 +363,7 @@ class ScaleFreeDetector:
     between the values before and after every split point (each part's nugget
     :math:`c\,n_i^{1-r}`, Eq. 3.5) -- every split, not only the equal halves of the
     paper's tails, so that a change is tested as soon as it has two values after it
-    (measured: a shorter detection delay, docs/algorithms.md). The threshold is
+    (chosen on development runs for a shorter detection delay). The threshold is
     the typical value of :math:`\hat\Delta^2` under "no change": uniform steps are
     independent draws, so without a change their order is exchangeable, and the
     statistics of ``permutations`` fixed reorderings are its null distribution.

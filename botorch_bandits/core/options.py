@@ -381,6 +381,9 @@ def resolve_kwargs(**kwargs: Any) -> dict[str, Any]:
 def _resolve_restarts(k: dict[str, Any], said: dict[str, str]) -> None:
     """The detector (the theory mode: the paper's; the practical mode: the
     scale-free one by default) and its options' defaults, checked."""
+    for n in ("cpd_regularization", "cpd_threshold_scale"):  # as given, first
+        if k[n] is not None:
+            check_positive(said.get(n, n), k[n])
     if k["cpd_detector"] is None:
         if k["mode"] == "practical" and k["cpd_threshold_scale"] is not None:
             # the paper's C and the scale-free detector's margin share the name:
