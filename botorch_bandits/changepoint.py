@@ -23,6 +23,7 @@ from torch import Tensor
 from botorch_bandits.models.practical import standardize
 from botorch_bandits.validation import (
     check_finite,
+    check_open_unit,
     check_positive,
     check_round,
     check_tensor,
@@ -396,11 +397,7 @@ class ScaleFreeDetector:
     ) -> None:
         self.points = _numpy(points)
         self.weights = _numpy(weights)
-        if not 0.0 < false_alarm < 1.0:
-            raise ValueError(
-                f"`false_alarm` must be in (0, 1), got false_alarm={false_alarm!r}."
-            )
-        self.false_alarm = float(false_alarm)
+        self.false_alarm = check_open_unit("false_alarm", false_alarm)
         self.c = None if regularization is None else check_positive("c", regularization)
         self.threshold_scale = check_positive("threshold_scale", threshold_scale)
         self.alpha = check_positive("alpha", alpha)

@@ -99,14 +99,8 @@ def test_the_verdict_needs_both_wins_and_the_budget() -> None:
 def test_a_small_run_writes_its_table_and_reuses_its_jobs(tmp_path) -> None:
     """The delay problem (four workers on the simulated clock) for a few trials:
     every strategy, the table with its verdict; a second call runs nothing."""
-    jobs, _ = online.run_online(
-        problems=["hartmann3-delays"],
-        seeds=1,
-        trials=7,
-        workers=1,
-        out=tmp_path,
-        show_progress=False,
-    )
+    small = dict(problems=["hartmann3-delays"], seeds=1, trials=7, workers=1)
+    jobs, _ = online.run_online(**small, out=tmp_path, show_progress=False)
     assert {j["strategy"] for j in jobs} == set(
         online.strategies_for("hartmann3-delays")
     )
@@ -120,14 +114,7 @@ def test_a_small_run_writes_its_table_and_reuses_its_jobs(tmp_path) -> None:
     assert len(verdicts) == 1 and (
         "): MET (" in verdicts[0] or "NOT MET" in verdicts[0]
     )
-    again, _ = online.run_online(
-        problems=["hartmann3-delays"],
-        seeds=1,
-        trials=7,
-        workers=1,
-        out=tmp_path,
-        show_progress=False,
-    )
+    again, _ = online.run_online(**small, out=tmp_path, show_progress=False)
     assert [j["regret"] for j in again] == [j["regret"] for j in jobs]
     with pytest.raises(ValueError, match="problems"):
         online.run_online(problems=["nope"], out=None)
