@@ -88,7 +88,8 @@ class BanditNode(ExternalGenerationNode):
             ``cpd_threshold_scale`` (its :math:`C`; deprecated ``cpd_C``),
             ``cpd_alpha``, ``repeats`` (``"allow"``, ``"avoid"``), ``cpd_detector``
             (``"paper"``, ``"scale-free"``), ``cpd_false_alarm``,
-            ``cpd_max_uniform_share``, ``model_window``. docs/ax.md describes each.
+            ``cpd_max_uniform_share``, ``model_window``, ``refit_after``,
+            ``refit_growth``. docs/ax.md describes each.
     """
 
     #: the flat options that make up the node's whole persisted state

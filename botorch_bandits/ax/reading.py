@@ -99,11 +99,13 @@ def read_experiment(
     }
     rows, failed, points = [], [], []
     warm = None  # the latest recorded fit of this node: the next fit's start
+    last_fit = None
     for t in sorted(experiment.trials.values(), key=lambda t: t.index):
         meta = (t.generator_runs[0].gen_metadata or {}) if t.generator_runs else {}
         fit = meta.get("fit")
         if isinstance(fit, dict) and "lengthscale" in fit:
             warm = {k: fit[k] for k in ("lengthscale", "noise", "mean")}
+            last_fit = dict(fit)
         f = values.get((t.index, metric))
         if t.status in _GONE or (t.status == TrialStatus.EARLY_STOPPED and f is None):
             failed.append(t.index)
@@ -159,13 +161,14 @@ def read_experiment(
         TrialRecord(x=tuple(x), **row) for row, x in zip(rows, coords, strict=True)
     )
     if warm is not None and len(warm["lengthscale"]) != space.dim:
-        warm = None
+        warm = last_fit = None
     return History(
         trials=trials,
         failed=tuple(failed),
         metric=metric,
         num_constraints=len(constraints),
         warm=None if warm is None else Hyperparameters.from_dict(warm),
+        last_fit=last_fit,
     )
 
 

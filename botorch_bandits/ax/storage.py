@@ -32,6 +32,10 @@ def bandit_node_from_json(**kwargs: Any) -> BanditNode:
     # nodes saved before the scale-free detector existed ran the paper's detector
     # (and stored its constants) in either mode: they replay their restarts exactly
     kwargs.setdefault("cpd_detector", "paper")
+    # nodes saved before the refit schedule refitted the practical GP at every
+    # decision: they keep doing so, and replay exactly
+    if kwargs["mode"] == "practical":
+        kwargs.setdefault("refit_growth", 1.0)
     return BanditNode(**load_options(kwargs))
 
 

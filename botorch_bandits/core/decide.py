@@ -26,7 +26,13 @@ from botorch_bandits.changepoint import (
 )
 from botorch_bandits.constraints import composite_targets, epoch_schedule
 from botorch_bandits.core.domain import Domain
-from botorch_bandits.core.fit import build_model, fit_practical, fit_theory
+from botorch_bandits.core.fit import (
+    build_model,
+    fit_practical,
+    fit_theory,
+    refit_due,
+    reused_fit,
+)
 from botorch_bandits.core.history import History, TrialRecord
 from botorch_bandits.core.optimize import optimize
 from botorch_bandits.core.options import (
@@ -191,6 +197,7 @@ def decide(
         return _on_set(domain, best, True, meta)
     # --- the data the model sees (since the last restart; with a model window,
     # the most recent trials only)
+    restart = start  # the position of the last restart (0: none)
     if opts.model_window is not None:
         start = max(start, position - opts.model_window)
         meta["model_window_start"] = start
@@ -221,7 +228,16 @@ def decide(
         y_min = round((cens.y_min - m) / s / q) * q
         B_y = round((cens.B_y + abs(m)) / s / q) * q
         meta["standardize"] = {"mean": m, "std": s}
-        fit = fit_practical(X0, Y0, history.warm, opts.seed, cache.fits)
+        counts = {
+            "n": len(done),
+            "completed": sum(e.f is not None for e in active),
+            "start": restart,
+        }
+        if refit_due(history.last_fit, counts, opts.refit):
+            fit = {**fit_practical(X0, Y0, history.warm, opts.seed, cache.fits)}
+            fit.update(counts)
+        else:
+            fit = reused_fit(history.last_fit)
         meta["fit"] = fit
         hyper = Hyperparameters.from_dict(fit)
         if R is None:  # the fitted noise's standard deviation (standardized)

@@ -1,6 +1,7 @@
 """The GP a decision uses: BoTorch's standard GP fitted on standardized targets
-(the practical mode, warm-started, with a recorded fallback), or the theory mode's
-fixed kernel, optionally fitted by marginal likelihood on raw targets."""
+(the practical mode, warm-started, with a recorded fallback, refitted on a schedule),
+or the theory mode's fixed kernel, optionally fitted by marginal likelihood on raw
+targets."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from gpytorch.means import ZeroMean
 from gpytorch.mlls import ExactMarginalLogLikelihood
 from torch import Tensor
 
-from botorch_bandits.core.options import TheoryModel
+from botorch_bandits.core.options import Refit, TheoryModel
 from botorch_bandits.hyperparameters import Hyperparameters
 from botorch_bandits.models import (
     fit_practical_gp,
@@ -126,3 +127,30 @@ def fit_practical(
             fit["reason"] = reason
         cache[key] = fit
     return dict(cache[key])
+
+
+#: the counts a practical fit is recorded with: its observations, the completed
+#: trials of the history then, and the position of the last restart
+FIT_COUNTS = ("n", "completed", "start")
+
+
+def refit_due(
+    last: dict[str, Any] | None, counts: dict[str, int], refit: Refit
+) -> bool:
+    """Whether the practical GP is fitted again at this decision (:class:`Refit`):
+    ``last`` is the last recorded fit (``None``, or one recorded without the
+    counts of :data:`FIT_COUNTS`: due), ``counts`` this decision's."""
+    if refit.growth == 1.0 or counts["n"] <= refit.after:
+        return True
+    if last is None or any(k not in last for k in (*FIT_COUNTS, "lengthscale")):
+        return True
+    if last.get("status") == "prior" or last["start"] != counts["start"]:
+        return True  # no fit yet, or the data begin at another restart
+    grown = counts["completed"] - last["completed"]
+    return grown >= (refit.growth - 1.0) * last["n"]
+
+
+def reused_fit(last: dict[str, Any]) -> dict[str, Any]:
+    """The last recorded fit, reused (``status="reused"``; its counts kept)."""
+    keep = ("lengthscale", "noise", "mean", *FIT_COUNTS)
+    return {"status": "reused", **{k: last[k] for k in keep}}

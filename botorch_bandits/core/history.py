@@ -36,13 +36,15 @@ class History:
     """The trials in order (the experiment's, then this call's earlier candidates),
     the indices of failed / abandoned trials, the objective's name (for messages),
     the number of constraints, and the last fit recorded with a trial (the next
-    fit's warm start)."""
+    fit's warm start: ``warm``; the whole record, with the counts the refit
+    schedule reads: ``last_fit``)."""
 
     trials: tuple[TrialRecord, ...] = ()
     failed: tuple[int, ...] = ()
     metric: str = "f"
     num_constraints: int = 0
     warm: Hyperparameters | None = None
+    last_fit: dict | None = None
     fixed: dict = field(default_factory=dict)  # features fixed for this call
 
     def then(self, *records: TrialRecord) -> History:

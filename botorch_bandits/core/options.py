@@ -65,6 +65,8 @@ PRACTICAL_DEFAULTS: dict[str, Any] = {
     "optimizer": "gradient",
     "repeats": "avoid",
     "B": PRACTICAL_B,
+    "refit_after": 100,
+    "refit_growth": 1.2,
 }
 #: old spellings of options, kept as deprecated aliases: old -> new
 RENAMED: dict[str, str] = {
@@ -129,6 +131,18 @@ class Restarts:
 
 
 @dataclass(frozen=True)
+class Refit:
+    """When the practical GP's hyperparameters are fitted again by marginal
+    likelihood: at every decision while the model has at most ``after``
+    observations; past that when the completed trials have grown by the factor
+    ``growth`` since the last fit (``growth=1``: at every decision), and after a
+    restart. In between, the last recorded fit is reused (``fit.status="reused"``)."""
+
+    after: int = 100
+    growth: float = 1.2
+
+
+@dataclass(frozen=True)
 class DecisionOptions:
     """Everything that shapes a decision besides the data. ``theory`` is set in the
     theory mode only; ``constraints`` and ``restarts`` are ``None`` when off;
@@ -154,6 +168,7 @@ class DecisionOptions:
     restarts: Restarts | None = None
     repeats: Repeats = "allow"
     model_window: int | None = None
+    refit: Refit | None = None
 
     @classmethod
     def from_kwargs(cls, **kwargs: Any) -> DecisionOptions:
@@ -205,6 +220,9 @@ class DecisionOptions:
             else None,
             repeats=k["repeats"],
             model_window=k["model_window"],
+            refit=Refit(k["refit_after"], k["refit_growth"])
+            if k["mode"] == "practical"
+            else None,
         )
 
 
@@ -245,6 +263,8 @@ FLAT_DEFAULTS: dict[str, Any] = {
     "cpd_false_alarm": None,
     "cpd_max_uniform_share": None,
     "model_window": None,
+    "refit_after": None,
+    "refit_growth": None,
 }
 #: the restart options by detector, when not given: the paper's constants (c = 20,
 #: C = 2.6 of its §4), or the scale-free detector's (the same c, now on the
@@ -369,6 +389,7 @@ def resolve_kwargs(**kwargs: Any) -> dict[str, Any]:
             "(a GP on the most recent trials); the theory mode's algorithms use "
             "every trial. Pass mode='practical' or leave it out."
         )
+    _resolve_refit(k)
     floats = ("y_min", "B_y", "B", "delta", "penalty_c", "step", "xi")
     floats += ("cpd_threshold_scale", "cpd_alpha", "cpd_max_uniform_share")
     for n in floats:
@@ -376,6 +397,34 @@ def resolve_kwargs(**kwargs: Any) -> dict[str, Any]:
     for n in ("lengthscale", "noise", "R", "cpd_regularization", "cpd_false_alarm"):
         k[n] = None if k[n] is None else float(k[n])
     return k
+
+
+def _resolve_refit(k: dict[str, Any]) -> None:
+    """The practical GP's refit schedule (:class:`Refit`), checked; the theory mode
+    refuses it (its fitted hyperparameters are refitted at every decision)."""
+    names = ("refit_after", "refit_growth")
+    if k["mode"] == "theory":
+        given = {n: k[n] for n in names if k[n] is not None}
+        if given:
+            named = ", ".join(f"{n}={v!r}" for n, v in given.items())
+            raise ValueError(
+                f"{named}: the refit schedule is an option of the practical mode "
+                "(its fitted GP); the theory mode's kernel is fixed or fitted at "
+                "every decision. Pass mode='practical' or leave it out."
+            )
+        return
+    for n in names:
+        if k[n] is None:
+            k[n] = PRACTICAL_DEFAULTS[n]
+    check_count("refit_after", k["refit_after"], 0)
+    check_finite("refit_growth", k["refit_growth"])
+    if not k["refit_growth"] >= 1.0:
+        raise ValueError(
+            f"`refit_growth` is the factor by which the completed trials grow "
+            f"between fits, >= 1 (1: a fit at every decision), got "
+            f"refit_growth={k['refit_growth']!r}."
+        )
+    k["refit_growth"] = float(k["refit_growth"])
 
 
 def _resolve_restarts(k: dict[str, Any], said: dict[str, str]) -> None:
