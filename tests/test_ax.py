@@ -125,7 +125,9 @@ def _meta(client: Client, index: int) -> dict:
     return client._experiment.trials[index].generator_runs[0].gen_metadata
 
 
-@pytest.mark.parametrize("rule", ["multiplicative", "additive"])
+@pytest.mark.parametrize(
+    "rule", ["multiplicative", pytest.param("additive", marks=pytest.mark.slow)]
+)
 def test_multipliers_are_replayed_from_the_constraint_values(rule) -> None:
     """Every bandit trial's kappa equals Algorithm 2's (3's) replay over the
     completed epochs' constraint values, recomputed here by hand."""

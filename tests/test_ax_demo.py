@@ -168,7 +168,8 @@ QUICK_KILL_POINTS = (3, 9)
 @pytest.mark.parametrize(
     ("mode", "points"),
     [
-        ("theory", QUICK_KILL_POINTS),
+        # ~60 s: the default run keeps test_sigkill_and_resume_lose_nothing_...
+        pytest.param("theory", QUICK_KILL_POINTS, marks=pytest.mark.slow),
         pytest.param("theory", KILL_POINTS, marks=pytest.mark.slow),
         pytest.param("practical", KILL_POINTS, marks=pytest.mark.slow),  # ~100 s
     ],

@@ -71,8 +71,10 @@ def _trajectory(scale: float, shift: float, minimize: bool, **kwargs) -> list[di
 @pytest.mark.parametrize(
     "algorithm, minimize",
     [
-        ("IGP-UCB", False),
-        ("GP-TS", True),
+        # 12-18 s each: the default run keeps the decision core's units test
+        # (test_core) and the Ax run with restarts on f and 100 f + 100
+        pytest.param("IGP-UCB", False, marks=pytest.mark.slow),
+        pytest.param("GP-TS", True, marks=pytest.mark.slow),
         pytest.param("GP-UCB", False, marks=pytest.mark.slow),
     ],
 )

@@ -101,6 +101,7 @@ def _assert_data_matches(client: Client, completed: list[int], rel: float = 0) -
         assert data[idx][0] == pytest.approx(_objective(params), rel=rel, abs=1e-12)
 
 
+@pytest.mark.slow  # ~17 s; the default run keeps the Dask cluster's runner tests
 def test_default_process_pool_with_client_run_trials() -> None:
     """Ax's own ``Client.run_trials`` with the default process pool: 12 trials, all
     COMPLETED with the values recomputed here, evaluations overlapping."""
@@ -236,6 +237,7 @@ print(json.dumps(report))
 """
 
 
+@pytest.mark.slow  # ~12 s; test_ax_sqlite's reloads stay in the default run
 def test_sqlite_experiment_resumed_in_a_new_process(tmp_path) -> None:
     """Ax's SQL storage (SQLite): an experiment with an executor runner is saved as
     it runs; a new process loads it (the runner detached: using it raises, and

@@ -117,6 +117,7 @@ def test_loop_options_reach_the_ax_node() -> None:
         new_client(PROBLEMS["branin"], "x", AX_DEFAULT, 0, {"B": 2.0})
 
 
+@pytest.mark.slow  # ~9 s
 def test_cli_fit_table(tmp_path) -> None:
     out = subprocess.run(
         [

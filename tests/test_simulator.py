@@ -169,6 +169,7 @@ def test_cli_list(capsys) -> None:
     } <= set(names)
 
 
+@pytest.mark.slow  # ~9 s; test_ax_runner keeps a Dask cluster in the default run
 def test_dask_local_cluster_matches_local_run(tmp_path) -> None:
     """The --dask path on a real distributed.LocalCluster (127.0.0.1) gives the same
     numbers as the in-process run (up to floating-point summation order)."""

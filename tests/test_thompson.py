@@ -40,7 +40,9 @@ class TestScale(BotorchTestCase):
 @pytest.mark.parametrize(
     "kernel", ["rbf", pytest.param("matern52", marks=pytest.mark.slow)]
 )
-@pytest.mark.parametrize("sampler", ["exact", "pathwise"])
+@pytest.mark.parametrize(
+    "sampler", ["exact", pytest.param("pathwise", marks=pytest.mark.slow)]
+)
 def test_variance_of_2000_draws_matches_v2_sigma2(kernel: str, sampler: str) -> None:
     """Acceptance 4: empirical variance of 2000 draws at 5 points within 10 %."""
     ratios = ts_variance_ratios(kernel, sampler, num_draws=2000)

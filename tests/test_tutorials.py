@@ -16,7 +16,18 @@ def test_there_are_tutorials() -> None:
     assert TUTORIALS, "tutorials/ holds no notebook"
 
 
-@pytest.mark.parametrize("path", TUTORIALS, ids=lambda p: p.name)
+#: the notebooks the default run executes (the others, 11-19 s each, under -m slow)
+QUICK = ("01_", "02_", "05_")
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        p if p.name.startswith(QUICK) else pytest.param(p, marks=pytest.mark.slow)
+        for p in TUTORIALS
+    ],
+    ids=lambda p: p.name,
+)
 def test_notebook_runs(
     path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
