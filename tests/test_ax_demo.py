@@ -160,26 +160,28 @@ def _kill_after(out: Path, k: int, env: dict, *extra: str) -> None:
 
 #: kill points: completed trials over both halves (6 per half; 6..11 are Ax's)
 KILL_POINTS = (1, 3, 5, 7, 9, 11)
-#: the default run's subset (one in the bandit half, one inside Ax's half);
-#: the slow marker runs all six in both modes (each point costs a demo and a resume)
+#: the default run's point, inside Ax's half (a kill in the bandit half is the default
+#: run's test_sigkill_and_resume_lose_nothing_and_decide_the_same); the slow marker
+#: runs (3, 9), and all six in both modes (each point costs a demo and a resume)
 QUICK_KILL_POINTS = (3, 9)
+DEFAULT_KILL_POINTS = (9,)
 
 
 @pytest.mark.parametrize(
     ("mode", "points"),
     [
-        # ~60 s: the default run keeps test_sigkill_and_resume_lose_nothing_...
-        pytest.param("theory", QUICK_KILL_POINTS, marks=pytest.mark.slow),
+        ("theory", DEFAULT_KILL_POINTS),
+        pytest.param("theory", QUICK_KILL_POINTS, marks=pytest.mark.slow),  # ~60 s
         pytest.param("theory", KILL_POINTS, marks=pytest.mark.slow),
         pytest.param("practical", KILL_POINTS, marks=pytest.mark.slow),  # ~100 s
     ],
-    ids=["theory", "theory-all-points", "practical"],
+    ids=["theory-ax-half", "theory", "theory-all-points", "practical"],
 )
 def test_sigkill_anywhere_in_either_half_resumes_exactly(
     tmp_path, mode, points
 ) -> None:
-    """A real SIGKILL at several points spread over both halves (2 in the default
-    run, all 6 under the slow marker); each resumed run ends
+    """A real SIGKILL at several points spread over both halves (1, in Ax's half, in
+    the default run; all 6 under the slow marker); each resumed run ends
     with the uninterrupted run's trials, stored values and regret.csv (on main
     a kill in the first half could never be resumed: the second experiment was
     missing; and Ax's default strategy drifted after a resume). In the practical

@@ -71,10 +71,11 @@ def _trajectory(scale: float, shift: float, minimize: bool, **kwargs) -> list[di
 @pytest.mark.parametrize(
     "algorithm, minimize",
     [
-        # 12-18 s each: the default run keeps the decision core's units test
-        # (test_core) and the Ax run with restarts on f and 100 f + 100
+        # 12-18 s each: the default run keeps GP-TS through Ax (minimized), the
+        # decision core's units test (test_core) and the Ax run with restarts on
+        # f and 100 f + 100 (IGP-UCB)
         pytest.param("IGP-UCB", False, marks=pytest.mark.slow),
-        pytest.param("GP-TS", True, marks=pytest.mark.slow),
+        ("GP-TS", True),
         pytest.param("GP-UCB", False, marks=pytest.mark.slow),
     ],
 )

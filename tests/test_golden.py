@@ -14,7 +14,8 @@ the practical mode's scale-free detector, ``golden_trace.py practical`` then
 ``practical-restarts``: the 4 practical sets with restarts changed (the two with
 the paper's C name ``cpd_detector="paper"`` there), the other 21 practical and the
 28 theory sets did not. In issue 30 the practical fit's record gained the counts of
-the refit schedule (``n``, ``completed``, ``start``), ``golden_trace.py practical``:
+the refit schedule (``n``, ``completed``, ``start``; ``epoch`` with long-term
+constraints), ``golden_trace.py practical``:
 every trial's parameters and every other metadata field equal to the record before
 (20 trials stay below ``refit_after``). The default run checks a sample of each;
 ``-m slow`` checks all of them."""

@@ -97,12 +97,62 @@ def test_the_schedule_reuses_the_last_fit_between_refits() -> None:
 
 
 def test_growth_one_refits_at_every_decision_as_before() -> None:
-    """``refit_growth=1`` (and the default below ``refit_after``) fits at every
-    decision: the same decisions as each other."""
-    a = _run(DecisionOptions.from_kwargs(refit_growth=1.0), 8)
-    b = _run(DecisionOptions.from_kwargs(), 8)
+    """``refit_growth=1`` fits at every decision past ``refit_after`` too: the same
+    decisions as a schedule that never leaves its every-decision phase."""
+    a = _run(DecisionOptions.from_kwargs(refit_after=2, refit_growth=1.0), 8)
+    b = _run(DecisionOptions.from_kwargs(refit_after=10**6), 8)
     assert [f["status"] for f in a[1:]] == ["fitted"] * 7
     assert a == b
+
+
+def test_a_failed_fit_is_tried_again_at_the_next_decision(monkeypatch) -> None:
+    """Past ``refit_after`` a fit that failed (``status="fallback"``) is not reused
+    as if it had succeeded: the next decision fits again."""
+    import botorch_bandits.core.fit as fit_module
+
+    real = fit_module.fit_practical_gp
+
+    def failing_at_five(X, z, warm, seed):
+        if X.shape[0] == 5:
+            return None, "RuntimeError: a failure for the test"
+        return real(X, z, warm, seed)
+
+    monkeypatch.setattr(fit_module, "fit_practical_gp", failing_at_five)
+    with pytest.warns(UserWarning, match="failed"):
+        fits = _run(DecisionOptions.from_kwargs(refit_after=5, refit_growth=3.0), 8)
+    status = [f["status"] for f in fits]
+    assert status[5] == "fallback", status  # the fit on 5 observations failed
+    assert status[6] == "fitted", status  # past refit_after: tried again, not reused
+    assert status[7] == "reused", status  # 1 new trial < (3 - 1) * 6
+
+
+def test_a_new_epoch_refits_under_long_term_constraints() -> None:
+    """With long-term constraints the targets are the epoch's composite: a new epoch
+    refits (the epoch is among the fit's counts), within one the fit is reused."""
+    opts = DecisionOptions.from_kwargs(
+        long_term_constraints=True, epoch_length=4, refit_after=2, refit_growth=10.0
+    )
+    trials: list[TrialRecord] = []
+    last, rows = None, []
+    for i in range(13):
+        h = History(trials=tuple(trials), last_fit=last, num_constraints=1)
+        d = decide(h, opts, _box())
+        trials.append(
+            TrialRecord(
+                index=i,
+                x=tuple(d.x),
+                f=_value(d.x),
+                g=(d.x[0] - 0.5,),
+                created=float(i),
+                completed=i + 0.5,
+            )
+        )
+        last = d.metadata["fit"]
+        rows.append((d.metadata["epoch"], last["status"], last.get("epoch")))
+    for i, (epoch, status, recorded) in enumerate(rows[3:], start=3):
+        assert recorded == epoch
+        new_epoch = epoch != rows[i - 1][0]
+        assert status == ("fitted" if new_epoch else "reused"), rows
 
 
 def test_a_node_saved_before_the_schedule_refits_at_every_decision() -> None:

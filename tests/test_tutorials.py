@@ -17,7 +17,7 @@ def test_there_are_tutorials() -> None:
 
 
 #: the notebooks the default run executes (the others, 11-19 s each, under -m slow)
-QUICK = ("01_", "02_", "05_")
+QUICK = ("01_", "05_")
 
 
 @pytest.mark.parametrize(

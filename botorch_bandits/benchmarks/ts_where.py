@@ -79,6 +79,7 @@ def run_core_loop(
     true: list[float] = []
     rounds: list[int] = []
     warm: Hyperparameters | None = None
+    last_fit: dict | None = None  # as the Ax node reads it back from the last trial
 
     def evaluate(xs: Sequence[Sequence[float]], round_: int) -> None:
         for x in xs:
@@ -96,7 +97,7 @@ def run_core_loop(
         while len(records) < evaluations:
             round_ += 1
             q = min(batch, evaluations - len(records))
-            history = History(trials=tuple(records), warm=warm)
+            history = History(trials=tuple(records), warm=warm, last_fit=last_fit)
             cache = DecisionCache()
             issued: list[TrialRecord] = []
             for _ in range(q):
@@ -104,6 +105,7 @@ def run_core_loop(
                 issued.append(decision.record)
                 fit = decision.metadata.get("fit")
                 if fit is not None:
+                    last_fit = fit
                     warm = Hyperparameters.from_dict(
                         {k: fit[k] for k in ("lengthscale", "noise", "mean")}
                     )

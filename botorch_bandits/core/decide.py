@@ -231,9 +231,12 @@ def decide(
         counts = {
             "n": len(done),
             "completed": sum(e.f is not None for e in active),
-            "start": restart,
+            # the first trial since the last restart, by its index (0: none)
+            "start": active[restart].index if 0 < restart < position else 0,
         }
-        if refit_due(history.last_fit, counts, opts.refit):
+        if kappa is not None:  # the targets change with the epoch's multipliers
+            counts["epoch"] = meta["epoch"]
+        if opts.refit is None or refit_due(history.last_fit, counts, opts.refit):
             fit = {**fit_practical(X0, Y0, history.warm, opts.seed, cache.fits)}
             fit.update(counts)
         else:

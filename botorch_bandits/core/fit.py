@@ -130,7 +130,9 @@ def fit_practical(
 
 
 #: the counts a practical fit is recorded with: its observations, the completed
-#: trials of the history then, and the position of the last restart
+#: trials of the history then, and the index of the first trial since the last
+#: restart (with long-term constraints also the epoch, whose multipliers make the
+#: targets)
 FIT_COUNTS = ("n", "completed", "start")
 
 
@@ -144,13 +146,15 @@ def refit_due(
         return True
     if last is None or any(k not in last for k in (*FIT_COUNTS, "lengthscale")):
         return True
-    if last.get("status") == "prior" or last["start"] != counts["start"]:
-        return True  # no fit yet, or the data begin at another restart
+    if last.get("status") in ("prior", "fallback"):
+        return True  # no fit yet, or the last one failed: try again
+    if last["start"] != counts["start"] or last.get("epoch") != counts.get("epoch"):
+        return True  # the data begin at another restart, or the targets changed
     grown = counts["completed"] - last["completed"]
     return grown >= (refit.growth - 1.0) * last["n"]
 
 
 def reused_fit(last: dict[str, Any]) -> dict[str, Any]:
     """The last recorded fit, reused (``status="reused"``; its counts kept)."""
-    keep = ("lengthscale", "noise", "mean", *FIT_COUNTS)
-    return {"status": "reused", **{k: last[k] for k in keep}}
+    keep = ("lengthscale", "noise", "mean", *FIT_COUNTS, "epoch")
+    return {"status": "reused", **{k: last[k] for k in keep if k in last}}

@@ -134,12 +134,30 @@ class Restarts:
 class Refit:
     """When the practical GP's hyperparameters are fitted again by marginal
     likelihood: at every decision while the model has at most ``after``
-    observations; past that when the completed trials have grown by the factor
-    ``growth`` since the last fit (``growth=1``: at every decision), and after a
-    restart. In between, the last recorded fit is reused (``fit.status="reused"``)."""
+    observations; past that when the trials completed since the last fit number at
+    least ``(growth - 1)`` times the observations that fit used (fits at
+    geometrically growing sizes; under a model window of W trials, every
+    ``(growth - 1) W`` completions; ``growth=1``: at every decision), and after a
+    failed fit, a restart or, with long-term constraints, a new epoch. In between,
+    the last recorded fit is reused (``fit.status="reused"``)."""
 
     after: int = 100
     growth: float = 1.2
+
+    def __post_init__(self) -> None:
+        check_count("refit_after", self.after, 0)
+        check_growth(self.growth)
+
+
+def check_growth(growth: Any) -> None:
+    """``refit_growth``: a finite number >= 1."""
+    ok = isinstance(growth, (int, float)) and not isinstance(growth, bool)
+    if not (ok and math.isfinite(growth) and growth >= 1.0):
+        raise ValueError(
+            f"`refit_growth` is the factor by which the completed trials grow "
+            f"between fits, a finite number >= 1 (1: a fit at every decision), got "
+            f"refit_growth={growth!r}."
+        )
 
 
 @dataclass(frozen=True)
@@ -417,13 +435,7 @@ def _resolve_refit(k: dict[str, Any]) -> None:
         if k[n] is None:
             k[n] = PRACTICAL_DEFAULTS[n]
     check_count("refit_after", k["refit_after"], 0)
-    check_finite("refit_growth", k["refit_growth"])
-    if not k["refit_growth"] >= 1.0:
-        raise ValueError(
-            f"`refit_growth` is the factor by which the completed trials grow "
-            f"between fits, >= 1 (1: a fit at every decision), got "
-            f"refit_growth={k['refit_growth']!r}."
-        )
+    check_growth(k["refit_growth"])
     k["refit_growth"] = float(k["refit_growth"])
 
 

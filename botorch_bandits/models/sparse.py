@@ -1,0 +1,134 @@
+"""The sparse model for long runs (issue 30): GP regression projected on a dictionary
+of observed points (Nystroem), with the DTC posterior that BKB uses (Calandriello et
+al. 2019): its variance keeps the prior's part outside the dictionary's span, so it
+does not collapse far from the dictionary. With n points and m in the dictionary a
+fit costs O(n m^2) and a posterior O(m^2) a point, not O(n^3) and O(n^2).
+:func:`ridge_leverage` gives the sampling weights BKB draws a dictionary with."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from botorch.acquisition.objective import PosteriorTransform
+from botorch.models.model import Model
+from botorch.posteriors import GPyTorchPosterior, Posterior
+from gpytorch.distributions import MultivariateNormal
+from torch import Tensor
+
+
+def rbf(X1: Tensor, X2: Tensor, lengthscale: Tensor) -> Tensor:
+    """BoTorch's standard kernel with unit prior variance, ``exp(-|x - x'|^2 / 2)`` on
+    inputs divided by ``lengthscale`` (``... x n1 x d``, ``... x n2 x d`` ->
+    ``... x n1 x n2``)."""
+    a, b = X1 / lengthscale, X2 / lengthscale
+    d2 = (a * a).sum(-1, keepdim=True) + (b * b).sum(-1).unsqueeze(-2) - 2 * a @ b.mT
+    return torch.exp(-0.5 * d2.clamp_min(0.0))
+
+
+def pinv_root(K: Tensor) -> Tensor:
+    r""":math:`K^{+1/2}` of a PSD matrix (``m x m`` -> ``m x r``): the eigenvectors of
+    the eigenvalues above ``max * m * eps`` (as the BKB authors' code drops them),
+    each scaled by its eigenvalue's inverse root; :math:`R R^\top = K^+`."""
+    s, V = torch.linalg.eigh(K)
+    keep = s > s.max().clamp_min(0.0) * K.shape[-1] * torch.finfo(K.dtype).eps
+    return V[:, keep] / s[keep].sqrt()
+
+
+class NystromGP(Model):
+    r"""GP regression on ``X`` (``n x d``), targets ``z`` (``n``), a constant
+    ``mean`` and noise variance ``noise`` (:math:`\lambda`), with the kernel projected
+    on the dictionary ``X[dictionary]``: features
+    :math:`\phi(x) = K_{DD}^{+1/2} k_D(x)`, :math:`A = \Phi^\top\Phi + \lambda I`,
+
+    .. math::
+        \tilde\mu(x) = c + \phi(x)^\top A^{-1}\Phi^\top(z - c), \quad
+        \tilde k(x, x') = k(x, x') - \phi(x)^\top\phi(x') + \lambda\,
+        \phi(x)^\top A^{-1}\phi(x'),
+
+    the DTC posterior (BKB's :math:`\lambda\tilde\sigma^2`). With every point in the
+    dictionary it is the exact GP posterior. ``information_gain_`` is
+    :math:`\tfrac12\log\det(I + \lambda^{-1}\Phi\Phi^\top)`, the projected kernel's
+    information gain (IGP-UCB's observed :math:`\gamma`)."""
+
+    _num_outputs = 1
+
+    def __init__(
+        self,
+        X: Tensor,
+        z: Tensor,
+        lengthscale: Tensor | list[float],
+        noise: float,
+        mean: float,
+        dictionary: Tensor,
+    ) -> None:
+        super().__init__()
+        if not noise > 0:
+            raise ValueError(f"`noise` must be > 0, got noise={noise!r}.")
+        X = X.reshape(-1, X.shape[-1])
+        self.train_inputs = (X,)
+        self.lengthscale = torch.as_tensor(lengthscale, dtype=X.dtype).reshape(1, -1)
+        self.noise, self.constant = float(noise), float(mean)
+        self.dictionary = torch.as_tensor(dictionary, dtype=torch.long).reshape(-1)
+        self.U = X[self.dictionary]
+        self.root = pinv_root(rbf(self.U, self.U, self.lengthscale))  # m x r
+        Phi = self.features(X)  # n x r
+        r = Phi.shape[-1]
+        A = Phi.mT @ Phi + self.noise * torch.eye(r, dtype=X.dtype)
+        self.chol = torch.linalg.cholesky(A)
+        resid = z.reshape(-1, 1).to(X) - self.constant
+        self.weights = torch.cholesky_solve(Phi.mT @ resid, self.chol).squeeze(-1)
+        n = X.shape[0]
+        gain = self.chol.diagonal().log().sum() - 0.5 * r * math.log(self.noise)
+        self.information_gain_ = gain.reshape(1)
+        self.num_observations_ = torch.tensor([n])
+
+    @property
+    def num_outputs(self) -> int:
+        return 1
+
+    @property
+    def batch_shape(self) -> torch.Size:
+        return torch.Size()
+
+    def features(self, X: Tensor) -> Tensor:
+        """:math:`\\phi(X)` (``... x q x d`` -> ``... x q x r``)."""
+        return rbf(X, self.U, self.lengthscale) @ self.root
+
+    def posterior(
+        self,
+        X: Tensor,
+        output_indices: list[int] | None = None,
+        observation_noise: bool | Tensor = False,
+        posterior_transform: PosteriorTransform | None = None,
+    ) -> Posterior:
+        """The joint DTC posterior at ``X`` (``... x q x d``); ``observation_noise``
+        adds :math:`\\lambda` (or the given noise) to the diagonal."""
+        if output_indices not in (None, [0]):
+            raise ValueError(
+                f"NystromGP has one output, got output_indices={output_indices}."
+            )
+        phi = self.features(X)  # ... x q x r
+        mean = self.constant + phi @ self.weights  # ... x q
+        V = torch.linalg.solve_triangular(self.chol, phi.mT, upper=False)
+        cov = rbf(X, X, self.lengthscale) - phi @ phi.mT + self.noise * (V.mT @ V)
+        eye = torch.eye(cov.shape[-1], dtype=cov.dtype)
+        if observation_noise is True:
+            cov = cov + self.noise * eye
+        elif isinstance(observation_noise, Tensor):
+            cov = cov + torch.diag_embed(observation_noise.reshape(mean.shape))
+        post = GPyTorchPosterior(MultivariateNormal(mean, cov))
+        return post if posterior_transform is None else posterior_transform(post)
+
+
+def ridge_leverage(model: NystromGP, X: Tensor) -> Tensor:
+    r"""The posterior variances of the model at ``X`` (``n x d``) over its noise,
+    :math:`\tilde\sigma^2(x_i)` in BKB's scaling (at the model's own points, their
+    ridge leverage scores, which sum to the effective dimension): BKB includes point
+    ``i`` in the next dictionary with probability
+    :math:`\min(\bar q\,\tilde\sigma^2(x_i), 1)`."""
+    phi = model.features(X)  # n x r
+    V = torch.linalg.solve_triangular(model.chol, phi.mT, upper=False)  # r x n
+    prior = torch.ones(X.shape[0], dtype=X.dtype)  # k(x, x) = 1
+    var = prior - (phi * phi).sum(-1) + model.noise * (V * V).sum(0)
+    return var.clamp_min(0.0) / model.noise

@@ -1,0 +1,86 @@
+"""The sparse model (issue 30): the Nystroem / DTC posterior that BKB uses. With every
+point in the dictionary it is the exact GP's posterior; its leverage scores sum to the
+effective dimension; with a dictionary drawn by them it stays close to the exact GP."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from botorch_bandits.beta import information_gain
+from botorch_bandits.hyperparameters import Hyperparameters
+from botorch_bandits.models import practical_gp
+from botorch_bandits.models.sparse import NystromGP, rbf, ridge_leverage
+
+D = 3
+LENGTHSCALE = [0.3, 0.5, 0.4]
+NOISE, MEAN = 1e-2, 0.2
+
+
+def _data(n: int, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+    g = torch.Generator().manual_seed(seed)
+    X = torch.rand(n, D, generator=g, dtype=torch.double)
+    z = torch.sin(6 * X[:, 0]) + X[:, 1] ** 2 + 0.1 * torch.randn(n, generator=g)
+    return X, z.double()
+
+
+def _exact(X, z):
+    hyper = Hyperparameters(lengthscale=tuple(LENGTHSCALE), noise=NOISE, mean=MEAN)
+    return practical_gp(X, z, hyper)
+
+
+def test_with_every_point_in_the_dictionary_it_is_the_exact_gp() -> None:
+    X, z = _data(60)
+    sparse = NystromGP(X, z, LENGTHSCALE, NOISE, MEAN, torch.arange(60))
+    exact = _exact(X, z)
+    T = torch.rand(
+        7, 1, D, dtype=torch.double, generator=torch.Generator().manual_seed(1)
+    )
+    a, b = sparse.posterior(T), exact.posterior(T)
+    assert torch.allclose(a.mean, b.mean, atol=1e-6)
+    assert torch.allclose(a.variance, b.variance, atol=1e-6)
+    # a joint posterior of 7 points, and the observation noise
+    J = T.reshape(1, 7, D)
+    a, b = sparse.posterior(J), exact.posterior(J)
+    assert torch.allclose(
+        a.distribution.covariance_matrix, b.distribution.covariance_matrix, atol=1e-6
+    )
+    noisy = sparse.posterior(T, observation_noise=True).variance
+    assert torch.allclose(noisy, sparse.posterior(T).variance + NOISE)
+    # the information gain of the exact kernel
+    K = rbf(X, X, torch.tensor([LENGTHSCALE], dtype=torch.double))
+    assert math.isclose(
+        float(sparse.information_gain_), float(information_gain(K, NOISE)), rel_tol=1e-8
+    )
+
+
+def test_the_leverage_scores_sum_to_the_effective_dimension() -> None:
+    X, z = _data(80)
+    model = NystromGP(X, z, LENGTHSCALE, NOISE, MEAN, torch.arange(80))
+    K = rbf(X, X, torch.tensor([LENGTHSCALE], dtype=torch.double))
+    d_eff = torch.trace(
+        K @ torch.linalg.inv(K + NOISE * torch.eye(80, dtype=torch.double))
+    )
+    tau = ridge_leverage(model, X)
+    assert bool((tau >= 0).all()) and bool((tau <= 1 + 1e-9).all())
+    assert math.isclose(float(tau.sum()), float(d_eff), rel_tol=1e-6)
+
+
+def test_a_dictionary_drawn_by_leverage_keeps_the_posterior_close() -> None:
+    """BKB's rule, q-bar = 4: each point with probability min(q tau_i, 1); the drawn
+    dictionary is smaller than the data and the posterior stays close to the exact."""
+    X, z = _data(400)
+    full = NystromGP(X, z, LENGTHSCALE, NOISE, MEAN, torch.arange(400))
+    tau = ridge_leverage(full, X)
+    u = torch.rand(400, generator=torch.Generator().manual_seed(2), dtype=torch.double)
+    dictionary = torch.nonzero(u < (4 * tau).clamp(max=1.0)).reshape(-1)
+    assert 0 < dictionary.numel() < 400
+    sparse = NystromGP(X, z, LENGTHSCALE, NOISE, MEAN, dictionary)
+    T = torch.rand(
+        200, 1, D, dtype=torch.double, generator=torch.Generator().manual_seed(3)
+    )
+    a, b = sparse.posterior(T), full.posterior(T)
+    assert float((a.mean - b.mean).abs().max()) < 0.05
+    ratio = a.variance / b.variance
+    assert float(ratio.min()) > 0.5 and float(ratio.max()) < 2.0  # within BKB's factor
