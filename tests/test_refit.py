@@ -64,6 +64,11 @@ def test_the_options_default_check_and_belong_to_the_practical_mode() -> None:
             DecisionOptions.from_kwargs(refit_growth=bad)
     with pytest.raises(ValueError, match=r"refit_after.*integer >= 0.*-1"):
         DecisionOptions.from_kwargs(refit_after=-1)
+    with pytest.raises(ValueError, match=r"refit_growth.*>= 1.*0.9"):
+        Refit(after=5, growth=0.9)
+    # options built directly (no schedule given) fit at every decision
+    fits = _run(DecisionOptions(), 3)
+    assert [f["status"] for f in fits] == ["prior", "fitted", "fitted"]
 
 
 def test_refit_due_reads_the_counts_of_the_last_fit() -> None:
