@@ -84,3 +84,71 @@ def test_a_dictionary_drawn_by_leverage_keeps_the_posterior_close() -> None:
     assert float((a.mean - b.mean).abs().max()) < 0.05
     ratio = a.variance / b.variance
     assert float(ratio.min()) > 0.5 and float(ratio.max()) < 2.0  # within BKB's factor
+
+
+def test_the_stream_of_uniforms_is_a_prefix() -> None:
+    """Row i's uniform does not depend on how many rows there are."""
+    import numpy as np
+
+    a = np.random.default_rng([3, 31]).random(10)
+    b = np.random.default_rng([3, 31]).random(1000)
+    assert (a == b[:10]).all()
+
+
+def _history(n: int, running: int = 0):
+    from botorch_bandits.core import History, TrialRecord
+
+    X, _ = _data(n + running, seed=5)
+    trials = []
+    for i, x in enumerate(X.tolist()):
+        done = i < n
+        f = -sum((v - 0.3) ** 2 for v in x) if done else None
+        trials.append(
+            TrialRecord(
+                index=i,
+                x=tuple(x),
+                f=f,
+                created=float(i),
+                completed=i + 0.5 if done else None,
+            )
+        )
+    return History(trials=tuple(trials))
+
+
+def test_past_sparse_after_a_decision_uses_the_sparse_model() -> None:
+    from botorch_bandits.core import DecisionOptions, Domain, decide
+
+    domain = Domain.box(
+        torch.quasirandom.SobolEngine(D, scramble=True, seed=0).draw(
+            64, dtype=torch.double
+        )
+    )
+    for algorithm in ("IGP-UCB", "GP-TS"):
+        opts = DecisionOptions.from_kwargs(algorithm=algorithm, sparse_after=20)
+        history = _history(40, running=2)  # two trials hallucinated
+        a = decide(history, opts, domain)
+        b = decide(history, opts, domain)
+        assert a.x == b.x and a.metadata == b.metadata  # a function of the data
+        sparse = a.metadata["sparse"]
+        assert sparse["n"] == 42 and 0 < sparse["dictionary"] <= 42
+        assert a.metadata["fit"]["subset"] == 20  # fitted on 20 of the 40
+        if algorithm == "GP-TS":
+            assert sparse["gp_ts"] == "decision set" and a.index is not None
+        exact = decide(
+            history, DecisionOptions.from_kwargs(algorithm=algorithm), domain
+        )
+        assert "sparse" not in exact.metadata
+    below = decide(_history(15), DecisionOptions.from_kwargs(sparse_after=20), domain)
+    assert "sparse" not in below.metadata and "subset" not in below.metadata["fit"]
+
+
+def test_sparse_after_is_checked_and_practical() -> None:
+    import pytest
+
+    from botorch_bandits.core import DecisionOptions
+
+    assert DecisionOptions.from_kwargs().sparse_after is None
+    with pytest.raises(ValueError, match=r"sparse_after=50.*practical mode"):
+        DecisionOptions.from_kwargs(mode="theory", sparse_after=50)
+    with pytest.raises(ValueError, match=r"sparse_after.*integer >= 1.*0"):
+        DecisionOptions.from_kwargs(sparse_after=0)

@@ -29,6 +29,7 @@ from botorch_bandits.core.domain import Domain
 from botorch_bandits.core.fit import (
     build_model,
     fit_practical,
+    fit_subset,
     fit_theory,
     refit_due,
     reused_fit,
@@ -48,7 +49,12 @@ from botorch_bandits.core.views import (
     restarts_state,
 )
 from botorch_bandits.hyperparameters import Hyperparameters
-from botorch_bandits.models import STANDARDIZED_QUANTUM, make_kernel, standardize
+from botorch_bandits.models import (
+    STANDARDIZED_QUANTUM,
+    NystromGP,
+    make_kernel,
+    standardize,
+)
 from botorch_bandits.seeding import step_seed, uniform_choice
 
 
@@ -216,6 +222,7 @@ def decide(
         )
     cens = opts.censoring
     y_min, B_y, R = cens.y_min, cens.B_y, opts.R
+    sparse = (opts.sparse_after, step_seed(opts.seed, position))
     hyper: Hyperparameters | None = None
     if opts.theory is None:
         # standardized targets (the decision is the same for a*y + b, a > 0);
@@ -237,8 +244,12 @@ def decide(
         if kappa is not None:  # the targets change with the epoch's multipliers
             counts["epoch"] = meta["epoch"]
         if opts.refit is None or refit_due(history.last_fit, counts, opts.refit):
-            fit = {**fit_practical(X0, Y0, history.warm, opts.seed, cache.fits)}
+            rows = fit_subset(len(done), opts.sparse_after, opts.seed)
+            Xf, Yf = (X0, Y0) if rows is None else (X0[rows], Y0[rows])
+            fit = {**fit_practical(Xf, Yf, history.warm, opts.seed, cache.fits)}
             fit.update(counts)
+            if rows is not None:  # fitted on a subset (the sparse model's size)
+                fit["subset"] = len(rows)
         else:
             fit = reused_fit(history.last_fit)
         meta["fit"] = fit
@@ -279,17 +290,23 @@ def decide(
             Xw = torch.tensor(waiting, dtype=torch.double)
             with torch.no_grad():
                 mu = (
-                    build_model(X0, Y0, opts.theory, hyper)
+                    build_model(X0, Y0, opts.theory, hyper, *sparse)
                     .posterior(Xw.unsqueeze(-2))
                     .mean.reshape(-1)
                 )
             X, Y = torch.cat([X0, Xw]), torch.cat([Y0, mu])
         meta["pending"] = len(waiting)
-    model = build_model(X, Y, opts.theory, hyper)
+    model = build_model(X, Y, opts.theory, hyper, *sparse)
     t = X.shape[0] + 1
     # GP-TS: an exact joint draw on the decision set, or a pathwise draw (a
-    # function of x) for the gradient optimizer
+    # function of x) for the gradient optimizer -- not on the sparse model, whose
+    # draw is on the decision set
     gradient = opts.optimizer == "gradient"
+    if isinstance(model, NystromGP):
+        meta["sparse"] = {"dictionary": int(model.dictionary.numel()), "n": t - 1}
+        if opts.algorithm == "GP-TS":
+            gradient = False
+            meta["sparse"]["gp_ts"] = "decision set"
     acqf = make_acquisition(
         model,
         opts.algorithm,

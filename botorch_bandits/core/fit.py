@@ -8,6 +8,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+import numpy as np
 import torch
 from botorch.fit import fit_gpytorch_mll
 from botorch.models import SingleTaskGP
@@ -19,6 +20,8 @@ from torch import Tensor
 from botorch_bandits.core.options import Refit, TheoryModel
 from botorch_bandits.hyperparameters import Hyperparameters
 from botorch_bandits.models import (
+    NystromGP,
+    draw_dictionary,
     fit_practical_gp,
     fixed_gp,
     gp_hyperparameters,
@@ -36,13 +39,23 @@ def ard_kernel(kernel: str, d: int) -> Any:
 
 
 def build_model(
-    X: Tensor, Y: Tensor, theory: TheoryModel | None, hyper: Hyperparameters | None
+    X: Tensor,
+    Y: Tensor,
+    theory: TheoryModel | None,
+    hyper: Hyperparameters | None,
+    sparse_after: int | None = None,
+    seed: int = 0,
 ) -> Any:
     """The decision's GP on ``X`` (``n x d``) and targets ``Y``: the practical GP
-    (``theory=None``) with ``hyper``, or the theory kernel -- fixed, or with the
-    fitted ``hyper`` (a scaled ARD kernel)."""
+    (``theory=None``) with ``hyper`` -- past ``sparse_after`` points the sparse
+    :class:`NystromGP` on a dictionary drawn with ``seed`` -- or the theory kernel,
+    fixed or with the fitted ``hyper`` (a scaled ARD kernel)."""
     d = X.shape[-1]
     if theory is None:
+        if sparse_after is not None and X.shape[0] > sparse_after and hyper is not None:
+            ls, noise = list(hyper.lengthscale), hyper.noise
+            dictionary = draw_dictionary(X, ls, noise, seed)
+            return NystromGP(X, Y, ls, noise, hyper.mean or 0.0, dictionary)
         return practical_gp(X, Y, hyper)
     if hyper is None:
         kernel = make_kernel(theory.kernel, theory.lengthscale)
@@ -79,6 +92,16 @@ def fit_theory(X: Tensor, Y: Tensor, kernel: str) -> Hyperparameters | None:
             outputscale=float(gp.covar_module.outputscale),
             noise=float(gp.likelihood.noise.reshape(-1)[0]),
         )
+
+
+def fit_subset(n: int, size: int | None, seed: int) -> Tensor | None:
+    """The rows the practical GP is fitted on past ``size`` observations (the sparse
+    model's threshold): ``size`` of the ``n`` drawn uniformly with ``seed`` and
+    ``n`` (sorted); ``None`` (all rows) below it."""
+    if size is None or n <= size:
+        return None
+    rng = np.random.default_rng([int(seed), n, 32])
+    return torch.as_tensor(np.sort(rng.permutation(n)[:size]))
 
 
 def fit_practical(

@@ -168,7 +168,9 @@ class DecisionOptions:
     model says the objective is (near) noise-free (:data:`NOISE_FREE`), no point
     evaluated since the last restart or in flight is proposed again (the practical
     default; a bandit's re-pull of an arm is the theory mode's). ``model_window``:
-    the practical GP sees only the most recent trials (a sliding window)."""
+    the practical GP sees only the most recent trials (a sliding window).
+    ``sparse_after``: past that many observations the practical GP is the sparse
+    :class:`~botorch_bandits.models.sparse.NystromGP` (``None``: always exact)."""
 
     algorithm: Algorithm = "IGP-UCB"
     mode: Mode = "practical"
@@ -187,6 +189,7 @@ class DecisionOptions:
     repeats: Repeats = "allow"
     model_window: int | None = None
     refit: Refit | None = None
+    sparse_after: int | None = None
 
     @classmethod
     def from_kwargs(cls, **kwargs: Any) -> DecisionOptions:
@@ -241,6 +244,7 @@ class DecisionOptions:
             refit=Refit(k["refit_after"], k["refit_growth"])
             if k["mode"] == "practical"
             else None,
+            sparse_after=k["sparse_after"],
         )
 
 
@@ -283,6 +287,7 @@ FLAT_DEFAULTS: dict[str, Any] = {
     "model_window": None,
     "refit_after": None,
     "refit_growth": None,
+    "sparse_after": None,
 }
 #: the restart options by detector, when not given: the paper's constants (c = 20,
 #: C = 2.6 of its §4), or the scale-free detector's (the same c, now on the
@@ -408,6 +413,13 @@ def resolve_kwargs(**kwargs: Any) -> dict[str, Any]:
             "every trial. Pass mode='practical' or leave it out."
         )
     _resolve_refit(k)
+    check_count("sparse_after", k["sparse_after"], 1, allow_none=True)
+    if k["sparse_after"] is not None and k["mode"] == "theory":
+        raise ValueError(
+            f"sparse_after={k['sparse_after']!r} is an option of the practical mode "
+            "(so far); the theory mode's GP is exact. Pass mode='practical' or leave "
+            "it out."
+        )
     floats = ("y_min", "B_y", "B", "delta", "penalty_c", "step", "xi")
     floats += ("cpd_threshold_scale", "cpd_alpha", "cpd_max_uniform_share")
     for n in floats:

@@ -14,10 +14,13 @@ from botorch_bandits.models.practical import (
     practical_gp,
     standardize,
 )
+from botorch_bandits.models.sparse import NystromGP, draw_dictionary
 
 __all__ = [
     "STANDARDIZED_QUANTUM",
     "FiniteArmGP",
+    "NystromGP",
+    "draw_dictionary",
     "fit_practical_gp",
     "fixed_gp",
     "gp_hyperparameters",

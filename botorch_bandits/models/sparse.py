@@ -3,12 +3,13 @@ of observed points (Nystroem), with the DTC posterior that BKB uses (Calandriell
 al. 2019): its variance keeps the prior's part outside the dictionary's span, so it
 does not collapse far from the dictionary. With n points and m in the dictionary a
 fit costs O(n m^2) and a posterior O(m^2) a point, not O(n^3) and O(n^2).
-:func:`ridge_leverage` gives the sampling weights BKB draws a dictionary with."""
+:func:`draw_dictionary` draws one as BKB does, by ridge leverage (:func:`ridge_leverage`)."""
 
 from __future__ import annotations
 
 import math
 
+import numpy as np
 import torch
 from botorch.acquisition.objective import PosteriorTransform
 from botorch.models.model import Model
@@ -132,3 +133,38 @@ def ridge_leverage(model: NystromGP, X: Tensor) -> Tensor:
     prior = torch.ones(X.shape[0], dtype=X.dtype)  # k(x, x) = 1
     var = prior - (phi * phi).sum(-1) + model.noise * (V * V).sum(0)
     return var.clamp_min(0.0) / model.noise
+
+
+#: BKB's oversampling factor q-bar (the authors' code advises 2-10) and the size of
+#: the uniform pilot dictionary whose leverage scores weight the draw
+QBAR = 4.0
+PILOT = 256
+
+
+def draw_dictionary(
+    X: Tensor,
+    lengthscale: Tensor | list[float],
+    noise: float,
+    seed: int,
+    qbar: float = QBAR,
+    pilot: int = PILOT,
+) -> Tensor:
+    r"""A dictionary of rows of ``X`` drawn as BKB draws one (row ``i`` with
+    probability :math:`\min(\bar q\,\tilde\sigma^2(x_i), 1)`, independently), the
+    leverage scores estimated with a pilot dictionary of ``pilot`` rows drawn
+    uniformly (one level of Musco & Musco's recursive leverage sampling; BKB uses the
+    previous step's dictionary, which a decision rebuilt from the data does not
+    have). Row ``i``'s uniform is the ``i``-th of a stream seeded with ``seed`` and
+    the pilot is drawn with ``seed`` and ``n``: a function of the data, the same in
+    every process. Returns the sorted row indices (never empty)."""
+    n = X.shape[0]
+    rng = np.random.default_rng([int(seed), n, 30])
+    rows = np.sort(rng.permutation(n)[: min(n, pilot)])
+    zeros = torch.zeros(n, dtype=X.dtype)
+    model = NystromGP(X, zeros, lengthscale, noise, 0.0, torch.as_tensor(rows))
+    tau = ridge_leverage(model, X)
+    u = torch.as_tensor(np.random.default_rng([int(seed), 31]).random(n), dtype=X.dtype)
+    keep = torch.nonzero(u < (qbar * tau).clamp(max=1.0)).reshape(-1)
+    if keep.numel() == 0:  # every score tiny: the row the model is least sure of
+        keep = tau.argmax().reshape(1)
+    return keep
