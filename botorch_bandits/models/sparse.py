@@ -92,6 +92,13 @@ class NystromGP(Model):
     def batch_shape(self) -> torch.Size:
         return torch.Size()
 
+    def _solve(self, phi: Tensor) -> Tensor:
+        r""":math:`(L^{-1}\phi^\top)^\top` for ``phi`` (``... x r``), as one
+        two-dimensional solve (a batched solve would copy the factor per batch)."""
+        flat = phi.reshape(-1, phi.shape[-1])
+        V = torch.linalg.solve_triangular(self.chol, flat.mT, upper=False)
+        return V.mT.reshape(phi.shape)
+
     def features(self, X: Tensor) -> Tensor:
         """:math:`\\phi(X)` (``... x q x d`` -> ``... x q x r``)."""
         return rbf(X, self.U, self.lengthscale) @ self.root
@@ -111,8 +118,8 @@ class NystromGP(Model):
             )
         phi = self.features(X)  # ... x q x r
         mean = self.constant + phi @ self.weights  # ... x q
-        V = torch.linalg.solve_triangular(self.chol, phi.mT, upper=False)
-        cov = rbf(X, X, self.lengthscale) - phi @ phi.mT + self.noise * (V.mT @ V)
+        V = self._solve(phi)  # ... x q x r: rows of L^-1 phi
+        cov = rbf(X, X, self.lengthscale) - phi @ phi.mT + self.noise * (V @ V.mT)
         eye = torch.eye(cov.shape[-1], dtype=cov.dtype)
         if observation_noise is True:
             cov = cov + self.noise * eye
@@ -129,9 +136,9 @@ def ridge_leverage(model: NystromGP, X: Tensor) -> Tensor:
     ``i`` in the next dictionary with probability
     :math:`\min(\bar q\,\tilde\sigma^2(x_i), 1)`."""
     phi = model.features(X)  # n x r
-    V = torch.linalg.solve_triangular(model.chol, phi.mT, upper=False)  # r x n
+    V = model._solve(phi)  # n x r
     prior = torch.ones(X.shape[0], dtype=X.dtype)  # k(x, x) = 1
-    var = prior - (phi * phi).sum(-1) + model.noise * (V * V).sum(0)
+    var = prior - (phi * phi).sum(-1) + model.noise * (V * V).sum(-1)
     return var.clamp_min(0.0) / model.noise
 
 
