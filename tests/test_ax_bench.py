@@ -300,6 +300,8 @@ def test_generation_growth_times_one_decision_after_n_trials():
     )
     assert [r["completed"] for r in rows] == [6, 9]
     assert all(r["seconds_median"] > 0 for r in rows)
+    peaks = [r["peak_rss_mb"] for r in rows]
+    assert 0 < peaks[0] <= peaks[1]  # the process's peak so far: never lower
 
 
 def test_variant_labels_carry_node_options():

@@ -14,6 +14,7 @@ import contextlib
 import json
 import logging
 import os
+import resource
 import time
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -406,6 +407,9 @@ def generation_growth(
                     "completed": n,
                     "seconds_median": float(np.median(seconds)),
                     "seconds": seconds,
+                    # the process's peak resident memory so far (Linux: KiB)
+                    "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+                    / 1024.0,
                 }
             )
     return rows

@@ -225,6 +225,12 @@ def _run_ax_bench(args: argparse.Namespace, parser: argparse.ArgumentParser) -> 
             print(f"  {label:20s}" + "".join(f"{c:10.3f}" for c in cells))
             first = [r["seconds"][0] for r in mine]
             print(f"  {'  first call':20s}" + "".join(f"{c:10.3f}" for c in first))
+        last = [r["peak_rss_mb"] for r in rows if r["strategy"] == rows[-1]["strategy"]]
+        print(
+            f"  {'peak memory (MB)':20s}"
+            + "".join(f"{c:10.0f}" for c in last)
+            + "  (the process's peak so far, after the last strategy at each n)"
+        )
         return 0
 
     seeds = args.seeds or (1 if args.smoke else 5)
