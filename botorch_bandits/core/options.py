@@ -406,20 +406,15 @@ def resolve_kwargs(**kwargs: Any) -> dict[str, Any]:
     check_positive("xi", k["xi"], allow_zero=True)
     _resolve_restarts(k, said)
     check_count("model_window", k["model_window"], 1, allow_none=True)
-    if k["model_window"] is not None and k["mode"] == "theory":
-        raise ValueError(
-            f"model_window={k['model_window']!r} is an option of the practical mode "
-            "(a GP on the most recent trials); the theory mode's algorithms use "
-            "every trial. Pass mode='practical' or leave it out."
-        )
+    _practical_only(
+        k,
+        "model_window",
+        "(a GP on the most recent trials); the theory mode's algorithms use every "
+        "trial.",
+    )
     _resolve_refit(k)
     check_count("sparse_after", k["sparse_after"], 1, allow_none=True)
-    if k["sparse_after"] is not None and k["mode"] == "theory":
-        raise ValueError(
-            f"sparse_after={k['sparse_after']!r} is an option of the practical mode "
-            "(so far); the theory mode's GP is exact. Pass mode='practical' or leave "
-            "it out."
-        )
+    _practical_only(k, "sparse_after", "(so far); the theory mode's GP is exact.")
     floats = ("y_min", "B_y", "B", "delta", "penalty_c", "step", "xi")
     floats += ("cpd_threshold_scale", "cpd_alpha", "cpd_max_uniform_share")
     for n in floats:
@@ -427,6 +422,15 @@ def resolve_kwargs(**kwargs: Any) -> dict[str, Any]:
     for n in ("lengthscale", "noise", "R", "cpd_regularization", "cpd_false_alarm"):
         k[n] = None if k[n] is None else float(k[n])
     return k
+
+
+def _practical_only(k: dict[str, Any], name: str, why: str) -> None:
+    """Refuse option ``name`` (given, not ``None``) in the theory mode, saying ``why``."""
+    if k[name] is not None and k["mode"] == "theory":
+        raise ValueError(
+            f"{name}={k[name]!r} is an option of the practical mode {why} Pass "
+            "mode='practical' or leave it out."
+        )
 
 
 def _resolve_refit(k: dict[str, Any]) -> None:
