@@ -11,7 +11,13 @@ import torch
 from botorch_bandits.beta import information_gain
 from botorch_bandits.hyperparameters import Hyperparameters
 from botorch_bandits.models import practical_gp
-from botorch_bandits.models.sparse import NystromGP, rbf, ridge_leverage
+from botorch_bandits.models.sparse import (
+    NystromGP,
+    draw_dictionary,
+    leverage_path,
+    rbf,
+    ridge_leverage,
+)
 
 D = 3
 LENGTHSCALE = [0.3, 0.5, 0.4]
@@ -86,6 +92,30 @@ def test_a_dictionary_drawn_by_leverage_keeps_the_posterior_close() -> None:
     assert float(ratio.min()) > 0.5 and float(ratio.max()) < 2.0  # within BKB's factor
 
 
+def test_the_scores_at_another_regularization_are_those_of_that_noise() -> None:
+    X, z = _data(120)
+    pilot = torch.arange(0, 120, 3)
+    path = leverage_path(NystromGP(X, z, LENGTHSCALE, NOISE, MEAN, pilot), X)
+    for lam in (NOISE, 0.3):
+        other = NystromGP(X, z, LENGTHSCALE, lam, MEAN, pilot)
+        assert torch.allclose(path(lam), ridge_leverage(other, X), atol=1e-8)
+
+
+def test_the_cap_bounds_the_dictionary_of_a_near_noise_free_objective() -> None:
+    """With a tiny noise nearly every point has a high score; the cap takes the
+    scores at a larger regularization so that the expected size is the cap."""
+    X, _ = _data(1500)
+    free, lam0 = draw_dictionary(X, LENGTHSCALE, 1e-6, seed=4, size=None)
+    capped, lam = draw_dictionary(X, LENGTHSCALE, 1e-6, seed=4, size=200)
+    assert lam0 == 1e-6 and free.numel() > 600
+    assert lam > 1e-6 and 150 <= capped.numel() <= 250  # binomial around 200
+    again, lam2 = draw_dictionary(X, LENGTHSCALE, 1e-6, seed=4, size=200)
+    assert torch.equal(again, capped) and lam2 == lam  # a function of the data
+    # a cap that does not bind changes nothing
+    loose, lam3 = draw_dictionary(X, LENGTHSCALE, 1e-6, seed=4, size=10**6)
+    assert torch.equal(loose, free) and lam3 == lam0
+
+
 def test_the_stream_of_uniforms_is_a_prefix() -> None:
     """Row i's uniform does not depend on how many rows there are."""
     import numpy as np
@@ -131,6 +161,7 @@ def test_past_sparse_after_a_decision_uses_the_sparse_model() -> None:
         assert a.x == b.x and a.metadata == b.metadata  # a function of the data
         sparse = a.metadata["sparse"]
         assert sparse["n"] == 42 and 0 < sparse["dictionary"] <= 42
+        assert sparse["leverage_regularization"] > 0
         assert a.metadata["fit"]["subset"] == 20  # fitted on 20 of the 40
         if algorithm == "GP-TS":
             assert sparse["gp_ts"] == "decision set" and a.index is not None
@@ -152,3 +183,11 @@ def test_sparse_after_is_checked_and_practical() -> None:
         DecisionOptions.from_kwargs(mode="theory", sparse_after=50)
     with pytest.raises(ValueError, match=r"sparse_after.*integer >= 1.*0"):
         DecisionOptions.from_kwargs(sparse_after=0)
+    assert DecisionOptions.from_kwargs(sparse_after=50).sparse_size == 512
+    assert (
+        DecisionOptions.from_kwargs(sparse_after=50, sparse_size=64).sparse_size == 64
+    )
+    with pytest.raises(ValueError, match=r"sparse_size=64.*needs sparse_after"):
+        DecisionOptions.from_kwargs(sparse_size=64)
+    with pytest.raises(ValueError, match=r"sparse_size.*integer >= 1.*0"):
+        DecisionOptions.from_kwargs(sparse_after=50, sparse_size=0)

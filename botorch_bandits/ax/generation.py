@@ -89,7 +89,8 @@ class BanditNode(ExternalGenerationNode):
             ``cpd_alpha``, ``repeats`` (``"allow"``, ``"avoid"``), ``cpd_detector``
             (``"paper"``, ``"scale-free"``), ``cpd_false_alarm``,
             ``cpd_max_uniform_share``, ``model_window``, ``refit_after``,
-            ``refit_growth``, ``sparse_after``. docs/ax.md describes each.
+            ``refit_growth``, ``sparse_after``, ``sparse_size``. docs/ax.md describes
+            each.
     """
 
     #: the flat options that make up the node's whole persisted state

@@ -222,7 +222,7 @@ def decide(
         )
     cens = opts.censoring
     y_min, B_y, R = cens.y_min, cens.B_y, opts.R
-    sparse = (opts.sparse_after, step_seed(opts.seed, position))
+    sparse = (opts.sparse_after, step_seed(opts.seed, position), opts.sparse_size)
     hyper: Hyperparameters | None = None
     if opts.theory is None:
         # standardized targets (the decision is the same for a*y + b, a > 0);
@@ -303,7 +303,13 @@ def decide(
     # draw is on the decision set
     gradient = opts.optimizer == "gradient"
     if isinstance(model, NystromGP):
-        meta["sparse"] = {"dictionary": int(model.dictionary.numel()), "n": t - 1}
+        meta["sparse"] = {
+            "dictionary": int(model.dictionary.numel()),
+            "n": t - 1,
+            # the regularization the leverage scores were taken at (above the
+            # fitted noise where the cap on the dictionary's size bound)
+            "leverage_regularization": model.leverage_regularization,
+        }
         if opts.algorithm == "GP-TS":
             gradient = False
             meta["sparse"]["gp_ts"] = "decision set"

@@ -45,17 +45,21 @@ def build_model(
     hyper: Hyperparameters | None,
     sparse_after: int | None = None,
     seed: int = 0,
+    sparse_size: int | None = None,
 ) -> Any:
     """The decision's GP on ``X`` (``n x d``) and targets ``Y``: the practical GP
     (``theory=None``) with ``hyper`` -- past ``sparse_after`` points the sparse
-    :class:`NystromGP` on a dictionary drawn with ``seed`` -- or the theory kernel,
+    :class:`NystromGP` on a dictionary drawn with ``seed`` (expected size at most
+    ``sparse_size``) -- or the theory kernel,
     fixed or with the fitted ``hyper`` (a scaled ARD kernel)."""
     d = X.shape[-1]
     if theory is None:
         if sparse_after is not None and X.shape[0] > sparse_after and hyper is not None:
             ls, noise = list(hyper.lengthscale), hyper.noise
-            dictionary = draw_dictionary(X, ls, noise, seed)
-            return NystromGP(X, Y, ls, noise, hyper.mean or 0.0, dictionary)
+            dictionary, lam = draw_dictionary(X, ls, noise, seed, size=sparse_size)
+            model = NystromGP(X, Y, ls, noise, hyper.mean or 0.0, dictionary)
+            model.leverage_regularization = lam
+            return model
         return practical_gp(X, Y, hyper)
     if hyper is None:
         kernel = make_kernel(theory.kernel, theory.lengthscale)

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from botorch_bandits.acquisition.practical import PRACTICAL_B
+from botorch_bandits.models.sparse import SIZE as SPARSE_SIZE
 from botorch_bandits.validation import (
     check_choice,
     check_count,
@@ -170,7 +171,8 @@ class DecisionOptions:
     default; a bandit's re-pull of an arm is the theory mode's). ``model_window``:
     the practical GP sees only the most recent trials (a sliding window).
     ``sparse_after``: past that many observations the practical GP is the sparse
-    :class:`~botorch_bandits.models.sparse.NystromGP` (``None``: always exact)."""
+    :class:`~botorch_bandits.models.sparse.NystromGP` (``None``: always exact), its
+    dictionary's expected size at most ``sparse_size``."""
 
     algorithm: Algorithm = "IGP-UCB"
     mode: Mode = "practical"
@@ -190,6 +192,7 @@ class DecisionOptions:
     model_window: int | None = None
     refit: Refit | None = None
     sparse_after: int | None = None
+    sparse_size: int | None = None
 
     @classmethod
     def from_kwargs(cls, **kwargs: Any) -> DecisionOptions:
@@ -245,6 +248,7 @@ class DecisionOptions:
             if k["mode"] == "practical"
             else None,
             sparse_after=k["sparse_after"],
+            sparse_size=k["sparse_size"],
         )
 
 
@@ -288,6 +292,7 @@ FLAT_DEFAULTS: dict[str, Any] = {
     "refit_after": None,
     "refit_growth": None,
     "sparse_after": None,
+    "sparse_size": None,
 }
 #: the restart options by detector, when not given: the paper's constants (c = 20,
 #: C = 2.6 of its §4), or the scale-free detector's (the same c, now on the
@@ -415,6 +420,16 @@ def resolve_kwargs(**kwargs: Any) -> dict[str, Any]:
     _resolve_refit(k)
     check_count("sparse_after", k["sparse_after"], 1, allow_none=True)
     _practical_only(k, "sparse_after", "(so far); the theory mode's GP is exact.")
+    check_count("sparse_size", k["sparse_size"], 1, allow_none=True)
+    if k["sparse_after"] is None:
+        if k["sparse_size"] is not None:
+            raise ValueError(
+                f"sparse_size={k['sparse_size']!r} caps the sparse model's "
+                "dictionary, which needs sparse_after=N (the observations past "
+                "which the GP is sparse). Pass sparse_after or leave sparse_size out."
+            )
+    elif k["sparse_size"] is None:
+        k["sparse_size"] = SPARSE_SIZE
     floats = ("y_min", "B_y", "B", "delta", "penalty_c", "step", "xi")
     floats += ("cpd_threshold_scale", "cpd_alpha", "cpd_max_uniform_share")
     for n in floats:

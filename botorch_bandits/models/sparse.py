@@ -8,6 +8,7 @@ fit costs O(n m^2) and a posterior O(m^2) a point, not O(n^3) and O(n^2).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 import torch
@@ -142,10 +143,30 @@ def ridge_leverage(model: NystromGP, X: Tensor) -> Tensor:
     return var.clamp_min(0.0) / model.noise
 
 
-#: BKB's oversampling factor q-bar (the authors' code advises 2-10) and the size of
-#: the uniform pilot dictionary whose leverage scores weight the draw
+#: BKB's oversampling factor q-bar (the authors' code advises 2-10), the size of the
+#: uniform pilot dictionary whose leverage scores weight the draw, and the practical
+#: cap on the dictionary's expected size (chosen a priori: the cost of a decision is
+#: O(n m^2) with m near it)
 QBAR = 4.0
 PILOT = 256
+SIZE = 512
+
+
+def leverage_path(model: NystromGP, X: Tensor) -> Callable[[float], Tensor]:
+    r"""``tau(lam)``: the scores of :func:`ridge_leverage` at ``X`` with the
+    model's features and a regularization ``lam`` in place of its noise,
+    :math:`(1 - |\phi_i|^2)/\lambda + \sum_j (\phi_i^\top w_j)^2/(s_j + \lambda)`
+    (:math:`s_j, w_j`: the eigenpairs of :math:`\Phi^\top\Phi`), each ``O(n r)``
+    after one ``O(n r^2)`` step. At the model's noise it is ``ridge_leverage``."""
+    phi = model.features(X)  # n x r
+    s, W = torch.linalg.eigh(phi.mT @ phi)
+    P2 = (phi @ W).square()  # n x r
+    resid = (1.0 - phi.square().sum(-1)).clamp_min(0.0)
+
+    def tau(lam: float) -> Tensor:
+        return resid / lam + (P2 / (s.clamp_min(0.0) + lam)).sum(-1)
+
+    return tau
 
 
 def draw_dictionary(
@@ -155,23 +176,42 @@ def draw_dictionary(
     seed: int,
     qbar: float = QBAR,
     pilot: int = PILOT,
-) -> Tensor:
+    size: int | None = SIZE,
+) -> tuple[Tensor, float]:
     r"""A dictionary of rows of ``X`` drawn as BKB draws one (row ``i`` with
     probability :math:`\min(\bar q\,\tilde\sigma^2(x_i), 1)`, independently), the
     leverage scores estimated with a pilot dictionary of ``pilot`` rows drawn
     uniformly (one level of Musco & Musco's recursive leverage sampling; BKB uses the
     previous step's dictionary, which a decision rebuilt from the data does not
-    have). Row ``i``'s uniform is the ``i``-th of a stream seeded with ``seed`` and
-    the pilot is drawn with ``seed`` and ``n``: a function of the data, the same in
-    every process. Returns the sorted row indices (never empty)."""
+    have). ``size`` caps the expected size (our approximation, not BKB's): where the
+    scores at ``noise`` would give more, they are taken at the smallest
+    regularization ``lam > noise`` whose expected size is ``size`` (the scores fall
+    as it grows; bisection on its logarithm). Row ``i``'s uniform is the ``i``-th of
+    a stream seeded with ``seed`` and the pilot is drawn with ``seed`` and ``n``: a
+    function of the data, the same in every process. Returns the sorted row indices
+    (never empty) and the regularization the scores were taken at."""
     n = X.shape[0]
     rng = np.random.default_rng([int(seed), n, 30])
     rows = np.sort(rng.permutation(n)[: min(n, pilot)])
     zeros = torch.zeros(n, dtype=X.dtype)
     model = NystromGP(X, zeros, lengthscale, noise, 0.0, torch.as_tensor(rows))
-    tau = ridge_leverage(model, X)
+    tau_at = leverage_path(model, X)
+
+    def expected(lam: float) -> float:
+        return float((qbar * tau_at(lam)).clamp(max=1.0).sum())
+
+    lam = float(noise)
+    if size is not None and expected(lam) > size:
+        lo, hi = math.log(lam), math.log(lam)
+        while expected(math.exp(hi)) > size:
+            hi += math.log(10.0)
+        for _ in range(40):  # the expected size is decreasing in lam
+            mid = 0.5 * (lo + hi)
+            lo, hi = (mid, hi) if expected(math.exp(mid)) > size else (lo, mid)
+        lam = math.exp(hi)
+    tau = tau_at(lam)
     u = torch.as_tensor(np.random.default_rng([int(seed), 31]).random(n), dtype=X.dtype)
     keep = torch.nonzero(u < (qbar * tau).clamp(max=1.0)).reshape(-1)
     if keep.numel() == 0:  # every score tiny: the row the model is least sure of
         keep = tau.argmax().reshape(1)
-    return keep
+    return keep, lam
