@@ -299,9 +299,49 @@ def test_generation_growth_times_one_decision_after_n_trials():
         "branin", sizes=(6, 9), strategies=("IGP-UCB (theory)",), repeats=1
     )
     assert [r["completed"] for r in rows] == [6, 9]
-    assert all(r["seconds_median"] > 0 for r in rows)
-    peaks = [r["peak_rss_mb"] for r in rows]
-    assert 0 < peaks[0] <= peaks[1]  # the process's peak so far: never lower
+    assert all(r["seconds_median"] > 0 and r["peak_rss_mb"] > 0 for r in rows)
+    # past the limit (the calls at 6, grown like n^3) a size is skipped, and the
+    # larger ones after it
+    rows = generation_growth(
+        "branin",
+        sizes=(6, 10**4, 10**5),
+        strategies=("IGP-UCB (theory)",),
+        repeats=1,
+        limit=1.0,
+        isolate=False,
+    )
+    assert [r.get("skipped", False) for r in rows] == [False, True, True]
+    assert rows[1]["estimate"] > 1.0 and [r["completed"] for r in rows][1:] == [
+        10**4,
+        10**5,
+    ]
+
+
+def test_attached_trials_are_those_the_client_would_attach():
+    """The growth benchmark attaches its trials with their data at once: the same
+    trials, statuses, parameters and data as attach_trial + complete_trial."""
+    from botorch_bandits.benchmarks.ax_bench import (
+        PROBLEMS,
+        _sobol_points,
+        attach_completed,
+        job_environment,
+        new_client,
+    )
+
+    prob = PROBLEMS["branin"]
+    points = _sobol_points(prob, 7, 0)
+    with job_environment():
+        one, bulk = (new_client(prob, "c", "IGP-UCB", 0) for _ in range(2))
+        for params in points:
+            index = one.attach_trial(parameters=params)
+            value = prob.observe(params, 0, index)
+            one.complete_trial(trial_index=index, raw_data={"f": value})
+        assert attach_completed(bulk, prob, points, 0) == list(range(7))
+    a, b = one._experiment, bulk._experiment
+    assert a.lookup_data().df.equals(b.lookup_data().df)
+    for i in range(7):
+        assert a.trials[i].status == b.trials[i].status
+        assert a.trials[i].arm.parameters == b.trials[i].arm.parameters
 
 
 def test_variant_labels_carry_node_options():

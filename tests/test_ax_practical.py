@@ -158,6 +158,47 @@ def test_the_fit_is_warm_started_from_the_recorded_fit() -> None:
     }
 
 
+def test_a_cached_read_is_the_full_read() -> None:
+    """The node reads settled trials once (issue 30): with the cache kept between
+    calls the history equals a fresh read, after new trials, a completion, a
+    failure and a trial whose value arrives late; running trials are never kept."""
+    client = _client()
+
+    def data(p: dict, _i: int) -> dict:
+        return {"f": _hartmann3(p)}
+
+    run_in_flight(client, 8, data, in_flight=2)
+    experiment = client._experiment
+    space = Space(experiment.search_space)
+    cache: dict = {}
+
+    def check() -> set[int]:
+        for _ in range(2):  # filling the cache, then reading from it
+            kept = read_experiment(
+                experiment, experiment.lookup_data(), space, False, cache
+            )
+            fresh = read_experiment(experiment, experiment.lookup_data(), space, False)
+            assert kept == fresh
+        running = {i for i, t in experiment.trials.items() if not t.status.is_terminal}
+        assert not running & set(cache["trials"])
+        return running
+
+    check()
+    new = client.get_next_trials(max_trials=2)
+    first, second = sorted(new)
+    assert check() == {first, second}
+    client.mark_trial_failed(trial_index=first)
+    assert check() == {second}
+    client.complete_trial(trial_index=second, raw_data=data(new[second], second))
+    (third,) = client.get_next_trials(max_trials=1)
+    assert check() == {third}
+    assert {first, second} <= set(cache["trials"])
+    # another space (or objective, or constraints) starts the cache again
+    other = Space(experiment.search_space, key="another")
+    read_experiment(experiment, experiment.lookup_data(), other, False, cache)
+    assert cache["key"][0] == "another" and third not in cache["trials"]
+
+
 def test_gradient_optimizer_searches_the_space_and_keeps_its_rules() -> None:
     """Continuous coordinates are optimized off the decision set (L-BFGS-B), with
     the linear parameter constraint, a log-scale parameter, an integer and a choice

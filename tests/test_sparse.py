@@ -178,7 +178,9 @@ def test_sparse_after_is_checked_and_practical() -> None:
 
     from botorch_bandits.core import DecisionOptions
 
-    assert DecisionOptions.from_kwargs().sparse_after is None
+    assert DecisionOptions.from_kwargs().sparse_after == 1000  # the default
+    assert DecisionOptions.from_kwargs(sparse_after="never").sparse_after is None
+    assert DecisionOptions.from_kwargs(mode="theory").sparse_after is None
     with pytest.raises(ValueError, match=r"sparse_after=50.*practical mode"):
         DecisionOptions.from_kwargs(mode="theory", sparse_after=50)
     with pytest.raises(ValueError, match=r"sparse_after.*integer >= 1.*0"):
@@ -187,7 +189,11 @@ def test_sparse_after_is_checked_and_practical() -> None:
     assert (
         DecisionOptions.from_kwargs(sparse_after=50, sparse_size=64).sparse_size == 64
     )
-    with pytest.raises(ValueError, match=r"sparse_size=64.*needs sparse_after"):
-        DecisionOptions.from_kwargs(sparse_size=64)
+    with pytest.raises(ValueError, match=r"sparse_size=64.*'never'.*never sparse"):
+        DecisionOptions.from_kwargs(sparse_size=64, sparse_after="never")
+    with pytest.raises(ValueError, match=r"sparse_size=64.*theory mode"):
+        DecisionOptions.from_kwargs(sparse_size=64, mode="theory")
+    with pytest.raises(ValueError, match=r"sparse_after.*'never'.*got.*'sometimes'"):
+        DecisionOptions.from_kwargs(sparse_after="sometimes")
     with pytest.raises(ValueError, match=r"sparse_size.*integer >= 1.*0"):
         DecisionOptions.from_kwargs(sparse_after=50, sparse_size=0)

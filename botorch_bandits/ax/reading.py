@@ -70,12 +70,30 @@ def check_value(trial: int, metric: str, value: float) -> None:
         )
 
 
+#: the statuses after which a trial's record cannot change (with its data unchanged)
+_SETTLED = (
+    TrialStatus.COMPLETED,
+    TrialStatus.FAILED,
+    TrialStatus.ABANDONED,
+    TrialStatus.EARLY_STOPPED,
+)
+
+
 def read_experiment(
-    experiment: Experiment, data: Data, space: Space, long_term: bool
+    experiment: Experiment,
+    data: Data,
+    space: Space,
+    long_term: bool,
+    cache: dict[str, Any] | None = None,
 ) -> History:
     """Every trial in index order: its point, objective (as maximized) and
     constraint values, times and uniform tag, checked; failed and abandoned trials
-    (and early-stopped ones without data) counted; the latest recorded fit."""
+    (and early-stopped ones without data) counted; the latest recorded fit.
+    ``cache`` (a dict the caller keeps between calls): a settled trial (completed,
+    failed, abandoned, early-stopped) is read once and reused while its status and
+    values are those it was read with, under the same space, objective and
+    constraints; each call then checks every trial's status and values (a cheap
+    pass) and reads only the new or changed ones in full."""
     opt = experiment.optimization_config
     if opt is None:
         raise ValueError("BanditNode needs an optimization config (an objective).")
@@ -95,81 +113,127 @@ def read_experiment(
     if "step" in df.columns:  # map data: the last progression of each trial
         df = df.sort_values("step", kind="stable")
     values: dict[tuple[int, str], float] = {
-        (int(r.trial_index), str(r.metric_name)): float(r.mean) for r in df.itertuples()
+        (int(i), str(m)): float(v)
+        for i, m, v in zip(
+            df["trial_index"], df["metric_name"], df["mean"], strict=True
+        )
     }
-    rows, failed, points = [], [], []
+    others = sorted({n for names, *_ in constraints for n in names})
+    key = (space.key, metric, sign, repr(constraints))
+    if cache is None:
+        cache = {}
+    if cache.get("key") != key:
+        cache.clear()
+        cache.update(key=key, trials={})
+    kept: dict[int, Any] = cache["trials"]
+    entries, fresh = [], []
+    for t in sorted(experiment.trials.values(), key=lambda t: t.index):
+        status = t.status
+        f = values.get((t.index, metric))
+        signature = (status, f, tuple(values.get((t.index, n)) for n in others))
+        entry = kept.get(t.index)
+        if entry is None or entry["signature"] != signature:
+            entry = _read_trial(t, status, f, metric, sign, constraints, values)
+            entry["signature"] = signature
+            if status in _SETTLED:
+                kept[t.index] = entry
+            else:
+                kept.pop(t.index, None)
+        if entry.get("row") is not None and "x" not in entry:
+            fresh.append(entry)
+        entries.append(entry)
+    if fresh:
+        coords = space.coordinates([e["params"] for e in fresh]).tolist()
+        for e, x in zip(fresh, coords, strict=True):
+            e["x"] = tuple(x)
     warm = None  # the latest recorded fit of this node: the next fit's start
     last_fit = None
-    for t in sorted(experiment.trials.values(), key=lambda t: t.index):
-        meta = (t.generator_runs[0].gen_metadata or {}) if t.generator_runs else {}
-        fit = meta.get("fit")
-        if isinstance(fit, dict) and "lengthscale" in fit:
-            warm = {k: fit[k] for k in ("lengthscale", "noise", "mean")}
-            last_fit = dict(fit)
-        f = values.get((t.index, metric))
-        if t.status in _GONE or (t.status == TrialStatus.EARLY_STOPPED and f is None):
-            failed.append(t.index)
-            continue
-        if len(t.arms) != 1:
-            raise ValueError(
-                f"Trial {t.index} has {len(t.arms)} arms: BanditNode needs "
-                "single-arm trials (one point per trial)."
-            )
-        if f is None and t.status.is_completed:
-            raise ValueError(
-                f"Trial {t.index} is {t.status.name} but has no value for the "
-                f"objective metric {metric!r}: attach it "
-                f"(client.complete_trial(trial_index={t.index}, raw_data=...)) or "
-                f"mark the trial abandoned "
-                f"(client.mark_trial_abandoned(trial_index={t.index})); BanditNode "
-                "does not guess it."
-            )
-        if f is not None:
-            check_value(t.index, metric, f)
-        g = None
-        if f is not None and constraints:
-            g = []
-            for names, weights, s, bound in constraints:
-                missing = [n for n in names if (t.index, n) not in values]
-                if missing:
-                    raise ValueError(
-                        f"Trial {t.index} has objective data but no value for "
-                        f"the constraint metric(s) {missing}: every constraint "
-                        "value is needed for the multipliers."
-                    )
-                for n in names:
-                    check_value(t.index, n, values[(t.index, n)])
-                lhs = sum(
-                    w * values[(t.index, n)]
-                    for n, w in zip(names, weights, strict=True)
-                )
-                g.append(s * (lhs - bound))
-        done = t.time_completed if f is not None else None
-        points.append(t.arms[0].parameters)
-        rows.append(
-            dict(
-                index=t.index,
-                f=None if f is None else sign * f,
-                g=None if g is None else tuple(g),
-                created=t.time_created.timestamp(),
-                completed=None if f is None else (done or t.time_created).timestamp(),
-                uniform=bool(meta.get("cpd_uniform", False)),
-            )
-        )
-    coords = space.coordinates(points).tolist() if points else []
+    for e in entries:
+        if e["fit"] is not None:
+            warm = {k: e["fit"][k] for k in ("lengthscale", "noise", "mean")}
+            last_fit = dict(e["fit"])
     trials = tuple(
-        TrialRecord(x=tuple(x), **row) for row, x in zip(rows, coords, strict=True)
+        TrialRecord(x=e["x"], **e["row"]) for e in entries if e["row"] is not None
     )
+    failed = tuple(e["index"] for e in entries if e["row"] is None)
     if warm is not None and len(warm["lengthscale"]) != space.dim:
         warm = last_fit = None
     return History(
         trials=trials,
-        failed=tuple(failed),
+        failed=failed,
         metric=metric,
         num_constraints=len(constraints),
         warm=None if warm is None else Hyperparameters.from_dict(warm),
         last_fit=last_fit,
     )
+
+
+def _read_trial(
+    t: Any,
+    status: TrialStatus,
+    f: float | None,
+    metric: str,
+    sign: float,
+    constraints: list[Constraint],
+    values: dict[tuple[int, str], float],
+) -> dict[str, Any]:
+    """One trial read and checked: ``row`` (a :class:`TrialRecord`'s fields but
+    its point; ``None`` for a failed trial), ``params`` and ``fit`` (its recorded
+    fit, or ``None``)."""
+    meta = (t.generator_runs[0].gen_metadata or {}) if t.generator_runs else {}
+    fit = meta.get("fit")
+    entry: dict[str, Any] = {
+        "index": t.index,
+        "fit": dict(fit) if isinstance(fit, dict) and "lengthscale" in fit else None,
+        "row": None,
+    }
+    if status in _GONE or (status == TrialStatus.EARLY_STOPPED and f is None):
+        return entry
+    arms = t.arms
+    if len(arms) != 1:
+        raise ValueError(
+            f"Trial {t.index} has {len(arms)} arms: BanditNode needs "
+            "single-arm trials (one point per trial)."
+        )
+    if f is None and status.is_completed:
+        raise ValueError(
+            f"Trial {t.index} is {status.name} but has no value for the "
+            f"objective metric {metric!r}: attach it "
+            f"(client.complete_trial(trial_index={t.index}, raw_data=...)) or "
+            f"mark the trial abandoned "
+            f"(client.mark_trial_abandoned(trial_index={t.index})); BanditNode "
+            "does not guess it."
+        )
+    if f is not None:
+        check_value(t.index, metric, f)
+    g = None
+    if f is not None and constraints:
+        g = []
+        for names, weights, s, bound in constraints:
+            missing = [n for n in names if (t.index, n) not in values]
+            if missing:
+                raise ValueError(
+                    f"Trial {t.index} has objective data but no value for "
+                    f"the constraint metric(s) {missing}: every constraint "
+                    "value is needed for the multipliers."
+                )
+            for n in names:
+                check_value(t.index, n, values[(t.index, n)])
+            lhs = sum(
+                w * values[(t.index, n)] for n, w in zip(names, weights, strict=True)
+            )
+            g.append(s * (lhs - bound))
+    done = t.time_completed if f is not None else None
+    entry["params"] = arms[0].parameters
+    entry["row"] = dict(
+        index=t.index,
+        f=None if f is None else sign * f,
+        g=None if g is None else tuple(g),
+        created=t.time_created.timestamp(),
+        completed=None if f is None else (done or t.time_created).timestamp(),
+        uniform=bool(meta.get("cpd_uniform", False)),
+    )
+    return entry
 
 
 def ax_domain(

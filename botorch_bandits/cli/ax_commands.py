@@ -219,17 +219,24 @@ def _run_ax_bench(args: argparse.Namespace, parser: argparse.ArgumentParser) -> 
             "trials)"
         )
         print(f"  {'strategy':20s}" + "".join(f"{f'n={n}':>10s}" for n in sizes))
+
+        def cell(row: dict, key: str) -> str:
+            if row.get("skipped"):
+                return f"{'skipped':>10s}"
+            value = row[key] if key != "first" else row["seconds"][0]
+            return f"{value:10.3f}" if key != "peak_rss_mb" else f"{value:10.0f}"
+
         for label in dict.fromkeys(r["strategy"] for r in rows):
             mine = [r for r in rows if r["strategy"] == label]
-            cells = [r["seconds_median"] for r in mine]
-            print(f"  {label:20s}" + "".join(f"{c:10.3f}" for c in cells))
-            first = [r["seconds"][0] for r in mine]
-            print(f"  {'  first call':20s}" + "".join(f"{c:10.3f}" for c in first))
-        last = [r["peak_rss_mb"] for r in rows if r["strategy"] == rows[-1]["strategy"]]
+            print(f"  {label:20s}" + "".join(cell(r, "seconds_median") for r in mine))
+            print(f"  {'  first call':20s}" + "".join(cell(r, "first") for r in mine))
+            print(
+                f"  {'  peak MB':20s}" + "".join(cell(r, "peak_rss_mb") for r in mine)
+            )
         print(
-            f"  {'peak memory (MB)':20s}"
-            + "".join(f"{c:10.0f}" for c in last)
-            + "  (the process's peak so far, after the last strategy at each n)"
+            "  (peak MB: the peak resident memory of the process that ran that "
+            "strategy at that n, attaching the trials included; skipped: its calls "
+            "at the previous size, grown like n^3, would pass 600 s)"
         )
         return 0
 

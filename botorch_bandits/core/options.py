@@ -68,6 +68,7 @@ PRACTICAL_DEFAULTS: dict[str, Any] = {
     "B": PRACTICAL_B,
     "refit_after": 100,
     "refit_growth": 1.2,
+    "sparse_after": 1000,
 }
 #: old spellings of options, kept as deprecated aliases: old -> new
 RENAMED: dict[str, str] = {
@@ -418,18 +419,8 @@ def resolve_kwargs(**kwargs: Any) -> dict[str, Any]:
         "trial.",
     )
     _resolve_refit(k)
-    check_count("sparse_after", k["sparse_after"], 1, allow_none=True)
-    _practical_only(k, "sparse_after", "(so far); the theory mode's GP is exact.")
-    check_count("sparse_size", k["sparse_size"], 1, allow_none=True)
-    if k["sparse_after"] is None:
-        if k["sparse_size"] is not None:
-            raise ValueError(
-                f"sparse_size={k['sparse_size']!r} caps the sparse model's "
-                "dictionary, which needs sparse_after=N (the observations past "
-                "which the GP is sparse). Pass sparse_after or leave sparse_size out."
-            )
-    elif k["sparse_size"] is None:
-        k["sparse_size"] = SPARSE_SIZE
+    _resolve_sparse(k)
+
     floats = ("y_min", "B_y", "B", "delta", "penalty_c", "step", "xi")
     floats += ("cpd_threshold_scale", "cpd_alpha", "cpd_max_uniform_share")
     for n in floats:
@@ -446,6 +437,42 @@ def _practical_only(k: dict[str, Any], name: str, why: str) -> None:
             f"{name}={k[name]!r} is an option of the practical mode {why} Pass "
             "mode='practical' or leave it out."
         )
+
+
+def _resolve_sparse(k: dict[str, Any]) -> None:
+    """``sparse_after``: a count, ``"never"`` (always exact: stored as ``None``) or
+    ``None`` (the practical default; the theory mode's GP is always exact), and
+    ``sparse_size`` (only with a sparse model; default :data:`SPARSE_SIZE`)."""
+    if k["sparse_after"] == "never":
+        k["sparse_after"] = None
+        never = True
+    else:
+        never = False
+        value = k["sparse_after"]
+        if value is not None and (
+            not isinstance(value, int) or isinstance(value, bool) or value < 1
+        ):
+            raise ValueError(
+                "`sparse_after` must be an integer >= 1 (the observations past "
+                "which the practical GP is sparse), 'never' (always exact) or None "
+                f"(the practical default, {PRACTICAL_DEFAULTS['sparse_after']}), got "
+                f"sparse_after={value!r}."
+            )
+        _practical_only(k, "sparse_after", "(so far); the theory mode's GP is exact.")
+        if k["sparse_after"] is None and k["mode"] == "practical":
+            k["sparse_after"] = PRACTICAL_DEFAULTS["sparse_after"]
+    check_count("sparse_size", k["sparse_size"], 1, allow_none=True)
+    if k["sparse_after"] is None:
+        if k["sparse_size"] is not None:
+            why = "sparse_after='never'" if never else "the theory mode"
+            raise ValueError(
+                f"sparse_size={k['sparse_size']!r} caps the sparse model's "
+                f"dictionary, and with {why} the GP is never sparse. Leave "
+                "sparse_size out, or pass mode='practical' and sparse_after=N (the "
+                "observations past which the GP is sparse)."
+            )
+    elif k["sparse_size"] is None:
+        k["sparse_size"] = SPARSE_SIZE
 
 
 def _resolve_refit(k: dict[str, Any]) -> None:
