@@ -61,6 +61,30 @@ def test_with_every_point_in_the_dictionary_it_is_the_exact_gp() -> None:
     )
 
 
+def test_with_the_theory_kernels_and_a_full_dictionary_it_is_the_exact_gp() -> None:
+    """The theory mode's kernels: Matern-5/2 and RBF with one lengthscale and unit
+    variance (the papers'), and a fitted output scale."""
+    from gpytorch.kernels import ScaleKernel
+
+    from botorch_bandits.models import fixed_gp
+    from botorch_bandits.models.fixed import make_kernel
+
+    X, z = _data(50)
+    T = torch.rand(
+        9, 1, D, dtype=torch.double, generator=torch.Generator().manual_seed(4)
+    )
+    for name, scale in (("matern52", 1.0), ("rbf", 1.0), ("matern52", 2.5)):
+        kernel = make_kernel(name, 0.3)
+        if scale != 1.0:
+            kernel = ScaleKernel(kernel).to(torch.double)
+            kernel.outputscale = scale
+        exact = fixed_gp(X, z.reshape(-1, 1), kernel, NOISE)
+        sparse = NystromGP(X, z, [0.3] * D, NOISE, 0.0, torch.arange(50), name, scale)
+        a, b = sparse.posterior(T), exact.posterior(T)
+        assert torch.allclose(a.mean, b.mean, atol=1e-6), name
+        assert torch.allclose(a.variance, b.variance, atol=1e-6), name
+
+
 def test_the_leverage_scores_sum_to_the_effective_dimension() -> None:
     X, z = _data(80)
     model = NystromGP(X, z, LENGTHSCALE, NOISE, MEAN, torch.arange(80))
@@ -169,11 +193,21 @@ def test_past_sparse_after_a_decision_uses_the_sparse_model() -> None:
             history, DecisionOptions.from_kwargs(algorithm=algorithm), domain
         )
         assert "sparse" not in exact.metadata
+    # the theory mode, with its fixed kernel, when asked
+    for algorithm in ("IGP-UCB", "GP-TS"):
+        opts = DecisionOptions.from_kwargs(
+            algorithm=algorithm, mode="theory", sparse_after=20
+        )
+        a = decide(_history(40, running=2), opts, domain)
+        seen = 42 if opts.pending == "hallucinate" else 40  # running: left out
+        assert a.metadata["sparse"]["n"] == seen and a.index is not None
+        plain = DecisionOptions.from_kwargs(algorithm=algorithm, mode="theory")
+        assert "sparse" not in decide(_history(40), plain, domain).metadata
     below = decide(_history(15), DecisionOptions.from_kwargs(sparse_after=20), domain)
     assert "sparse" not in below.metadata and "subset" not in below.metadata["fit"]
 
 
-def test_sparse_after_is_checked_and_practical() -> None:
+def test_sparse_after_is_checked() -> None:
     import pytest
 
     from botorch_bandits.core import DecisionOptions
@@ -181,8 +215,9 @@ def test_sparse_after_is_checked_and_practical() -> None:
     assert DecisionOptions.from_kwargs().sparse_after == 1000  # the default
     assert DecisionOptions.from_kwargs(sparse_after="never").sparse_after is None
     assert DecisionOptions.from_kwargs(mode="theory").sparse_after is None
-    with pytest.raises(ValueError, match=r"sparse_after=50.*practical mode"):
-        DecisionOptions.from_kwargs(mode="theory", sparse_after=50)
+    assert (
+        DecisionOptions.from_kwargs(mode="theory", sparse_after=50).sparse_size == 512
+    )
     with pytest.raises(ValueError, match=r"sparse_after.*integer >= 1.*0"):
         DecisionOptions.from_kwargs(sparse_after=0)
     assert DecisionOptions.from_kwargs(sparse_after=50).sparse_size == 512
@@ -191,7 +226,7 @@ def test_sparse_after_is_checked_and_practical() -> None:
     )
     with pytest.raises(ValueError, match=r"sparse_size=64.*'never'.*never sparse"):
         DecisionOptions.from_kwargs(sparse_size=64, sparse_after="never")
-    with pytest.raises(ValueError, match=r"sparse_size=64.*theory mode"):
+    with pytest.raises(ValueError, match=r"sparse_size=64.*theory mode's default"):
         DecisionOptions.from_kwargs(sparse_size=64, mode="theory")
     with pytest.raises(ValueError, match=r"sparse_after.*'never'.*got.*'sometimes'"):
         DecisionOptions.from_kwargs(sparse_after="sometimes")

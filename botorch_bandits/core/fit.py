@@ -48,10 +48,10 @@ def build_model(
     sparse_size: int | None = None,
 ) -> Any:
     """The decision's GP on ``X`` (``n x d``) and targets ``Y``: the practical GP
-    (``theory=None``) with ``hyper`` -- past ``sparse_after`` points the sparse
-    :class:`NystromGP` on a dictionary drawn with ``seed`` (expected size at most
-    ``sparse_size``) -- or the theory kernel,
-    fixed or with the fitted ``hyper`` (a scaled ARD kernel)."""
+    (``theory=None``) with ``hyper``, or the theory kernel, fixed or with the fitted
+    ``hyper`` (a scaled ARD kernel) -- in either mode, past ``sparse_after`` points,
+    the sparse :class:`NystromGP` with that kernel on a dictionary drawn with
+    ``seed`` (expected size at most ``sparse_size``)."""
     d = X.shape[-1]
     if theory is None:
         if sparse_after is not None and X.shape[0] > sparse_after and hyper is not None:
@@ -61,6 +61,23 @@ def build_model(
             model.leverage_regularization = lam
             return model
         return practical_gp(X, Y, hyper)
+    if sparse_after is not None and X.shape[0] > sparse_after:
+        if hyper is None:  # the theory's kernel: isotropic, unit variance
+            ls, scale, noise = [theory.lengthscale] * d, 1.0, theory.noise
+        else:
+            ls, scale, noise = list(hyper.lengthscale), hyper.outputscale, hyper.noise
+        dictionary, lam = draw_dictionary(
+            X,
+            ls,
+            noise,
+            seed,
+            size=sparse_size,
+            kernel=theory.kernel,
+            outputscale=scale,
+        )
+        model = NystromGP(X, Y, ls, noise, 0.0, dictionary, theory.kernel, scale)
+        model.leverage_regularization = lam
+        return model
     if hyper is None:
         kernel = make_kernel(theory.kernel, theory.lengthscale)
         return fixed_gp(X, Y.reshape(-1, 1), kernel, theory.noise)

@@ -441,8 +441,9 @@ def _practical_only(k: dict[str, Any], name: str, why: str) -> None:
 
 def _resolve_sparse(k: dict[str, Any]) -> None:
     """``sparse_after``: a count, ``"never"`` (always exact: stored as ``None``) or
-    ``None`` (the practical default; the theory mode's GP is always exact), and
-    ``sparse_size`` (only with a sparse model; default :data:`SPARSE_SIZE`)."""
+    ``None`` (the mode's default: 1000 in the practical mode, never in the theory
+    mode, whose default is the papers' exact GP), and ``sparse_size`` (only with a
+    sparse model; default :data:`SPARSE_SIZE`)."""
     if k["sparse_after"] == "never":
         k["sparse_after"] = None
         never = True
@@ -458,18 +459,17 @@ def _resolve_sparse(k: dict[str, Any]) -> None:
                 f"(the practical default, {PRACTICAL_DEFAULTS['sparse_after']}), got "
                 f"sparse_after={value!r}."
             )
-        _practical_only(k, "sparse_after", "(so far); the theory mode's GP is exact.")
         if k["sparse_after"] is None and k["mode"] == "practical":
             k["sparse_after"] = PRACTICAL_DEFAULTS["sparse_after"]
     check_count("sparse_size", k["sparse_size"], 1, allow_none=True)
     if k["sparse_after"] is None:
         if k["sparse_size"] is not None:
-            why = "sparse_after='never'" if never else "the theory mode"
+            why = "sparse_after='never'" if never else "the theory mode's default"
             raise ValueError(
                 f"sparse_size={k['sparse_size']!r} caps the sparse model's "
                 f"dictionary, and with {why} the GP is never sparse. Leave "
-                "sparse_size out, or pass mode='practical' and sparse_after=N (the "
-                "observations past which the GP is sparse)."
+                "sparse_size out, or pass sparse_after=N (the observations past "
+                "which the GP is sparse)."
             )
     elif k["sparse_size"] is None:
         k["sparse_size"] = SPARSE_SIZE

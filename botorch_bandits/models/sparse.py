@@ -23,9 +23,29 @@ def rbf(X1: Tensor, X2: Tensor, lengthscale: Tensor) -> Tensor:
     """BoTorch's standard kernel with unit prior variance, ``exp(-|x - x'|^2 / 2)`` on
     inputs divided by ``lengthscale`` (``... x n1 x d``, ``... x n2 x d`` ->
     ``... x n1 x n2``)."""
+    return torch.exp(-0.5 * _sq_dist(X1, X2, lengthscale))
+
+
+def matern52(X1: Tensor, X2: Tensor, lengthscale: Tensor) -> Tensor:
+    """The Matern-5/2 kernel with unit prior variance, ``(1 + sqrt5 r + 5 r^2 / 3)
+    exp(-sqrt5 r)`` with ``r = |x - x'|`` on inputs divided by ``lengthscale`` (as
+    GPyTorch's ``MaternKernel(nu=2.5)``)."""
+    r = _sq_dist(X1, X2, lengthscale).clamp_min(1e-30).sqrt()
+    s5r = math.sqrt(5.0) * r
+    return (1.0 + s5r + s5r.square() / 3.0) * torch.exp(-s5r)
+
+
+def _sq_dist(X1: Tensor, X2: Tensor, lengthscale: Tensor) -> Tensor:
     a, b = X1 / lengthscale, X2 / lengthscale
     d2 = (a * a).sum(-1, keepdim=True) + (b * b).sum(-1).unsqueeze(-2) - 2 * a @ b.mT
-    return torch.exp(-0.5 * d2.clamp_min(0.0))
+    return d2.clamp_min(0.0)
+
+
+#: the kernels the sparse model knows, by the names of the theory mode's kernels
+KERNELS: dict[str, Callable[[Tensor, Tensor, Tensor], Tensor]] = {
+    "rbf": rbf,
+    "matern52": matern52,
+}
 
 
 def pinv_root(K: Tensor) -> Tensor:
@@ -48,8 +68,9 @@ class NystromGP(Model):
         \tilde k(x, x') = k(x, x') - \phi(x)^\top\phi(x') + \lambda\,
         \phi(x)^\top A^{-1}\phi(x'),
 
-    the DTC posterior (BKB's :math:`\lambda\tilde\sigma^2`). With every point in the
-    dictionary it is the exact GP posterior. ``information_gain_`` is
+    the DTC posterior (BKB's :math:`\lambda\tilde\sigma^2`); :math:`k` is ``kernel``
+    (:data:`KERNELS`) times ``outputscale``. With every point in the dictionary it is
+    the exact GP posterior. ``information_gain_`` is
     :math:`\tfrac12\log\det(I + \lambda^{-1}\Phi\Phi^\top)`, the projected kernel's
     information gain (IGP-UCB's observed :math:`\gamma`)."""
 
@@ -63,17 +84,28 @@ class NystromGP(Model):
         noise: float,
         mean: float,
         dictionary: Tensor,
+        kernel: str = "rbf",
+        outputscale: float = 1.0,
     ) -> None:
         super().__init__()
         if not noise > 0:
             raise ValueError(f"`noise` must be > 0, got noise={noise!r}.")
+        if kernel not in KERNELS:
+            raise ValueError(
+                f"`kernel` must be one of {sorted(KERNELS)}, got kernel={kernel!r}."
+            )
+        if not (math.isfinite(outputscale) and outputscale > 0):
+            raise ValueError(
+                f"`outputscale` must be finite and > 0, got outputscale={outputscale!r}."
+            )
+        self.kernel_name, self.outputscale = kernel, float(outputscale)
         X = X.reshape(-1, X.shape[-1])
         self.train_inputs = (X,)
         self.lengthscale = torch.as_tensor(lengthscale, dtype=X.dtype).reshape(1, -1)
         self.noise, self.constant = float(noise), float(mean)
         self.dictionary = torch.as_tensor(dictionary, dtype=torch.long).reshape(-1)
         self.U = X[self.dictionary]
-        self.root = pinv_root(rbf(self.U, self.U, self.lengthscale))  # m x r
+        self.root = pinv_root(self.k(self.U, self.U))  # m x r
         Phi = self.features(X)  # n x r
         r = Phi.shape[-1]
         A = Phi.mT @ Phi + self.noise * torch.eye(r, dtype=X.dtype)
@@ -102,7 +134,11 @@ class NystromGP(Model):
 
     def features(self, X: Tensor) -> Tensor:
         """:math:`\\phi(X)` (``... x q x d`` -> ``... x q x r``)."""
-        return rbf(X, self.U, self.lengthscale) @ self.root
+        return self.k(X, self.U) @ self.root
+
+    def k(self, X1: Tensor, X2: Tensor) -> Tensor:
+        """The prior kernel (its output scale included)."""
+        return self.outputscale * KERNELS[self.kernel_name](X1, X2, self.lengthscale)
 
     def posterior(
         self,
@@ -120,7 +156,7 @@ class NystromGP(Model):
         phi = self.features(X)  # ... x q x r
         mean = self.constant + phi @ self.weights  # ... x q
         V = self._solve(phi)  # ... x q x r: rows of L^-1 phi
-        cov = rbf(X, X, self.lengthscale) - phi @ phi.mT + self.noise * (V @ V.mT)
+        cov = self.k(X, X) - phi @ phi.mT + self.noise * (V @ V.mT)
         eye = torch.eye(cov.shape[-1], dtype=cov.dtype)
         if observation_noise is True:
             cov = cov + self.noise * eye
@@ -138,7 +174,7 @@ def ridge_leverage(model: NystromGP, X: Tensor) -> Tensor:
     :math:`\min(\bar q\,\tilde\sigma^2(x_i), 1)`."""
     phi = model.features(X)  # n x r
     V = model._solve(phi)  # n x r
-    prior = torch.ones(X.shape[0], dtype=X.dtype)  # k(x, x) = 1
+    prior = torch.full((X.shape[0],), model.outputscale, dtype=X.dtype)  # k(x, x)
     var = prior - (phi * phi).sum(-1) + model.noise * (V * V).sum(-1)
     return var.clamp_min(0.0) / model.noise
 
@@ -155,13 +191,13 @@ SIZE = 512
 def leverage_path(model: NystromGP, X: Tensor) -> Callable[[float], Tensor]:
     r"""``tau(lam)``: the scores of :func:`ridge_leverage` at ``X`` with the
     model's features and a regularization ``lam`` in place of its noise,
-    :math:`(1 - |\phi_i|^2)/\lambda + \sum_j (\phi_i^\top w_j)^2/(s_j + \lambda)`
+    :math:`(k(x_i, x_i) - |\phi_i|^2)/\lambda + \sum_j (\phi_i^\top w_j)^2/(s_j + \lambda)`
     (:math:`s_j, w_j`: the eigenpairs of :math:`\Phi^\top\Phi`), each ``O(n r)``
     after one ``O(n r^2)`` step. At the model's noise it is ``ridge_leverage``."""
     phi = model.features(X)  # n x r
     s, W = torch.linalg.eigh(phi.mT @ phi)
     P2 = (phi @ W).square()  # n x r
-    resid = (1.0 - phi.square().sum(-1)).clamp_min(0.0)
+    resid = (model.outputscale - phi.square().sum(-1)).clamp_min(0.0)
 
     def tau(lam: float) -> Tensor:
         return resid / lam + (P2 / (s.clamp_min(0.0) + lam)).sum(-1)
@@ -177,6 +213,8 @@ def draw_dictionary(
     qbar: float = QBAR,
     pilot: int = PILOT,
     size: int | None = SIZE,
+    kernel: str = "rbf",
+    outputscale: float = 1.0,
 ) -> tuple[Tensor, float]:
     r"""A dictionary of rows of ``X`` drawn as BKB draws one (row ``i`` with
     probability :math:`\min(\bar q\,\tilde\sigma^2(x_i), 1)`, independently), the
@@ -194,7 +232,9 @@ def draw_dictionary(
     rng = np.random.default_rng([int(seed), n, 30])
     rows = np.sort(rng.permutation(n)[: min(n, pilot)])
     zeros = torch.zeros(n, dtype=X.dtype)
-    model = NystromGP(X, zeros, lengthscale, noise, 0.0, torch.as_tensor(rows))
+    model = NystromGP(
+        X, zeros, lengthscale, noise, 0.0, torch.as_tensor(rows), kernel, outputscale
+    )
     tau_at = leverage_path(model, X)
 
     def expected(lam: float) -> float:
