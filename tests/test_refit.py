@@ -181,11 +181,16 @@ from botorch_bandits.ax import sql
 client = sql.load_client("refit", sys.argv[1], random_seed=0)
 ((index, params),) = client.get_next_trials(max_trials=1).items()
 meta = client._experiment.trials[index].generator_runs[0].gen_metadata
-print(json.dumps({"index": index, "params": params, "fit": meta["fit"]}))
+print(json.dumps({"index": index, "params": params, "fit": meta["fit"],
+                  "sparse": meta.get("sparse")}))
 """
 
 
-def _client(path):
+#: the sparse model past 6 observations, its dictionary capped at 4 (issue 30)
+SPARSE = {"sparse_after": 6, "sparse_size": 4}
+
+
+def _client(path, **extra):
     from ax import Client, RangeParameterConfig
 
     from botorch_bandits.ax import bandit_generation_strategy, sql
@@ -200,17 +205,21 @@ def _client(path):
     )
     client.configure_optimization(objective="-f")
     client.set_generation_strategy(
-        bandit_generation_strategy(refit_after=4, refit_growth=1.5)
+        bandit_generation_strategy(refit_after=4, refit_growth=1.5, **extra)
     )
     return client
 
 
-def test_a_reload_between_refits_decides_the_same_in_a_new_process(tmp_path) -> None:
-    """Past the first scheduled refit, the next decision (reusing the recorded fit)
-    is the same in this process and in a new one that loaded the SQLite file."""
+@pytest.mark.parametrize("extra", [{}, SPARSE], ids=["exact", "sparse"])
+def test_a_reload_between_refits_decides_the_same_in_a_new_process(
+    tmp_path, extra
+) -> None:
+    """Past the first scheduled refit, the next decision (reusing the recorded fit;
+    with the sparse model, on a dictionary drawn again) is the same in this process
+    and in a new one that loaded the SQLite file."""
     pytest.importorskip("sqlalchemy")
     path = tmp_path / "exp.db"
-    client = _client(path)
+    client = _client(path, **extra)
     for _ in range(9):
         ((index, params),) = client.get_next_trials(max_trials=1).items()
         x = [params[f"x{i}"] for i in range(D)]
@@ -228,9 +237,15 @@ def test_a_reload_between_refits_decides_the_same_in_a_new_process(tmp_path) -> 
     there = json.loads(res.stdout.strip().splitlines()[-1])
     ((index, params),) = client.get_next_trials(max_trials=1).items()
     meta = client._experiment.trials[index].generator_runs[0].gen_metadata
-    here = {"index": index, "params": params, "fit": meta["fit"]}
+    here = {
+        "index": index,
+        "params": params,
+        "fit": meta["fit"],
+        "sparse": meta.get("sparse"),
+    }
     assert json.loads(json.dumps(here)) == there
     assert here["fit"]["status"] == "reused", here["fit"]
+    assert (here["sparse"] is not None) == bool(extra), here["sparse"]
 
 
 LOOP = """
@@ -238,11 +253,12 @@ import sys
 sys.path.insert(0, sys.argv[3])
 from test_refit import D, _client, _value
 from botorch_bandits.ax import sql
-path, total = sys.argv[1], int(sys.argv[2])
+import json
+path, total, extra = sys.argv[1], int(sys.argv[2]), json.loads(sys.argv[4])
 try:
     client = sql.load_client("refit", path, random_seed=0)
 except Exception:
-    client = _client(__import__("pathlib").Path(path))
+    client = _client(__import__("pathlib").Path(path), **extra)
 exp = client._experiment
 have = set(exp.lookup_data().df["trial_index"]) if exp.trials else set()
 value = lambda p: {"f": -_value([p[f"x{i}"] for i in range(D)])}
@@ -258,11 +274,12 @@ while len(client._experiment.trials) < total:
 """
 
 
-def _loop(path, total: int) -> subprocess.Popen:
+def _loop(path, total: int, extra: dict | None = None) -> subprocess.Popen:
     here = os.path.dirname(os.path.abspath(__file__))
     env = {**os.environ, "PYTHONWARNINGS": "ignore"}
+    options = json.dumps(extra or {})
     return subprocess.Popen(
-        [sys.executable, "-c", LOOP, str(path), str(total), here],
+        [sys.executable, "-c", LOOP, str(path), str(total), here, options],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
@@ -281,31 +298,38 @@ def _stored(path) -> list:
             exp.trials[i].arms[0].parameters,
             data.get(i),
             (exp.trials[i].generator_runs[0].gen_metadata or {}).get("fit"),
+            (exp.trials[i].generator_runs[0].gen_metadata or {}).get("sparse"),
         )
         for i in sorted(exp.trials)
     ]
 
 
 @pytest.mark.slow  # three kills and four processes of 30 practical decisions
-def test_sigkill_at_three_points_past_a_scheduled_refit_resumes_exactly(tmp_path):
+@pytest.mark.parametrize("extra", [{}, SPARSE], ids=["exact", "sparse"])
+def test_sigkill_at_three_points_past_a_scheduled_refit_resumes_exactly(
+    tmp_path, extra
+):
     """SIGKILL the loop (SQLite) at three points past its first scheduled refit (the
-    fits at 5, 8, 12, 18 and 27 observations, reused in between); the resumed run
-    ends with the uninterrupted run's trials, values and recorded fits."""
+    fits at 5, 8, 12, 18 and 27 observations, reused in between; with the sparse
+    model past 6); the resumed run ends with the uninterrupted run's trials, values
+    and recorded fits (and dictionaries)."""
     pytest.importorskip("sqlalchemy")
     total = 30
     whole = tmp_path / "whole.db"
-    assert _loop(whole, total).wait(timeout=1200) == 0
+    assert _loop(whole, total, extra).wait(timeout=1200) == 0
     expected = _stored(whole)
-    status = [fit["status"] for *_, fit in expected if fit]
+    sparse = [row[-1] for row in expected if row[-1]]
+    assert bool(sparse) == bool(extra), sparse
+    status = [row[3]["status"] for row in expected if row[3]]
     assert "reused" in status and status.count("fitted") >= 5, status
     killed = tmp_path / "killed.db"
     for at in (10, 17, 24):
-        proc = _loop(killed, total)
+        proc = _loop(killed, total, extra)
         for line in proc.stdout:
             if int(line) >= at:
                 os.kill(proc.pid, signal.SIGKILL)
                 break
         proc.wait(timeout=60)
         assert proc.returncode == -signal.SIGKILL
-    assert _loop(killed, total).wait(timeout=1200) == 0
+    assert _loop(killed, total, extra).wait(timeout=1200) == 0
     assert _stored(killed) == expected
