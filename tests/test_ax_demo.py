@@ -71,6 +71,10 @@ def test_demo_writes_sqlite_plot_and_compares_with_ax_default(tmp_path) -> None:
     assert all(v >= 0 for v in result.values())  # cumulative regret
     png = (tmp_path / "regret.png").read_bytes()
     assert png.startswith(b"\x89PNG") and len(png) > 5000
+    assert (tmp_path / "cost.png").read_bytes().startswith(b"\x89PNG")
+    costs = (tmp_path / "cost.csv").read_text().splitlines()
+    assert costs[0] == "strategy,trial,seconds" and len(costs) == 1 + 2 * 6
+    assert all(float(row.split(",")[2]) >= 0 for row in costs[1:])
     for name in ("demo-igp-ucb", "demo-ax-default"):
         rows = _trials(tmp_path / "demo.db", name)
         assert [r[0] for r in rows] == list(range(7))

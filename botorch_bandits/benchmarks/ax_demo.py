@@ -283,6 +283,20 @@ def regret_curve(client: Any, fn: DemoFunction) -> np.ndarray:
     return np.cumsum(fn.optimum - fn(np.asarray(xs, dtype=float)))
 
 
+def trial_seconds(client: Any) -> np.ndarray:
+    """Seconds from each trial's creation to the next trial's, in index order (one
+    fewer than the trials): the cost of a trial -- the decision, the completion and
+    the storage writes -- as the loop saw it (the demo's evaluations are instant; a
+    pause or a resumed kill shows as one long gap)."""
+    created = [
+        t.time_created.timestamp()
+        for t in sorted(
+            client_experiment(client).trials.values(), key=lambda t: t.index
+        )
+    ]
+    return np.diff(np.asarray(created, dtype=float))
+
+
 def run_demo(
     out_dir: str | Path = "runs/demo",
     trials: int = 30,
@@ -298,7 +312,8 @@ def run_demo(
     """Run (or resume) the demo; writes ``demo.db`` (SQLite), ``regret.csv`` and
     ``regret.png`` to ``out_dir``; returns the final cumulative regret per strategy.
     ``stop_after``: stop each strategy after that many completions in this call (a
-    stand-in for a kill, for tests)."""
+    stand-in for a kill, for tests). Also writes ``cost.csv`` / ``cost.png``, the
+    seconds each trial took (:func:`trial_seconds`) against the trial's index."""
     from botorch_bandits.ax.sql import sqlite_storage, writer_lock
 
     for name, value, low in (("trials", trials, 4), ("parallelism", parallelism, 1)):
@@ -316,7 +331,8 @@ def run_demo(
     if resume and not db.exists():
         raise FileNotFoundError(f"Nothing to resume: {db} does not exist.")
     out.mkdir(parents=True, exist_ok=True)
-    for path in (db, out / "regret.csv", out / "regret.png"):
+    for name in ("demo.db", "regret.csv", "regret.png", "cost.csv", "cost.png"):
+        path = out / name
         check_not_symlink(path)  # before any work, not at the end of the run
     with writer_lock(db):  # one writer per database, for the whole run
         if not resume and db.exists():
@@ -338,7 +354,7 @@ def run_demo(
             from tqdm.auto import tqdm
 
             bar = tqdm(total=trials * len(strategies), desc="demo", unit="trial")
-        curves = {}
+        curves, costs = {}, {}
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -366,6 +382,7 @@ def run_demo(
                         stop_after=stop_after,
                     )
                     curves[strategy] = regret_curve(client, fn)
+                    costs[strategy] = trial_seconds(client)
         except KeyboardInterrupt:
             if own:  # the workers ignore Ctrl-C: stop them, do not wait for them
                 stop_now(pool)
@@ -376,6 +393,7 @@ def run_demo(
             if own:
                 pool.shutdown(cancel_futures=True)
         _write(out, curves, trials, parallelism)
+        _write_costs(out, costs, parallelism)
         return {s: float(c[-1]) for s, c in curves.items()}
 
 
@@ -406,6 +424,38 @@ def _write(out: Path, curves: dict[str, np.ndarray], trials: int, parallelism: i
     plt.close(fig)
 
 
+def _write_costs(out: Path, costs: dict[str, np.ndarray], parallelism: int) -> None:
+    with atomic_open(out / "cost.csv", "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["strategy", "trial", "seconds"])
+        for s, c in costs.items():
+            w.writerows((s, i, float(v)) for i, v in enumerate(c))
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for s, c in costs.items():
+        if len(c) == 0:
+            continue
+        x = np.arange(len(c))
+        (line,) = ax.plot(x, c, ".", ms=2, alpha=0.3)
+        k = max(1, min(51, len(c) // 20))  # a running median over k trials
+        med = [float(np.median(c[max(0, i - k // 2) : i + k // 2 + 1])) for i in x]
+        ax.plot(x, med, color=line.get_color(), label=f"{LABELS[s]} (median of {k})")
+    ax.set_yscale("log")
+    ax.set_xlabel("trial (the trials made before it)")
+    ax.set_ylabel("seconds to the next trial")
+    ax.set_title(f"Cost of a trial, {parallelism} in flight")
+    ax.legend()
+    ax.grid(alpha=0.3, which="both")
+    fig.tight_layout()
+    with atomic_path(out / "cost.png") as tmp:
+        fig.savefig(tmp, dpi=120)
+    plt.close(fig)
+
+
 def summary_lines(result: dict[str, float], trials: int) -> list[str]:
     return [
         f"{LABELS[s]:<28s} cumulative regret after {trials} trials: {v:.3f}"
@@ -426,4 +476,5 @@ __all__ = [
     "run_async",
     "run_demo",
     "summary_lines",
+    "trial_seconds",
 ]

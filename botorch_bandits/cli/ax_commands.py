@@ -63,7 +63,8 @@ def _run_demo(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     for line in summary_lines(result, trials):
         print(line)
     print(
-        f"wrote {args.out}/demo.db, {args.out}/regret.png and {args.out}/regret.csv "
+        f"wrote {args.out}/demo.db, {args.out}/regret.png, {args.out}/regret.csv "
+        f"and {args.out}/cost.png (seconds per trial) "
         f"in {time.perf_counter() - start:.1f} s"
     )
     return 0
@@ -72,8 +73,9 @@ def _run_demo(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 DEMO = Command(
     help="The main job: an Ax experiment with the IGP-UCB bandit strategy on an "
     "RKHS function, 3 trials in flight on a process pool, stored in SQLite "
-    "(OUT/demo.db), against Ax's default strategy; writes OUT/regret.png and "
-    "OUT/regret.csv. --resume continues a killed run.",
+    "(OUT/demo.db), against Ax's default strategy; writes OUT/regret.png, "
+    "OUT/regret.csv and OUT/cost.png / cost.csv (seconds per trial). --resume "
+    "continues a killed run.",
     add_arguments=_demo_arguments,
     run=_run_demo,
     needs=(
