@@ -311,10 +311,9 @@ def test_generation_growth_times_one_decision_after_n_trials():
         isolate=False,
     )
     assert [r.get("skipped", False) for r in rows] == [False, True, True]
-    assert rows[1]["estimate"] > 1.0 and [r["completed"] for r in rows][1:] == [
-        10**4,
-        10**5,
-    ]
+    assert [r["completed"] for r in rows][1:] == [10**4, 10**5]
+    # each estimate from the last size that ran
+    assert 1.0 < rows[1]["estimate"] < rows[2]["estimate"]
 
 
 def test_attached_trials_are_those_the_client_would_attach():

@@ -158,7 +158,7 @@ def test_the_fit_is_warm_started_from_the_recorded_fit() -> None:
     }
 
 
-def test_a_cached_read_is_the_full_read() -> None:
+def test_a_cached_read_is_the_full_read(monkeypatch) -> None:
     """The node reads settled trials once (issue 30): with the cache kept between
     calls the history equals a fresh read, after new trials, a completion, a
     failure and a trial whose value arrives late; running trials are never kept."""
@@ -193,6 +193,31 @@ def test_a_cached_read_is_the_full_read() -> None:
     (third,) = client.get_next_trials(max_trials=1)
     assert check() == {third}
     assert {first, second} <= set(cache["trials"])
+    # the cache is used: a read with nothing new reads only the running trial
+    import botorch_bandits.ax.reading as reading
+
+    calls = []
+    real = reading._read_trial
+
+    def counting(t, *args):
+        calls.append(t.index)
+        return real(t, *args)
+
+    monkeypatch.setattr(reading, "_read_trial", counting)
+    read_experiment(experiment, experiment.lookup_data(), space, False, cache)
+    assert calls == [third]
+    # a settled trial whose value changed is read again, and the read is the fresh one
+    from ax.core.data import Data
+
+    df = experiment.lookup_data().df
+    row = df[df["trial_index"] == second].copy()
+    row["mean"] = row["mean"] + 1.0
+    experiment.attach_data(Data(df=row))
+    calls.clear()
+    kept = read_experiment(experiment, experiment.lookup_data(), space, False, cache)
+    assert sorted(calls) == [second, third]
+    fresh = read_experiment(experiment, experiment.lookup_data(), space, False)
+    assert kept == fresh
     # another space (or objective, or constraints) starts the cache again
     other = Space(experiment.search_space, key="another")
     read_experiment(experiment, experiment.lookup_data(), other, False, cache)

@@ -232,3 +232,38 @@ def test_sparse_after_is_checked() -> None:
         DecisionOptions.from_kwargs(sparse_after="sometimes")
     with pytest.raises(ValueError, match=r"sparse_size.*integer >= 1.*0"):
         DecisionOptions.from_kwargs(sparse_after=50, sparse_size=0)
+
+
+def test_the_threshold_survives_storage() -> None:
+    """A stored node keeps its threshold: the default, a count, 'never', the theory
+    mode's default; a practical node stored with no threshold (or None, as stored
+    before 'never' was spelled out) keeps the exact GP it had."""
+    from botorch_bandits.ax import BanditNode
+    from botorch_bandits.ax.storage import bandit_node_from_json
+
+    cases = (
+        ({}, 1000),
+        ({"sparse_after": "never"}, None),
+        ({"sparse_after": 5}, 5),
+        ({"mode": "theory"}, None),
+        ({"mode": "theory", "sparse_after": 7}, 7),
+    )
+    for kwargs, expected in cases:
+        node = BanditNode(**kwargs)
+        again = bandit_node_from_json(**node.options())
+        assert node.decision_options.sparse_after == expected, kwargs
+        assert again.decision_options.sparse_after == expected, kwargs
+        assert again.options() == node.options()
+    saved = BanditNode().options()
+    saved["sparse_after"], saved["sparse_size"] = None, None
+    assert bandit_node_from_json(**saved).decision_options.sparse_after is None
+    del saved["sparse_after"]
+    assert bandit_node_from_json(**saved).decision_options.sparse_after is None
+
+
+def test_a_dictionary_size_is_checked() -> None:
+    import pytest
+
+    X, _ = _data(20)
+    with pytest.raises(ValueError, match=r"`size`.*integer >= 1.*size=0"):
+        draw_dictionary(X, LENGTHSCALE, NOISE, seed=0, size=0)

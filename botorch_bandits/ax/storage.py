@@ -36,8 +36,10 @@ def bandit_node_from_json(**kwargs: Any) -> BanditNode:
     # decision: they keep doing so, and replay exactly
     if kwargs["mode"] == "practical":
         kwargs.setdefault("refit_growth", 1.0)
-        # and kept the exact GP however many trials it had
-        kwargs.setdefault("sparse_after", "never")
+        # and kept the exact GP however many trials it had (None, as stored before
+        # "never" was spelled out, meant the same)
+        if kwargs.get("sparse_after") is None:
+            kwargs["sparse_after"] = "never"
     return BanditNode(**load_options(kwargs))
 
 

@@ -398,9 +398,9 @@ def generation_growth(
     rows: list[dict[str, Any]] = []
     for n in sizes:
         for label in strategies:
-            before = [r for r in rows if r["strategy"] == label]
-            if limit is not None and before and not before[-1].get("skipped"):
-                last = before[-1]
+            ran = [r for r in rows if r["strategy"] == label and not r.get("skipped")]
+            if limit is not None and ran:
+                last = ran[-1]
                 estimate = sum(last["seconds"]) * (n / last["completed"]) ** 3
                 if estimate > limit:
                     rows.append(
@@ -413,12 +413,9 @@ def generation_growth(
                         }
                     )
                     continue
-            elif limit is not None and before:  # skipped at a smaller size
-                rows.append({**before[-1], "completed": n})
-                continue
             if isolate:  # a fresh process: its peak memory is this call's alone
                 context = multiprocessing.get_context("spawn")
-                with ProcessPoolExecutor(1, context, max_tasks_per_child=1) as pool:
+                with ProcessPoolExecutor(1, context) as pool:  # one task, then closed
                     row = pool.submit(
                         _growth_cell, problem, n, label, repeats, seed
                     ).result()

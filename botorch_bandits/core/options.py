@@ -171,7 +171,8 @@ class DecisionOptions:
     evaluated since the last restart or in flight is proposed again (the practical
     default; a bandit's re-pull of an arm is the theory mode's). ``model_window``:
     the practical GP sees only the most recent trials (a sliding window).
-    ``sparse_after``: past that many observations the practical GP is the sparse
+    ``sparse_after``: past that many observations in the model (completed and
+    hallucinated) the GP is the sparse
     :class:`~botorch_bandits.models.sparse.NystromGP` (``None``: always exact), its
     dictionary's expected size at most ``sparse_size``."""
 
@@ -248,7 +249,7 @@ class DecisionOptions:
             refit=Refit(k["refit_after"], k["refit_growth"])
             if k["mode"] == "practical"
             else None,
-            sparse_after=k["sparse_after"],
+            sparse_after=None if k["sparse_after"] == "never" else k["sparse_after"],
             sparse_size=k["sparse_size"],
         )
 
@@ -440,31 +441,29 @@ def _practical_only(k: dict[str, Any], name: str, why: str) -> None:
 
 
 def _resolve_sparse(k: dict[str, Any]) -> None:
-    """``sparse_after``: a count, ``"never"`` (always exact: stored as ``None``) or
-    ``None`` (the mode's default: 1000 in the practical mode, never in the theory
-    mode, whose default is the papers' exact GP), and ``sparse_size`` (only with a
-    sparse model; default :data:`SPARSE_SIZE`)."""
-    if k["sparse_after"] == "never":
-        k["sparse_after"] = None
-        never = True
-    else:
-        never = False
-        value = k["sparse_after"]
-        if value is not None and (
-            not isinstance(value, int) or isinstance(value, bool) or value < 1
-        ):
-            raise ValueError(
-                "`sparse_after` must be an integer >= 1 (the observations past "
-                "which the practical GP is sparse), 'never' (always exact) or None "
-                f"(the practical default, {PRACTICAL_DEFAULTS['sparse_after']}), got "
-                f"sparse_after={value!r}."
-            )
-        if k["sparse_after"] is None and k["mode"] == "practical":
-            k["sparse_after"] = PRACTICAL_DEFAULTS["sparse_after"]
+    """``sparse_after``: a count, ``"never"`` (always exact; kept as given, so that a
+    stored node keeps it) or ``None`` (the mode's default: 1000 in the practical
+    mode, never in the theory mode, whose default is the papers' exact GP), and
+    ``sparse_size`` (only with a sparse model; default :data:`SPARSE_SIZE`)."""
+    value = k["sparse_after"]
+    if value is None and k["mode"] == "practical":
+        k["sparse_after"] = value = PRACTICAL_DEFAULTS["sparse_after"]
+    if (
+        value is not None
+        and value != "never"
+        and (not isinstance(value, int) or isinstance(value, bool) or value < 1)
+    ):
+        default = PRACTICAL_DEFAULTS["sparse_after"]
+        raise ValueError(
+            "`sparse_after` must be an integer >= 1 (the observations past which "
+            "the GP is sparse), 'never' (always exact) or None (the mode's default: "
+            f"{default} in the practical mode, never in the theory mode), got "
+            f"sparse_after={value!r}."
+        )
     check_count("sparse_size", k["sparse_size"], 1, allow_none=True)
-    if k["sparse_after"] is None:
+    if value is None or value == "never":
         if k["sparse_size"] is not None:
-            why = "sparse_after='never'" if never else "the theory mode's default"
+            why = "sparse_after='never'" if value else "the theory mode's default"
             raise ValueError(
                 f"sparse_size={k['sparse_size']!r} caps the sparse model's "
                 f"dictionary, and with {why} the GP is never sparse. Leave "

@@ -228,6 +228,13 @@ def draw_dictionary(
     a stream seeded with ``seed`` and the pilot is drawn with ``seed`` and ``n``: a
     function of the data, the same in every process. Returns the sorted row indices
     (never empty) and the regularization the scores were taken at."""
+    if size is not None and (
+        not isinstance(size, int) or isinstance(size, bool) or size < 1
+    ):
+        raise ValueError(
+            f"`size` (the dictionary's expected size at most) must be an integer "
+            f">= 1 or None (no cap), got size={size!r}."
+        )
     n = X.shape[0]
     rng = np.random.default_rng([int(seed), n, 30])
     rows = np.sort(rng.permutation(n)[: min(n, pilot)])
