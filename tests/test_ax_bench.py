@@ -300,20 +300,20 @@ def test_generation_growth_times_one_decision_after_n_trials():
     )
     assert [r["completed"] for r in rows] == [6, 9]
     assert all(r["seconds_median"] > 0 and r["peak_rss_mb"] > 0 for r in rows)
-    # past the limit (the calls at 6, grown like n^3) a size is skipped, and the
-    # larger ones after it
+    # past the limit (the calls at 7, grown as from 6 to 7) a size is skipped, and
+    # the larger ones after it
     rows = generation_growth(
         "branin",
-        sizes=(6, 10**4, 10**5),
+        sizes=(6, 7, 10**4, 10**5),
         strategies=("IGP-UCB (theory)",),
         repeats=1,
         limit=1.0,
         isolate=False,
     )
-    assert [r.get("skipped", False) for r in rows] == [False, True, True]
-    assert [r["completed"] for r in rows][1:] == [10**4, 10**5]
-    # each estimate from the last size that ran
-    assert 1.0 < rows[1]["estimate"] < rows[2]["estimate"]
+    assert [r.get("skipped", False) for r in rows] == [False, False, True, True]
+    assert [r["completed"] for r in rows][2:] == [10**4, 10**5]
+    # each estimate from the last two sizes that ran
+    assert 1.0 < rows[2]["estimate"] < rows[3]["estimate"]
 
 
 def test_attached_trials_are_those_the_client_would_attach():

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import math
 import multiprocessing
 import os
 import resource
@@ -389,8 +390,8 @@ def generation_growth(
     completed before the next; the median is reported). The node recomputes its
     state from the experiment on every call, so this is the cost a user waits for
     at that point of a long experiment. A strategy is skipped at a size where its
-    ``repeats`` calls at the previous size, grown like ``n^3``, would pass ``limit``
-    seconds (the row says ``skipped`` and that estimate). ``isolate``: each size and
+    ``repeats`` calls, extrapolated from the two sizes before (:func:`_extrapolate`),
+    would pass ``limit`` seconds (the row says ``skipped`` and that estimate). ``isolate``: each size and
     strategy in a fresh process (``peak_rss_mb`` is then that cell's own peak
     resident memory, the attaching included; else the process's peak so far)."""
     PROBLEMS[problem]  # a KeyError names an unknown problem early
@@ -399,9 +400,8 @@ def generation_growth(
     for n in sizes:
         for label in strategies:
             ran = [r for r in rows if r["strategy"] == label and not r.get("skipped")]
-            if limit is not None and ran:
-                last = ran[-1]
-                estimate = sum(last["seconds"]) * (n / last["completed"]) ** 3
+            if limit is not None and len(ran) >= 2:
+                estimate = _extrapolate(ran[-2], ran[-1], n)
                 if estimate > limit:
                     rows.append(
                         {
@@ -423,6 +423,17 @@ def generation_growth(
                 row = _growth_cell(problem, n, label, repeats, seed)
             rows.append(row)
     return rows
+
+
+def _extrapolate(a: dict[str, Any], b: dict[str, Any], n: int) -> float:
+    """The seconds of the calls at ``n``, from the two sizes before (rows ``a`` and
+    ``b``): ``b``'s total grown like ``n^p``, ``p`` the growth between ``a`` and
+    ``b`` (between 1 and 3: a fixed cost per call dominates at small sizes)."""
+    ta, tb = sum(a["seconds"]), sum(b["seconds"])
+    p = math.log(max(tb, 1e-9) / max(ta, 1e-9)) / math.log(
+        b["completed"] / a["completed"]
+    )
+    return tb * (n / b["completed"]) ** min(max(p, 1.0), 3.0)
 
 
 def _growth_cell(

@@ -238,7 +238,7 @@ def _run_ax_bench(args: argparse.Namespace, parser: argparse.ArgumentParser) -> 
         print(
             "  (peak MB: the peak resident memory of the process that ran that "
             "strategy at that n, attaching the trials included; skipped: its calls "
-            "at the previous size, grown like n^3, would pass 600 s)"
+            "extrapolated from the two sizes before (like n to n^3), would pass 600 s)"
         )
         return 0
 

@@ -107,6 +107,7 @@ class NystromGP(Model):
         self.U = X[self.dictionary]
         self.root = pinv_root(self.k(self.U, self.U))  # m x r
         Phi = self.features(X)  # n x r
+        self.train_features = Phi
         r = Phi.shape[-1]
         A = Phi.mT @ Phi + self.noise * torch.eye(r, dtype=X.dtype)
         self.chol = torch.linalg.cholesky(A)
@@ -194,7 +195,10 @@ def leverage_path(model: NystromGP, X: Tensor) -> Callable[[float], Tensor]:
     :math:`(k(x_i, x_i) - |\phi_i|^2)/\lambda + \sum_j (\phi_i^\top w_j)^2/(s_j + \lambda)`
     (:math:`s_j, w_j`: the eigenpairs of :math:`\Phi^\top\Phi`), each ``O(n r)``
     after one ``O(n r^2)`` step. At the model's noise it is ``ridge_leverage``."""
-    phi = model.features(X)  # n x r
+    same = X.shape == model.train_inputs[0].shape and bool(
+        torch.equal(X, model.train_inputs[0])
+    )
+    phi = model.train_features if same else model.features(X)  # n x r
     s, W = torch.linalg.eigh(phi.mT @ phi)
     P2 = (phi @ W).square()  # n x r
     resid = (model.outputscale - phi.square().sum(-1)).clamp_min(0.0)
