@@ -443,7 +443,8 @@ def _write_costs(out: Path, costs: dict[str, np.ndarray], parallelism: int) -> N
         (line,) = ax.plot(x, c, ".", ms=2, alpha=0.3)
         k = max(1, min(51, len(c) // 20))  # a running median over k trials
         med = [float(np.median(c[max(0, i - k // 2) : i + k // 2 + 1])) for i in x]
-        ax.plot(x, med, color=line.get_color(), label=f"{LABELS[s]} (median of {k})")
+        label = LABELS[s] if k == 1 else f"{LABELS[s]} (running median of {k})"
+        ax.plot(x, med, color=line.get_color(), label=label)
     ax.set_yscale("log")
     ax.set_xlabel("trial (the trials made before it)")
     ax.set_ylabel("seconds to the next trial")
