@@ -186,7 +186,7 @@ def test_past_sparse_after_a_decision_uses_the_sparse_model() -> None:
         sparse = a.metadata["sparse"]
         assert sparse["n"] == 42 and 0 < sparse["dictionary"] <= 42
         assert sparse["leverage_regularization"] > 0
-        assert a.metadata["fit"]["subset"] == 20  # fitted on 20 of the 40
+        assert "subset" not in a.metadata["fit"]  # fitted on all 40 (under 1000)
         if algorithm == "GP-TS":
             assert sparse["gp_ts"] == "decision set" and a.index is not None
         exact = decide(
@@ -267,3 +267,14 @@ def test_a_dictionary_size_is_checked() -> None:
     X, _ = _data(20)
     with pytest.raises(ValueError, match=r"`size`.*integer >= 1.*size=0"):
         draw_dictionary(X, LENGTHSCALE, NOISE, seed=0, size=0)
+
+
+def test_the_fit_subset_is_at_least_a_thousand_points() -> None:
+    from botorch_bandits.core.fit import fit_subset
+
+    assert fit_subset(900, 100, 0) is None  # under 1000: every point
+    assert fit_subset(5000, None, 0) is None  # no sparse model: every point
+    rows = fit_subset(1500, 100, 3)
+    assert rows.numel() == 1000 and bool((rows[1:] > rows[:-1]).all())
+    assert torch.equal(rows, fit_subset(1500, 100, 3))  # a function of (seed, n)
+    assert fit_subset(3000, 2000, 3).numel() == 2000

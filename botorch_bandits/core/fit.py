@@ -115,11 +115,21 @@ def fit_theory(X: Tensor, Y: Tensor, kernel: str) -> Hyperparameters | None:
         )
 
 
-def fit_subset(n: int, size: int | None, seed: int) -> Tensor | None:
-    """The rows the practical GP is fitted on past ``size`` observations (the sparse
-    model's threshold): ``size`` of the ``n`` drawn uniformly with ``seed`` and
-    ``n`` (sorted); ``None`` (all rows) below it."""
-    if size is None or n <= size:
+#: the fewest observations the sparse model's hyperparameters are fitted on (a fit
+#: on fewer, with a low threshold, overestimated the noise: issue 30's six-hump
+#: camel, 100 of 300 points)
+FIT_SUBSET = 1000
+
+
+def fit_subset(n: int, sparse_after: int | None, seed: int) -> Tensor | None:
+    """The rows the practical GP is fitted on with the sparse model past
+    ``sparse_after`` observations: ``size = max(sparse_after, FIT_SUBSET)`` of the
+    ``n`` drawn uniformly with ``seed`` and ``n`` (sorted); ``None`` (all rows)
+    without a sparse model or up to ``size`` observations."""
+    if sparse_after is None:
+        return None
+    size = max(sparse_after, FIT_SUBSET)
+    if n <= size:
         return None
     rng = np.random.default_rng([int(seed), n, 32])
     return torch.as_tensor(np.sort(rng.permutation(n)[:size]))
