@@ -23,6 +23,7 @@ __all__ = [
     "check_open_unit",
     "check_positive",
     "check_round",
+    "check_single_output",
 ]
 
 
@@ -100,6 +101,14 @@ def check_count(
             f"`{name}` must be an integer >= {minimum}{none}, got {name}={value!r}."
         )
     return value
+
+
+def check_single_output(model: str, output_indices: Any) -> None:
+    """A one-output model's ``posterior(output_indices=...)``: ``None`` or ``[0]``."""
+    if output_indices not in (None, [0]):
+        raise ValueError(
+            f"{model} has one output, got output_indices={output_indices}."
+        )
 
 
 def check_round(name: str, t: Any) -> int:

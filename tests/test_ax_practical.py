@@ -222,6 +222,12 @@ def test_a_cached_read_is_the_full_read(monkeypatch) -> None:
     other = Space(experiment.search_space, key="another")
     read_experiment(experiment, experiment.lookup_data(), other, False, cache)
     assert cache["key"][0] == "another" and third not in cache["trials"]
+    # and so does another experiment (a copy: the same space and trials)
+    import copy
+
+    twin = copy.deepcopy(experiment)
+    read_experiment(twin, twin.lookup_data(), other, False, cache)
+    assert cache["experiment"]() is twin
 
 
 def test_gradient_optimizer_searches_the_space_and_keeps_its_rules() -> None:

@@ -7,7 +7,6 @@ decision; the semantics (modes, options, search spaces, batches) are in docs/ax.
 
 from __future__ import annotations
 
-import weakref
 from dataclasses import replace
 from typing import Any
 
@@ -130,8 +129,9 @@ class BanditNode(ExternalGenerationNode):
         # Ax's transforms and decision sets by search space and fixed features: pure
         # functions of those and of the options, so a cache, not state
         self._spaces: dict[str, Space] = {}
-        # the settled trials already read, per experiment (read_experiment's cache;
-        # in memory only: a node loaded from storage reads every trial once)
+        # the settled trials already read (read_experiment's cache, for one
+        # experiment; in memory only: a node loaded from storage reads every trial
+        # once)
         self._read: dict[str, Any] = {}
         self._sets: dict[tuple, DecisionSet] = {}
 
@@ -169,11 +169,8 @@ class BanditNode(ExternalGenerationNode):
         """Read the experiment into the history: every trial's status and values
         checked, the new and changed ones read in full."""
         space = self._space(experiment)
-        held = self._read.get("experiment")
-        if held is None or held() is not experiment:  # a weak reference
-            self._read = {"experiment": weakref.ref(experiment), "cache": {}}
         self._history = read_experiment(
-            experiment, data, space, self.long_term_constraints, self._read["cache"]
+            experiment, data, space, self.long_term_constraints, self._read
         )
         self._space_now = space
         self._proposed, self._foreign = [], []

@@ -6,6 +6,7 @@ as the core's :class:`~botorch_bandits.core.Domain`."""
 from __future__ import annotations
 
 import math
+import weakref
 from typing import Any
 
 from ax.core.data import Data
@@ -91,7 +92,7 @@ def read_experiment(
     (and early-stopped ones without data) counted; the latest recorded fit.
     ``cache`` (a dict the caller keeps between calls): a settled trial (completed,
     failed, abandoned, early-stopped) is read once and reused while its status and
-    values are those it was read with, under the same space, objective and
+    values are those it was read with, for the same experiment, space, objective and
     constraints; each call then checks every trial's status and values (a cheap
     pass) and reads only the new or changed ones in full."""
     opt = experiment.optimization_config
@@ -122,9 +123,10 @@ def read_experiment(
     key = (space.key, metric, sign, repr(constraints))
     if cache is None:
         cache = {}
-    if cache.get("key") != key:
+    held = cache.get("experiment")  # a weak reference: the node does not keep it
+    if cache.get("key") != key or held is None or held() is not experiment:
         cache.clear()
-        cache.update(key=key, trials={})
+        cache.update(key=key, experiment=weakref.ref(experiment), trials={})
     kept: dict[int, Any] = cache["trials"]
     entries, fresh = [], []
     for t in sorted(experiment.trials.values(), key=lambda t: t.index):

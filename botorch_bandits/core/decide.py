@@ -222,7 +222,11 @@ def decide(
         )
     cens = opts.censoring
     y_min, B_y, R = cens.y_min, cens.B_y, opts.R
-    sparse = (opts.sparse_after, step_seed(opts.seed, position), opts.sparse_size)
+    sparse = {
+        "sparse_after": opts.sparse_after,
+        "seed": step_seed(opts.seed, position),
+        "sparse_size": opts.sparse_size,
+    }
     hyper: Hyperparameters | None = None
     if opts.theory is None:
         # standardized targets (the decision is the same for a*y + b, a > 0);
@@ -290,13 +294,13 @@ def decide(
             Xw = torch.tensor(waiting, dtype=torch.double)
             with torch.no_grad():
                 mu = (
-                    build_model(X0, Y0, opts.theory, hyper, *sparse)
+                    build_model(X0, Y0, opts.theory, hyper, **sparse)
                     .posterior(Xw.unsqueeze(-2))
                     .mean.reshape(-1)
                 )
             X, Y = torch.cat([X0, Xw]), torch.cat([Y0, mu])
         meta["pending"] = len(waiting)
-    model = build_model(X, Y, opts.theory, hyper, *sparse)
+    model = build_model(X, Y, opts.theory, hyper, **sparse)
     t = X.shape[0] + 1
     # GP-TS: an exact joint draw on the decision set, or a pathwise draw (a
     # function of x) for the gradient optimizer -- not on the sparse model, whose

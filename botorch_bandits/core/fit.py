@@ -6,6 +6,7 @@ targets."""
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -53,31 +54,26 @@ def build_model(
     the sparse :class:`NystromGP` with that kernel on a dictionary drawn with
     ``seed`` (expected size at most ``sparse_size``)."""
     d = X.shape[-1]
-    if theory is None:
-        if sparse_after is not None and X.shape[0] > sparse_after and hyper is not None:
-            ls, noise = list(hyper.lengthscale), hyper.noise
-            dictionary, lam = draw_dictionary(X, ls, noise, seed, size=sparse_size)
-            model = NystromGP(X, Y, ls, noise, hyper.mean or 0.0, dictionary)
-            model.leverage_regularization = lam
-            return model
-        return practical_gp(X, Y, hyper)
     if sparse_after is not None and X.shape[0] > sparse_after:
-        if hyper is None:  # the theory's kernel: isotropic, unit variance
-            ls, scale, noise = [theory.lengthscale] * d, 1.0, theory.noise
+        # the exact model's kernel, lengthscales, output scale, noise, constant mean
+        if theory is None:
+            spec = None  # no hyperparameters yet: the exact prior GP
+            if hyper is not None:
+                spec = ("rbf", hyper.lengthscale, 1.0, hyper.noise, hyper.mean or 0.0)
+        elif hyper is None:  # the theory's kernel: isotropic, unit variance
+            spec = (theory.kernel, [theory.lengthscale] * d, 1.0, theory.noise, 0.0)
         else:
-            ls, scale, noise = list(hyper.lengthscale), hyper.outputscale, hyper.noise
-        dictionary, lam = draw_dictionary(
-            X,
-            ls,
-            noise,
-            seed,
-            size=sparse_size,
-            kernel=theory.kernel,
-            outputscale=scale,
-        )
-        model = NystromGP(X, Y, ls, noise, 0.0, dictionary, theory.kernel, scale)
-        model.leverage_regularization = lam
-        return model
+            spec = (
+                theory.kernel,
+                hyper.lengthscale,
+                hyper.outputscale,
+                hyper.noise,
+                0.0,
+            )
+        if spec is not None:
+            return _sparse(X, Y, *spec, seed, sparse_size)
+    if theory is None:
+        return practical_gp(X, Y, hyper)
     if hyper is None:
         kernel = make_kernel(theory.kernel, theory.lengthscale)
         return fixed_gp(X, Y.reshape(-1, 1), kernel, theory.noise)
@@ -89,6 +85,28 @@ def build_model(
     for p in k.parameters():
         p.requires_grad_(False)
     return fixed_gp(X, Y.reshape(-1, 1), k, hyper.noise)
+
+
+def _sparse(
+    X: Tensor,
+    Y: Tensor,
+    kernel: str,
+    lengthscale: Sequence[float],
+    outputscale: float,
+    noise: float,
+    mean: float,
+    seed: int,
+    size: int | None,
+) -> NystromGP:
+    """:class:`NystromGP` on a dictionary drawn with ``seed`` (expected size at most
+    ``size``); its ``leverage_regularization`` the one the scores were taken at."""
+    ls = list(lengthscale)
+    dictionary, lam = draw_dictionary(
+        X, ls, noise, seed, size=size, kernel=kernel, outputscale=outputscale
+    )
+    model = NystromGP(X, Y, ls, noise, mean, dictionary, kernel, outputscale)
+    model.leverage_regularization = lam
+    return model
 
 
 def fit_theory(X: Tensor, Y: Tensor, kernel: str) -> Hyperparameters | None:

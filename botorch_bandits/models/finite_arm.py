@@ -16,7 +16,7 @@ from linear_operator.operators import DenseLinearOperator, DiagLinearOperator
 from torch import Tensor
 
 from botorch_bandits._matching import match_points
-from botorch_bandits.validation import check_count, check_tensor
+from botorch_bandits.validation import check_count, check_single_output, check_tensor
 
 
 class _MarginalPosterior(GPyTorchPosterior):
@@ -262,10 +262,7 @@ class FiniteArmGP(Model):
     ) -> Posterior:
         r"""Joint posterior at arms ``X`` (``batch x q x d``, batch broadcast with the
         seed batch). ``observation_noise=True`` adds :math:`\lambda`."""
-        if output_indices not in (None, [0]):
-            raise ValueError(
-                f"FiniteArmGP has one output, got output_indices={output_indices}."
-            )
+        check_single_output("FiniteArmGP", output_indices)
         if X is self.score_points:  # every arm, one per batch: mean and variance only
             mean = self.mean_.transpose(-1, 0).unsqueeze(-1)  # N x S x 1 (N x 1)
             var = self.covariance_.diagonal(dim1=-2, dim2=-1).transpose(-1, 0)

@@ -18,6 +18,8 @@ from botorch.posteriors import GPyTorchPosterior, Posterior
 from gpytorch.distributions import MultivariateNormal
 from torch import Tensor
 
+from botorch_bandits.validation import check_single_output
+
 
 def rbf(X1: Tensor, X2: Tensor, lengthscale: Tensor) -> Tensor:
     """BoTorch's standard kernel with unit prior variance, ``exp(-|x - x'|^2 / 2)`` on
@@ -150,10 +152,7 @@ class NystromGP(Model):
     ) -> Posterior:
         """The joint DTC posterior at ``X`` (``... x q x d``); ``observation_noise``
         adds :math:`\\lambda` (or the given noise) to the diagonal."""
-        if output_indices not in (None, [0]):
-            raise ValueError(
-                f"NystromGP has one output, got output_indices={output_indices}."
-            )
+        check_single_output("NystromGP", output_indices)
         phi = self.features(X)  # ... x q x r
         mean = self.constant + phi @ self.weights  # ... x q
         V = self._solve(phi)  # ... x q x r: rows of L^-1 phi
