@@ -2,7 +2,8 @@
 and the code using it (tests/test_upstream.py pins each; docs/design.md explains).
 Ax SQL store (patched by :func:`install_sql_patches`): ``IntTimestamp``'s bind,
 ``Encoder.generator_run_to_sqa`` and ``data_to_sqa``, ``decoder.pd``, a generator
-run's ``_arm_weight_table``; ``db.SESSION_FACTORY``, ``utils.copy_db_ids``, the
+run's ``_arm_weight_table``, the generation strategy's save (``_nodes``,
+``_generator_runs``, ``save._update_generation_strategy``); ``db.SESSION_FACTORY``, ``utils.copy_db_ids``, the
 loader's ``_load_experiment_and_generation_strategy``. ``ax.Client``: ``_experiment``,
 ``_maybe_experiment``, ``_maybe_generation_strategy``, ``_storage_config``,
 ``_generation_strategy_or_choose``. Node: ``ExternalGenerationNode._gen``, a generator
@@ -105,13 +106,81 @@ def _generator_run_to_sqa(self: Any, generator_run: Any, *args: Any, **kw: Any):
     return _ORIGINALS["generator_run_to_sqa"](self, generator_run, *args, **kw)
 
 
+# id(strategy) -> (weakref to it, (db_id, name, its nodes as JSON)) at its last save
+_STRATEGY_SAVED: dict[int, tuple[weakref.ref, tuple]] = {}
+
+
+def _strategy_state(strategy: Any, encoder: Any) -> tuple:
+    """What a save of ``strategy`` writes besides its generator runs and current
+    node: its id, name and nodes (as Ax's encoder writes them)."""
+    from ax.storage.json_store.encoder import object_to_json
+
+    nodes = object_to_json(
+        strategy._nodes,
+        encoder_registry=encoder.config.json_encoder_registry,
+        class_encoder_registry=encoder.config.json_class_encoder_registry,
+    )
+    return (strategy.db_id, strategy.name, json.dumps(nodes, sort_keys=True))
+
+
+def _save_strategy(
+    generation_strategy: Any, encoder: Any, decoder: Any, suppress_all_errors: bool
+) -> None:
+    """Ax's save of a generation strategy (which ``Client.get_next_trials`` calls
+    after every generation) writes every generator run again: O(trials) a call, a
+    second a call at 500 trials. Where the strategy was saved by this process and
+    only new generator runs (the last ones) and its current node have changed since,
+    Ax's own update (``_update_generation_strategy``, the one its ``Orchestrator``
+    uses) writes just those; otherwise the full save."""
+    from ax.storage.sqa_store import with_db_settings_base as base
+
+    gs = generation_strategy
+    runs = gs._generator_runs
+    new = [gr for gr in runs if gr.db_id is None]
+    record = _STRATEGY_SAVED.get(id(gs))
+    state = _strategy_state(gs, encoder)
+    if (
+        record is not None
+        and record[0]() is gs
+        and gs.db_id is not None
+        and record[1] == state
+        and all(gr.db_id is None for gr in runs[len(runs) - len(new) :])
+    ):
+        base._update_generation_strategy_in_db_if_possible(
+            generation_strategy=gs,
+            new_generator_runs=new,
+            encoder=encoder,
+            decoder=decoder,
+            suppress_all_errors=suppress_all_errors,
+        )
+    else:
+        _ORIGINALS["save_strategy"](
+            generation_strategy=gs,
+            encoder=encoder,
+            decoder=decoder,
+            suppress_all_errors=suppress_all_errors,
+        )
+        state = _strategy_state(gs, encoder)  # its db_id is set now
+    if gs.db_id is not None and all(gr.db_id is not None for gr in runs):
+        _STRATEGY_SAVED[id(gs)] = (weakref.ref(gs, _unsaved(id(gs))), state)
+    else:  # a save that failed (errors suppressed): the full save next time
+        _STRATEGY_SAVED.pop(id(gs), None)
+
+
+def _unsaved(key: int) -> Any:
+    return lambda _ref: _STRATEGY_SAVED.pop(key, None)
+
+
 def install_sql_patches() -> None:
     """Patch Ax's SQL store for the whole process (idempotent): microsecond
     timestamps on SQLite, exact data, and a row of its own for an arm saved with
     another generator run (see docs/design.md). Called by
     :func:`botorch_bandits.ax.sqlite_storage`, :func:`botorch_bandits.ax.load_client`
-    and :func:`botorch_bandits.ax.run_trials` with storage; never on import."""
+    and :func:`botorch_bandits.ax.run_trials` with storage; never on import. Also a
+    generation strategy's save writes only its new generator runs where nothing
+    else of it changed (:func:`_save_strategy`)."""
     from ax.storage.sqa_store import decoder
+    from ax.storage.sqa_store import with_db_settings_base as base
     from ax.storage.sqa_store.encoder import Encoder
     from ax.storage.sqa_store.timestamp import IntTimestamp
 
@@ -121,10 +190,12 @@ def install_sql_patches() -> None:
     _ORIGINALS["generator_run_to_sqa"] = Encoder.generator_run_to_sqa
     _ORIGINALS["data_to_sqa"] = Encoder.data_to_sqa
     _ORIGINALS["decoder_pd"] = decoder.pd
+    _ORIGINALS["save_strategy"] = base._save_generation_strategy_to_db_if_possible
     IntTimestamp.process_bind_param = _bind_precise
     Encoder.generator_run_to_sqa = _generator_run_to_sqa
     Encoder.data_to_sqa = _data_to_sqa
     decoder.pd = PrecisePandas()  # the decoder reads data with pd.read_json
+    base._save_generation_strategy_to_db_if_possible = _save_strategy
 
 
 def uninstall_sql_patches() -> None:
@@ -133,6 +204,7 @@ def uninstall_sql_patches() -> None:
     if not _ORIGINALS:
         return
     from ax.storage.sqa_store import decoder
+    from ax.storage.sqa_store import with_db_settings_base as base
     from ax.storage.sqa_store.encoder import Encoder
     from ax.storage.sqa_store.timestamp import IntTimestamp
 
@@ -140,7 +212,9 @@ def uninstall_sql_patches() -> None:
     Encoder.generator_run_to_sqa = _ORIGINALS.pop("generator_run_to_sqa")
     Encoder.data_to_sqa = _ORIGINALS.pop("data_to_sqa")
     decoder.pd = _ORIGINALS.pop("decoder_pd")
+    base._save_generation_strategy_to_db_if_possible = _ORIGINALS.pop("save_strategy")
     _ARM_OWNERS.clear()
+    _STRATEGY_SAVED.clear()
 
 
 def sql_patches_installed() -> bool:
@@ -150,8 +224,10 @@ def sql_patches_installed() -> bool:
 
 def sql_originals() -> dict[str, Any]:
     """Ax's own functions that the SQL patches replace, installed or not: keys
-    ``"bind"``, ``"generator_run_to_sqa"``, ``"data_to_sqa"``, ``"decoder_pd"``."""
+    ``"bind"``, ``"generator_run_to_sqa"``, ``"data_to_sqa"``, ``"decoder_pd"``,
+    ``"save_strategy"``."""
     from ax.storage.sqa_store import decoder
+    from ax.storage.sqa_store import with_db_settings_base as base
     from ax.storage.sqa_store.encoder import Encoder
     from ax.storage.sqa_store.timestamp import IntTimestamp
 
@@ -162,6 +238,7 @@ def sql_originals() -> dict[str, Any]:
         "generator_run_to_sqa": Encoder.generator_run_to_sqa,
         "data_to_sqa": Encoder.data_to_sqa,
         "decoder_pd": decoder.pd,
+        "save_strategy": base._save_generation_strategy_to_db_if_possible,
     }
 
 

@@ -407,3 +407,40 @@ def test_a_centre_first_strategy_reloaded_before_its_first_trial_keeps_its_pause
     ]
     assert firsts[0] == firsts[1] and len(firsts[0]) == 3
     assert nodes[0] == nodes[1] == ["CenterOfSearchSpace", "Sobol", "Sobol"]
+
+
+def test_a_saved_strategy_is_updated_with_its_new_generator_runs_only(
+    tmp_path, monkeypatch
+):
+    """Ax saves the whole generation strategy after every generation (every
+    generator run written again: O(trials) a call); with the patches a strategy
+    saved by this process is updated with its new runs, the full save running only
+    where something else of it changed -- and the file holds each run once, and
+    reloads as the live run."""
+    sql.install_patches()
+    full = []
+    original = upstream._ORIGINALS["save_strategy"]
+
+    def counted(**kw):
+        full.append(len(kw["generation_strategy"]._generator_runs))
+        return original(**kw)
+
+    monkeypatch.setitem(upstream._ORIGINALS, "save_strategy", counted)
+    path = tmp_path / "incremental.db"
+    client = _client(path, name="incremental")
+    for _ in range(7):
+        (index, params), *_ = client.get_next_trials(max_trials=1).items()
+        client.complete_trial(trial_index=index, raw_data={"f": _objective(params)})
+    gs = client._generation_strategy
+    assert len(gs._generator_runs) == 7
+    # the first save, and a save while the initial nodes hand over (their JSON
+    # changes); none once the bandit node (from trial 3 on) makes the runs
+    assert full[0] == 0 and max(full) <= 3, full
+    with sqlite3.connect(path) as db:
+        rows = db.execute(
+            "SELECT COUNT(*) FROM generator_run_v2 WHERE generation_strategy_id = ?",
+            (gs.db_id,),
+        ).fetchone()[0]
+    assert rows == 7
+    loaded = sql.load_client("incremental", path, random_seed=0)
+    assert snapshot(loaded) == snapshot(client)

@@ -278,3 +278,46 @@ def test_the_fit_subset_is_at_least_a_thousand_points() -> None:
     assert rows.numel() == 1000 and bool((rows[1:] > rows[:-1]).all())
     assert torch.equal(rows, fit_subset(1500, 100, 3))  # a function of (seed, n)
     assert fit_subset(3000, 2000, 3).numel() == 2000
+
+
+def test_the_feature_cache_gives_the_model_it_would_be_without_it() -> None:
+    """Blocks kept across decisions: a model on the same rows and more, on rows
+    changed in the middle, or on fewer rows equals (bit for bit) the model built
+    without the cache; another kernel or dictionary starts it again."""
+    from botorch_bandits.models.sparse import BLOCK, KEEP, FeatureCache
+
+    n = BLOCK * (KEEP + 5) + 17
+    X, z = _data(n + 3 * BLOCK, seed=3)
+    D0 = torch.arange(0, 200, 3)
+    cache = FeatureCache()
+
+    def same(rows: torch.Tensor, dictionary=D0, ls=LENGTHSCALE) -> None:
+        a = NystromGP(
+            rows, z[: rows.shape[0]], ls, NOISE, MEAN, dictionary, cache=cache
+        )
+        b = NystromGP(rows, z[: rows.shape[0]], ls, NOISE, MEAN, dictionary)
+        assert torch.equal(a.chol, b.chol) and torch.equal(a.weights, b.weights)
+        assert torch.equal(a.train_features, b.train_features)
+
+    same(X[:n])
+    assert len(cache.features) == n // BLOCK
+    same(X[: n + 2 * BLOCK + 5])  # more rows: the new blocks only
+    changed = X[: n + 2 * BLOCK].clone()
+    changed[n - 10] = changed[n - 9]  # a change within the kept sums
+    same(changed)
+    early = X[:n].clone()
+    early[3] = early[4]  # before them: every block again
+    same(early)
+    same(X[: BLOCK // 2], dictionary=torch.arange(0, 30, 3))  # less than a block
+    same(X[:n], dictionary=torch.arange(1, 150, 4))
+    same(X[:n], ls=[0.2, 0.5, 0.4])
+
+
+def test_the_dictionary_is_drawn_again_as_the_rows_grow_by_a_tenth() -> None:
+    from botorch_bandits.models.sparse import drawn_on
+
+    assert [drawn_on(n, 10) for n in (5, 10, 11, 12, 13, 14)] == [5, 10, 11, 12, 13, 14]
+    assert drawn_on(1000, 1000) == 1000 and drawn_on(1099, 1000) == 1000
+    assert drawn_on(1100, 1000) == 1100 and drawn_on(1209, 1000) == 1100
+    assert drawn_on(1210, 1000) == 1210
+    assert drawn_on(10, 1) == 10  # from one row on, one at a time while below 10

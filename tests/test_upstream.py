@@ -152,6 +152,38 @@ def test_generator_run_arm_weight_table(sql_store):
     )
 
 
+def test_the_strategy_save_the_patch_replaces(sql_store):
+    """What :func:`upstream._save_strategy` relies on: Ax's module function that
+    ``WithDBSettingsBase`` calls to save a strategy, the update Ax's Orchestrator
+    uses, and a full save writing exactly the name, nodes, current node and runs."""
+    from ax.storage.sqa_store import encoder, with_db_settings_base
+
+    save = sql_store["save_strategy"]
+    keywords = ["generation_strategy", "encoder", "decoder", "suppress_all_errors"]
+    assert _parameters(save) == keywords, _changed(
+        "ax-platform", "_save_generation_strategy_to_db_if_possible", str(keywords)
+    )
+    update = with_db_settings_base._update_generation_strategy_in_db_if_possible
+    assert _parameters(update)[:4] == [
+        "generation_strategy",
+        "new_generator_runs",
+        "encoder",
+        "decoder",
+    ], _changed("ax-platform", "_update_generation_strategy_in_db_if_possible", "")
+    method = inspect.getsource(with_db_settings_base.WithDBSettingsBase)
+    assert "_save_generation_strategy_to_db_if_possible(\n" in method, _changed(
+        "ax-platform", "WithDBSettingsBase", "calls the module's save function"
+    )
+    source = inspect.getsource(encoder.Encoder.generation_strategy_to_sqa)
+    for field in ("name=", "nodes=", "curr_node_name=", "generator_runs="):
+        assert field in source, _changed(
+            "ax-platform", "Encoder.generation_strategy_to_sqa", f"writes {field}"
+        )
+    assert "steps=[]" in source, _changed(
+        "ax-platform", "Encoder.generation_strategy_to_sqa", "steps are not stored"
+    )
+
+
 def test_decoder_reads_data_with_its_module_pd(sql_store):
     import io
 

@@ -45,7 +45,7 @@ from botorch_bandits.core.options import (
     THEORY_DEFAULTS,
     renamed,
 )
-from botorch_bandits.models import one_thread
+from botorch_bandits.models import FeatureCache, one_thread
 from botorch_bandits.upstream import generator_key, set_gen_metadata
 from botorch_bandits.validation import check_count
 
@@ -125,6 +125,9 @@ class BanditNode(ExternalGenerationNode):
         self._proposed: list[TrialRecord] = []
         self._foreign: list[TrialRecord] = []
         self._cache = DecisionCache()
+        # the sparse model's feature blocks, kept across calls (a pure cache, in
+        # memory only: a node loaded from storage computes them once)
+        self._features = FeatureCache()
         self._last_meta: dict[str, Any] = {}
         # Ax's transforms and decision sets by search space and fixed features: pure
         # functions of those and of the options, so a cache, not state
@@ -174,7 +177,7 @@ class BanditNode(ExternalGenerationNode):
         )
         self._space_now = space
         self._proposed, self._foreign = [], []
-        self._cache = DecisionCache()
+        self._cache = DecisionCache(features=self._features)
 
     def get_next_candidate(self, pending_parameters: list[dict]) -> dict:
         # one torch thread: the matrices are small, and extra threads only compete

@@ -51,6 +51,7 @@ from botorch_bandits.core.views import (
 from botorch_bandits.hyperparameters import Hyperparameters
 from botorch_bandits.models import (
     STANDARDIZED_QUANTUM,
+    FeatureCache,
     NystromGP,
     make_kernel,
     standardize,
@@ -83,6 +84,8 @@ class DecisionCache:
 
     fits: dict[Any, dict[str, Any]] = field(default_factory=dict)
     detector: ChangePointDetector | ScaleFreeDetector | None = None
+    # the sparse model's feature blocks (may be kept across calls: a pure cache)
+    features: FeatureCache = field(default_factory=FeatureCache)
 
 
 def make_detector(
@@ -224,8 +227,9 @@ def decide(
     y_min, B_y, R = cens.y_min, cens.B_y, opts.R
     sparse = {
         "sparse_after": opts.sparse_after,
-        "seed": step_seed(opts.seed, position),
+        "seed": opts.seed,
         "sparse_size": opts.sparse_size,
+        "cache": cache.features,
     }
     hyper: Hyperparameters | None = None
     if opts.theory is None:
@@ -310,6 +314,7 @@ def decide(
         meta["sparse"] = {
             "dictionary": int(model.dictionary.numel()),
             "n": t - 1,
+            "drawn_on": model.drawn_on,  # the first rows the dictionary is from
             # the regularization the leverage scores were taken at (above the
             # fitted noise where the cap on the dictionary's size bound)
             "leverage_regularization": model.leverage_regularization,

@@ -21,8 +21,10 @@ from torch import Tensor
 from botorch_bandits.core.options import Refit, TheoryModel
 from botorch_bandits.hyperparameters import Hyperparameters
 from botorch_bandits.models import (
+    FeatureCache,
     NystromGP,
     draw_dictionary,
+    drawn_on,
     fit_practical_gp,
     fixed_gp,
     gp_hyperparameters,
@@ -47,12 +49,14 @@ def build_model(
     sparse_after: int | None = None,
     seed: int = 0,
     sparse_size: int | None = None,
+    cache: FeatureCache | None = None,
 ) -> Any:
     """The decision's GP on ``X`` (``n x d``) and targets ``Y``: the practical GP
     (``theory=None``) with ``hyper``, or the theory kernel, fixed or with the fitted
     ``hyper`` (a scaled ARD kernel) -- in either mode, past ``sparse_after`` points,
-    the sparse :class:`NystromGP` with that kernel on a dictionary drawn with
-    ``seed`` (expected size at most ``sparse_size``)."""
+    the sparse :class:`NystromGP` with that kernel on a dictionary drawn from the
+    first rows (:func:`drawn_on`) with ``seed`` (expected size at most
+    ``sparse_size``), its blocks kept in ``cache`` (:class:`FeatureCache`)."""
     d = X.shape[-1]
     if sparse_after is not None and X.shape[0] > sparse_after:
         # the exact model's kernel, lengthscales, output scale, noise, constant mean
@@ -71,7 +75,8 @@ def build_model(
                 0.0,
             )
         if spec is not None:
-            return _sparse(X, Y, *spec, seed, sparse_size)
+            a = drawn_on(X.shape[0], max(sparse_after, 1))
+            return _sparse(X, Y, *spec, seed, sparse_size, a, cache)
     if theory is None:
         return practical_gp(X, Y, hyper)
     if hyper is None:
@@ -97,15 +102,31 @@ def _sparse(
     mean: float,
     seed: int,
     size: int | None,
+    rows: int,
+    cache: FeatureCache | None,
 ) -> NystromGP:
-    """:class:`NystromGP` on a dictionary drawn with ``seed`` (expected size at most
-    ``size``); its ``leverage_regularization`` the one the scores were taken at."""
+    """:class:`NystromGP` on a dictionary drawn from the first ``rows`` rows with
+    ``seed`` and ``rows`` (expected size at most ``size``); its
+    ``leverage_regularization`` the one the scores were taken at, ``drawn_on``
+    ``rows``."""
     ls = list(lengthscale)
-    dictionary, lam = draw_dictionary(
-        X, ls, noise, seed, size=size, kernel=kernel, outputscale=outputscale
+    cache = cache if cache is not None else FeatureCache()
+    key = (X[:rows].numpy().tobytes(), *ls, noise, seed, size, kernel, outputscale)
+    dictionary, lam = cache.dictionary(
+        key,
+        lambda: draw_dictionary(
+            X[:rows],
+            ls,
+            noise,
+            step_seed(seed, rows),
+            size=size,
+            kernel=kernel,
+            outputscale=outputscale,
+        ),
     )
-    model = NystromGP(X, Y, ls, noise, mean, dictionary, kernel, outputscale)
+    model = NystromGP(X, Y, ls, noise, mean, dictionary, kernel, outputscale, cache)
     model.leverage_regularization = lam
+    model.drawn_on = rows
     return model
 
 

@@ -14,13 +14,20 @@ from botorch_bandits.models.practical import (
     practical_gp,
     standardize,
 )
-from botorch_bandits.models.sparse import NystromGP, draw_dictionary
+from botorch_bandits.models.sparse import (
+    FeatureCache,
+    NystromGP,
+    draw_dictionary,
+    drawn_on,
+)
 
 __all__ = [
     "STANDARDIZED_QUANTUM",
+    "FeatureCache",
     "FiniteArmGP",
     "NystromGP",
     "draw_dictionary",
+    "drawn_on",
     "fit_practical_gp",
     "fixed_gp",
     "gp_hyperparameters",

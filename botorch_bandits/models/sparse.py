@@ -2,13 +2,16 @@
 of observed points (Nystroem), with the DTC posterior that BKB uses (Calandriello et
 al. 2019): its variance keeps the prior's part outside the dictionary's span, so it
 does not collapse far from the dictionary. With n points and m in the dictionary a
-fit costs O(n m^2) and a posterior O(m^2) a point, not O(n^3) and O(n^2).
+fit costs O(n m^2) and a posterior O(m^2) a point, not O(n^3) and O(n^2); with a
+:class:`FeatureCache` kept across decisions, O(k m^2 + m^3) for k new points.
 :func:`draw_dictionary` draws one as BKB does, by ridge leverage (:func:`ridge_leverage`)."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import torch
@@ -72,7 +75,8 @@ class NystromGP(Model):
 
     the DTC posterior (BKB's :math:`\lambda\tilde\sigma^2`); :math:`k` is ``kernel``
     (:data:`KERNELS`) times ``outputscale``. With every point in the dictionary it is
-    the exact GP posterior. ``information_gain_`` is
+    the exact GP posterior. :math:`\Phi^\top\Phi` is summed over blocks of
+    :data:`BLOCK` rows, taken from ``cache`` where it holds them. ``information_gain_`` is
     :math:`\tfrac12\log\det(I + \lambda^{-1}\Phi\Phi^\top)`, the projected kernel's
     information gain (IGP-UCB's observed :math:`\gamma`)."""
 
@@ -88,6 +92,7 @@ class NystromGP(Model):
         dictionary: Tensor,
         kernel: str = "rbf",
         outputscale: float = 1.0,
+        cache: FeatureCache | None = None,
     ) -> None:
         super().__init__()
         if not noise > 0:
@@ -108,10 +113,10 @@ class NystromGP(Model):
         self.dictionary = torch.as_tensor(dictionary, dtype=torch.long).reshape(-1)
         self.U = X[self.dictionary]
         self.root = pinv_root(self.k(self.U, self.U))  # m x r
-        Phi = self.features(X)  # n x r
+        Phi, G = (cache if cache is not None else FeatureCache()).gram(self, X)
         self.train_features = Phi
         r = Phi.shape[-1]
-        A = Phi.mT @ Phi + self.noise * torch.eye(r, dtype=X.dtype)
+        A = G + self.noise * torch.eye(r, dtype=X.dtype)
         self.chol = torch.linalg.cholesky(A)
         resid = z.reshape(-1, 1).to(X) - self.constant
         self.weights = torch.cholesky_solve(Phi.mT @ resid, self.chol).squeeze(-1)
@@ -164,6 +169,90 @@ class NystromGP(Model):
             cov = cov + torch.diag_embed(observation_noise.reshape(mean.shape))
         post = GPyTorchPosterior(MultivariateNormal(mean, cov))
         return post if posterior_transform is None else posterior_transform(post)
+
+
+#: rows per block of :class:`FeatureCache` (the rows since the last full block are
+#: computed at every decision), and the running sums it keeps (the last ones: a
+#: change of the data before them recomputes every block)
+BLOCK = 64
+KEEP = 32
+
+
+@dataclass
+class FeatureCache:
+    r"""The features of a :class:`NystromGP`'s training rows in full blocks of
+    :data:`BLOCK` rows, and :math:`\Phi^\top\Phi` summed over them in order, for
+    one kernel and dictionary, kept across decisions (the last key only): a new
+    decision on the same rows and more computes the new blocks only. A cache, not
+    state: every model computes the same blocks in the same order, with or
+    without it, so a decision is the same in a process that starts without it.
+    Also the last dictionary drawn (:meth:`dictionary`)."""
+
+    key: tuple = ()
+    rows: Tensor | None = None  # the cached full blocks' rows
+    features: list[Tensor] = field(default_factory=list)
+    sums: list[Tensor | None] = field(default_factory=list)  # running, by block
+    draws: dict[tuple, tuple[Tensor, float]] = field(default_factory=dict)
+
+    def gram(self, model: NystromGP, X: Tensor) -> tuple[Tensor, Tensor]:
+        r""":math:`\Phi` (``n x r``) and :math:`\Phi^\top\Phi` of ``model`` at its
+        rows ``X``."""
+        key = (
+            model.kernel_name,
+            model.outputscale,
+            model.lengthscale.numpy().tobytes(),
+            model.U.numpy().tobytes(),
+        )
+        if key != self.key:
+            self.key, self.rows, self.features, self.sums = key, None, [], []
+        full = X.shape[0] // BLOCK
+        keep = 0  # the leading cached blocks whose rows are X's
+        if self.rows is not None:
+            common = min(self.rows.shape[0], full * BLOCK)
+            differ = (self.rows[:common] != X[:common]).any(-1).nonzero()
+            keep = (int(differ[0]) if differ.numel() else common) // BLOCK
+            if keep > 0 and self.sums[keep - 1] is None:
+                keep = 0  # the sum before the change is no longer kept
+        self.features, self.sums = self.features[:keep], self.sums[:keep]
+        for b in range(keep, full):
+            phi = model.features(X[b * BLOCK : (b + 1) * BLOCK])
+            gram = phi.mT @ phi
+            self.features.append(phi)
+            self.sums.append(gram if b == 0 else self.sums[b - 1] + gram)
+        for b in range(max(0, full - KEEP)):
+            self.sums[b] = None
+        self.rows = X[: full * BLOCK].clone()
+        tail = model.features(X[full * BLOCK :])
+        gram = tail.mT @ tail
+        Phi = torch.cat([*self.features, tail])
+        return Phi, gram if full == 0 else self.sums[full - 1] + gram
+
+    def dictionary(self, key: tuple, draw: Callable[[], Any]) -> Any:
+        """The dictionary drawn by ``draw()`` for ``key`` (the last key only)."""
+        if key not in self.draws:
+            self.draws = {key: draw()}
+        return self.draws[key]
+
+
+#: the dictionary is drawn again when the rows have grown by this factor since the
+#: ones it was drawn on (BKB draws one at every step; between draws, the new rows are
+#: in the model's data, not in its dictionary): chosen a priori, so that the cost of
+#: the draws, O(n m^2) each, is O(m^2) a decision on average
+REDRAW = 1.1
+
+
+def drawn_on(n: int, start: int) -> int:
+    """The rows a dictionary for ``n`` rows is drawn on, the first ``a``: the largest
+    ``a <= n`` of ``a_0 = start``, ``a_{k+1} = max(a_k + 1, floor(REDRAW a_k))``
+    (``start >= 1``; ``n`` itself where ``n < start``)."""
+    a = start
+    if n < a:
+        return n
+    while True:
+        nxt = max(a + 1, math.floor(REDRAW * a))
+        if nxt > n:
+            return a
+        a = nxt
 
 
 def ridge_leverage(model: NystromGP, X: Tensor) -> Tensor:
