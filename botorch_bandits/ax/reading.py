@@ -154,9 +154,13 @@ def read_experiment(
         if e["fit"] is not None:
             warm = {k: e["fit"][k] for k in ("lengthscale", "noise", "mean")}
             last_fit = dict(e["fit"])
-    trials = tuple(
-        TrialRecord(x=e["x"], **e["row"]) for e in entries if e["row"] is not None
-    )
+    records = []
+    for e in entries:  # a settled trial's record is made once (its entry is kept)
+        if e["row"] is not None:
+            if "record" not in e:
+                e["record"] = TrialRecord(x=e["x"], **e["row"])
+            records.append(e["record"])
+    trials = tuple(records)
     failed = tuple(e["index"] for e in entries if e["row"] is None)
     if warm is not None and len(warm["lengthscale"]) != space.dim:
         warm = last_fit = None

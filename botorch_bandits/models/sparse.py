@@ -112,8 +112,9 @@ class NystromGP(Model):
         self.noise, self.constant = float(noise), float(mean)
         self.dictionary = torch.as_tensor(dictionary, dtype=torch.long).reshape(-1)
         self.U = X[self.dictionary]
-        self.root = pinv_root(self.k(self.U, self.U))  # m x r
-        Phi, G = (cache if cache is not None else FeatureCache()).gram(self, X)
+        cache = cache if cache is not None else FeatureCache()
+        self.root = cache.root(self)  # m x r
+        Phi, G = cache.gram(self, X)
         self.train_features = Phi
         r = Phi.shape[-1]
         A = G + self.noise * torch.eye(r, dtype=X.dtype)
@@ -193,10 +194,9 @@ class FeatureCache:
     features: list[Tensor] = field(default_factory=list)
     sums: list[Tensor | None] = field(default_factory=list)  # running, by block
     draws: dict[tuple, tuple[Tensor, float]] = field(default_factory=dict)
+    pinv: Tensor | None = None  # pinv_root of the kernel on the dictionary
 
-    def gram(self, model: NystromGP, X: Tensor) -> tuple[Tensor, Tensor]:
-        r""":math:`\Phi` (``n x r``) and :math:`\Phi^\top\Phi` of ``model`` at its
-        rows ``X``."""
+    def _key(self, model: NystromGP) -> None:
         key = (
             model.kernel_name,
             model.outputscale,
@@ -205,6 +205,17 @@ class FeatureCache:
         )
         if key != self.key:
             self.key, self.rows, self.features, self.sums = key, None, [], []
+            self.pinv = pinv_root(model.k(model.U, model.U))
+
+    def root(self, model: NystromGP) -> Tensor:
+        """:func:`pinv_root` of the model's kernel on its dictionary."""
+        self._key(model)
+        return self.pinv
+
+    def gram(self, model: NystromGP, X: Tensor) -> tuple[Tensor, Tensor]:
+        r""":math:`\Phi` (``n x r``) and :math:`\Phi^\top\Phi` of ``model`` at its
+        rows ``X``."""
+        self._key(model)
         full = X.shape[0] // BLOCK
         keep = 0  # the leading cached blocks whose rows are X's
         if self.rows is not None:
