@@ -106,8 +106,9 @@ def _generator_run_to_sqa(self: Any, generator_run: Any, *args: Any, **kw: Any):
     return _ORIGINALS["generator_run_to_sqa"](self, generator_run, *args, **kw)
 
 
-# id(strategy) -> (weakref to it, (db_id, name, its nodes as JSON)) at its last save
-_STRATEGY_SAVED: dict[int, tuple[weakref.ref, tuple]] = {}
+# id(strategy) -> (weakref to it, (db_id, name, its nodes as JSON), number of its
+# generator runs) at its last save
+_STRATEGY_SAVED: dict[int, tuple[weakref.ref, tuple, int]] = {}
 
 
 def _strategy_state(strategy: Any, encoder: Any) -> tuple:
@@ -128,27 +129,37 @@ def _save_strategy(
 ) -> None:
     """Ax's save of a generation strategy (which ``Client.get_next_trials`` calls
     after every generation) writes every generator run again: O(trials) a call, a
-    second a call at 500 trials. Where the strategy was saved by this process and
-    only new generator runs (the last ones) and its current node have changed since,
-    Ax's own update (``_update_generation_strategy``, the one its ``Orchestrator``
-    uses) writes just those; otherwise the full save."""
+    second a call at 500 trials. Where the strategy's last save in this process
+    worked and only new generator runs (those after the ones it saved) and its
+    current node have changed since, Ax's own update
+    (``_update_generation_strategy``, the one its ``Orchestrator`` uses) writes just
+    those; otherwise (a strategy loaded or not saved yet, other changes, a failed
+    save) the full save."""
     from ax.storage.sqa_store import with_db_settings_base as base
 
     gs = generation_strategy
     runs = gs._generator_runs
-    new = [gr for gr in runs if gr.db_id is None]
-    record = _STRATEGY_SAVED.get(id(gs))
-    state = _strategy_state(gs, encoder)
+    record = _STRATEGY_SAVED.pop(id(gs), None)  # back only after a save that worked
+    try:
+        state = _strategy_state(gs, encoder)
+    except Exception:  # Ax's full save decides what to raise or suppress
+        state = None
+    saved = 0 if record is None else record[2]
     if (
-        record is not None
+        state is not None
+        and record is not None
         and record[0]() is gs
         and gs.db_id is not None
+        and gs._experiment is not None
         and record[1] == state
-        and all(gr.db_id is None for gr in runs[len(runs) - len(new) :])
+        and saved <= len(runs)
+        and all(gr.db_id is not None for gr in runs[:saved])
     ):
+        # the runs since the last save, whatever their db_id (a trial's save may
+        # have written one already; Ax's update merges it and links it)
         base._update_generation_strategy_in_db_if_possible(
             generation_strategy=gs,
-            new_generator_runs=new,
+            new_generator_runs=runs[saved:],
             encoder=encoder,
             decoder=decoder,
             suppress_all_errors=suppress_all_errors,
@@ -160,11 +171,18 @@ def _save_strategy(
             decoder=decoder,
             suppress_all_errors=suppress_all_errors,
         )
-        state = _strategy_state(gs, encoder)  # its db_id is set now
-    if gs.db_id is not None and all(gr.db_id is not None for gr in runs):
-        _STRATEGY_SAVED[id(gs)] = (weakref.ref(gs, _unsaved(id(gs))), state)
-    else:  # a save that failed (errors suppressed): the full save next time
-        _STRATEGY_SAVED.pop(id(gs), None)
+        try:
+            state = _strategy_state(gs, encoder)  # its db_id is set now
+        except Exception:
+            state = None
+    if (
+        state is not None
+        and gs.db_id is not None
+        and all(gr.db_id is not None for gr in runs)
+    ):
+        ref = weakref.ref(gs, _unsaved(id(gs)))
+        _STRATEGY_SAVED[id(gs)] = (ref, state, len(runs))
+    # else a save that failed (errors suppressed): the full save next time
 
 
 def _unsaved(key: int) -> Any:

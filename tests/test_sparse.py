@@ -186,6 +186,9 @@ def test_past_sparse_after_a_decision_uses_the_sparse_model() -> None:
         sparse = a.metadata["sparse"]
         assert sparse["n"] == 42 and 0 < sparse["dictionary"] <= 42
         assert sparse["leverage_regularization"] > 0
+        # drawn on the first rows by the completed trials (20, 22, 24, 26, 28, 30,
+        # 33, 36, 39, 42: 39 of 40), not by all 42 (the hallucinated two)
+        assert sparse["drawn_on"] == 39
         assert "subset" not in a.metadata["fit"]  # fitted on all 40 (under 1000)
         if algorithm == "GP-TS":
             assert sparse["gp_ts"] == "decision set" and a.index is not None

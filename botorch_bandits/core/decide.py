@@ -230,6 +230,9 @@ def decide(
         "seed": opts.seed,
         "sparse_size": opts.sparse_size,
         "cache": cache.features,
+        # the dictionary's rows by the completed trials (the same for the model of
+        # the hallucinated ones and the decision's)
+        "completed": len(done),
     }
     hyper: Hyperparameters | None = None
     if opts.theory is None:

@@ -50,13 +50,15 @@ def build_model(
     seed: int = 0,
     sparse_size: int | None = None,
     cache: FeatureCache | None = None,
+    completed: int | None = None,
 ) -> Any:
     """The decision's GP on ``X`` (``n x d``) and targets ``Y``: the practical GP
     (``theory=None``) with ``hyper``, or the theory kernel, fixed or with the fitted
     ``hyper`` (a scaled ARD kernel) -- in either mode, past ``sparse_after`` points,
     the sparse :class:`NystromGP` with that kernel on a dictionary drawn from the
-    first rows (:func:`drawn_on`) with ``seed`` (expected size at most
-    ``sparse_size``), its blocks kept in ``cache`` (:class:`FeatureCache`)."""
+    first rows (:func:`drawn_on` of ``completed``, the rows of completed trials, or
+    of all rows) with ``seed`` (expected size at most ``sparse_size``), its blocks
+    kept in ``cache`` (:class:`FeatureCache`)."""
     d = X.shape[-1]
     if sparse_after is not None and X.shape[0] > sparse_after:
         # the exact model's kernel, lengthscales, output scale, noise, constant mean
@@ -75,7 +77,8 @@ def build_model(
                 0.0,
             )
         if spec is not None:
-            a = drawn_on(X.shape[0], max(sparse_after, 1))
+            n = X.shape[0] if completed is None else min(completed, X.shape[0])
+            a = drawn_on(n, max(sparse_after, 1))
             return _sparse(X, Y, *spec, seed, sparse_size, a, cache)
     if theory is None:
         return practical_gp(X, Y, hyper)

@@ -3,7 +3,7 @@ of observed points (Nystroem), with the DTC posterior that BKB uses (Calandriell
 al. 2019): its variance keeps the prior's part outside the dictionary's span, so it
 does not collapse far from the dictionary. With n points and m in the dictionary a
 fit costs O(n m^2) and a posterior O(m^2) a point, not O(n^3) and O(n^2); with a
-:class:`FeatureCache` kept across decisions, O(k m^2 + m^3) for k new points.
+:class:`FeatureCache` kept across decisions, O(k m^2 + m^3 + n m) for k new points.
 :func:`draw_dictionary` draws one as BKB does, by ridge leverage (:func:`ridge_leverage`)."""
 
 from __future__ import annotations
@@ -111,6 +111,7 @@ class NystromGP(Model):
         self.lengthscale = torch.as_tensor(lengthscale, dtype=X.dtype).reshape(1, -1)
         self.noise, self.constant = float(noise), float(mean)
         self.dictionary = torch.as_tensor(dictionary, dtype=torch.long).reshape(-1)
+        self.dictionary = self.dictionary.clone()  # never the caller's (or a cache's)
         self.U = X[self.dictionary]
         cache = cache if cache is not None else FeatureCache()
         self.root = cache.root(self)  # m x r
@@ -204,17 +205,18 @@ class FeatureCache:
             model.U.numpy().tobytes(),
         )
         if key != self.key:
-            self.key, self.rows, self.features, self.sums = key, None, [], []
-            self.pinv = pinv_root(model.k(model.U, model.U))
+            pinv = pinv_root(model.k(model.U, model.U))  # before the key changes
+            self.key, self.rows, self.features, self.sums = (), None, [], []
+            self.key, self.pinv = key, pinv
 
     def root(self, model: NystromGP) -> Tensor:
-        """:func:`pinv_root` of the model's kernel on its dictionary."""
+        """:func:`pinv_root` of the model's kernel on its dictionary (a copy)."""
         self._key(model)
-        return self.pinv
+        return self.pinv.clone()
 
     def gram(self, model: NystromGP, X: Tensor) -> tuple[Tensor, Tensor]:
         r""":math:`\Phi` (``n x r``) and :math:`\Phi^\top\Phi` of ``model`` at its
-        rows ``X``."""
+        rows ``X`` (the cache changes only once both are computed)."""
         self._key(model)
         full = X.shape[0] // BLOCK
         keep = 0  # the leading cached blocks whose rows are X's
@@ -224,19 +226,20 @@ class FeatureCache:
             keep = (int(differ[0]) if differ.numel() else common) // BLOCK
             if keep > 0 and self.sums[keep - 1] is None:
                 keep = 0  # the sum before the change is no longer kept
-        self.features, self.sums = self.features[:keep], self.sums[:keep]
+        features, sums = self.features[:keep], self.sums[:keep]
         for b in range(keep, full):
             phi = model.features(X[b * BLOCK : (b + 1) * BLOCK])
             gram = phi.mT @ phi
-            self.features.append(phi)
-            self.sums.append(gram if b == 0 else self.sums[b - 1] + gram)
-        for b in range(max(0, full - KEEP)):
-            self.sums[b] = None
-        self.rows = X[: full * BLOCK].clone()
+            features.append(phi)
+            sums.append(gram if b == 0 else sums[b - 1] + gram)
         tail = model.features(X[full * BLOCK :])
         gram = tail.mT @ tail
-        Phi = torch.cat([*self.features, tail])
-        return Phi, gram if full == 0 else self.sums[full - 1] + gram
+        Phi = torch.cat([*features, tail])
+        G = gram if full == 0 else sums[full - 1] + gram
+        for b in range(max(0, full - KEEP)):
+            sums[b] = None
+        self.rows, self.features, self.sums = X[: full * BLOCK].clone(), features, sums
+        return Phi, G
 
     def dictionary(self, key: tuple, draw: Callable[[], Any]) -> Any:
         """The dictionary drawn by ``draw()`` for ``key`` (the last key only)."""
