@@ -300,6 +300,11 @@ def test_generation_growth_times_one_decision_after_n_trials():
     )
     assert [r["completed"] for r in rows] == [6, 9]
     assert all(r["seconds_median"] > 0 and r["peak_rss_mb"] > 0 for r in rows)
+    # the bandit node's own part of each call, and Ax's rest
+    for r in rows:
+        (inside,) = r["node_seconds"]
+        assert 0 < inside < r["seconds"][0]
+        assert r["ax_seconds_median"] == r["seconds"][0] - inside
     # past the limit (the calls at 7, grown as from 6 to 7) a size is skipped, and
     # the larger ones after it
     rows = generation_growth(

@@ -61,6 +61,7 @@ from botorch_bandits.benchmarks.ax_bench_strategies import (
 )
 from botorch_bandits.benchmarks.ax_bench_suite import HALVES, PROBLEMS, half_of
 from botorch_bandits.benchmarks.executors import dask_map, pool_map, worker_pool
+from botorch_bandits.upstream import client_generation_strategy
 
 
 # --------------------------------------------------------------------------------------
@@ -448,8 +449,13 @@ def _growth_cell(
             _complete(client, prob, seed)
         points = _sobol_points(prob, n - GROWTH_INIT, seed)
         attach_completed(client, prob, points, seed)
-        seconds = [_complete(client, prob, seed) for _ in range(repeats)]
-    return {
+        spent = _time_nodes(client)
+        seconds, inside = [], []
+        for _ in range(repeats):
+            before = spent[0]
+            seconds.append(_complete(client, prob, seed))
+            inside.append(spent[0] - before)
+    row = {
         "problem": problem,
         "strategy": label,
         "completed": n,
@@ -458,6 +464,35 @@ def _growth_cell(
         # the process's peak resident memory so far (Linux: KiB)
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
     }
+    if any(inside):  # a bandit node: its own seconds in each call, and Ax's rest
+        row["node_seconds"] = inside
+        row["node_seconds_median"] = float(np.median(inside))
+        row["ax_seconds_median"] = float(
+            np.median([t - i for t, i in zip(seconds, inside, strict=True)])
+        )
+    return row
+
+
+def _time_nodes(client: Any) -> list[float]:
+    """Wrap the bandit nodes of the client's strategy (this process's objects only)
+    so that the seconds they spend reading the experiment and deciding add up in
+    the returned one-element list."""
+    spent = [0.0]
+    for node in client_generation_strategy(client).nodes_by_name.values():
+        if not hasattr(node, "decision_options"):
+            continue
+        for name in ("update_generator_state", "get_next_candidate"):
+            method = getattr(node, name)
+
+            def timed(*args: Any, _method: Any = method, **kw: Any) -> Any:
+                start = time.perf_counter()
+                try:
+                    return _method(*args, **kw)
+                finally:
+                    spent[0] += time.perf_counter() - start
+
+            setattr(node, name, timed)
+    return spent
 
 
 def attach_completed(

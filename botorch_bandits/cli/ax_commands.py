@@ -235,9 +235,17 @@ def _run_ax_bench(args: argparse.Namespace, parser: argparse.ArgumentParser) -> 
             print(
                 f"  {'  peak MB':20s}" + "".join(cell(r, "peak_rss_mb") for r in mine)
             )
+            if any("node_seconds_median" in r for r in mine):
+                for key, name in (("node", "in the node"), ("ax", "Ax's own")):
+                    print(
+                        f"  {'  ' + name:20s}"
+                        + "".join(cell(r, f"{key}_seconds_median") for r in mine)
+                    )
         print(
             "  (peak MB: the peak resident memory of the process that ran that "
-            "strategy at that n, attaching the trials included; skipped: its calls "
+            "strategy at that n, attaching the trials included; in the node: the "
+            "median seconds of a call the bandit node spent reading the experiment "
+            "and deciding, Ax's own: the rest of the call; skipped: its calls "
             "extrapolated from the two sizes before (like n to n^3), would pass 600 s)"
         )
         return 0
