@@ -128,8 +128,7 @@ def _save_strategy(
     generation_strategy: Any, encoder: Any, decoder: Any, suppress_all_errors: bool
 ) -> None:
     """Ax's save of a generation strategy (which ``Client.get_next_trials`` calls
-    after every generation) writes every generator run again: O(trials) a call, a
-    second a call at 500 trials. Where the strategy's last save in this process
+    after every generation) writes every generator run again: O(trials) a call. Where the strategy's last save in this process
     worked and only new generator runs (those after the ones it saved) and its
     current node have changed since, Ax's own update
     (``_update_generation_strategy``, the one its ``Orchestrator`` uses) writes just
