@@ -1,14 +1,13 @@
 """Every private or undocumented detail of Ax, BoTorch and torch the package relies on,
 and the code using it (tests/test_upstream.py pins each; docs/design.md explains).
 Ax SQL store (patched by :func:`install_sql_patches`): ``IntTimestamp``'s bind,
-``Encoder.generator_run_to_sqa`` and ``data_to_sqa``, ``decoder.pd``, a generator
-run's ``_arm_weight_table``, the generation strategy's save (``_nodes``,
-``_generator_runs``, ``save._update_generation_strategy``); ``db.SESSION_FACTORY``, ``utils.copy_db_ids``, the
-loader's ``_load_experiment_and_generation_strategy``. ``ax.Client``: ``_experiment``,
-``_maybe_experiment``, ``_maybe_generation_strategy``, ``_storage_config``,
-``_generation_strategy_or_choose``. Node: ``ExternalGenerationNode._gen``, a generator
-run's ``_generator_key`` and ``_gen_metadata``, ``IntToFloat.rounding``, the runner
-registry's order. BoTorch: none. torch: ``Tensor._version``."""
+``Encoder.generator_run_to_sqa`` and ``data_to_sqa``, ``decoder.pd``, a generator run's
+``_arm_weight_table``, the strategy's save and update (``_nodes``, ``_generator_runs``);
+``db.SESSION_FACTORY``, ``utils.copy_db_ids``, ``_load_experiment_and_generation_strategy``.
+``ax.Client``: ``_experiment``, ``_maybe_experiment``, ``_maybe_generation_strategy``,
+``_storage_config``, ``_generation_strategy_or_choose``. Node:
+``ExternalGenerationNode._gen``, a run's ``_generator_key``, ``_gen_metadata``,
+``IntToFloat.rounding``, the runner registry's order. BoTorch: none. torch: ``Tensor._version``."""
 
 from __future__ import annotations
 
