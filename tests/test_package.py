@@ -142,3 +142,15 @@ def test_readme_opens_with_two_commands_and_ci_runs_the_second() -> None:
     assert commands == ["make demo", "make test"]
     ci = (ROOT / ".ci" / "run").read_text()
     assert "README.md" in ci and "sed -n 2p" in ci
+
+
+def test_cli_refuses_contradictory_or_empty_sizes(capsys) -> None:
+    """Issue 31: ``demo --smoke --trials 12`` ran 8 trials, and ``ax-bench --growth
+    0,-5`` printed a row for n = -5; both now stop before any work, naming the
+    argument."""
+    assert main(["demo", "--smoke", "--trials", "12", "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "--smoke" in err and "--trials 12" in err
+    assert main(["ax-bench", "--growth", "0,-5"]) == 2
+    err = capsys.readouterr().err
+    assert "--growth" in err and "'0,-5'" in err and ">= 1" in err

@@ -14,7 +14,7 @@ from botorch_bandits.cli.common import Command, CommandError, missing, positive_
 
 def _demo_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--trials", type=positive_int, default=30, help="trials per strategy (30)"
+        "--trials", type=positive_int, help="trials per strategy (30; 8 with --smoke)"
     )
     parser.add_argument(
         "--parallelism", type=positive_int, default=3, help="trials in flight (3)"
@@ -48,7 +48,12 @@ def _demo_arguments(parser: argparse.ArgumentParser) -> None:
 def _run_demo(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from botorch_bandits.benchmarks.ax_demo import run_demo, summary_lines
 
-    trials = 8 if args.smoke else args.trials
+    if args.smoke and args.trials is not None:
+        raise CommandError(
+            f"--smoke runs 8 trials and cannot be combined with --trials "
+            f"{args.trials}: give one of them."
+        )
+    trials = 8 if args.smoke else (args.trials or 30)
     start = time.perf_counter()
     result = run_demo(
         out_dir=args.out,
@@ -210,6 +215,11 @@ def _run_ax_bench(args: argparse.Namespace, parser: argparse.ArgumentParser) -> 
             raise CommandError(
                 f"--growth must be integers separated by commas, got {args.growth!r}"
             ) from None
+        if min(sizes) < 1:
+            raise CommandError(
+                f"--growth sizes are numbers of completed trials, each >= 1, got "
+                f"{args.growth!r}"
+            )
         kwargs = {}
         if args.strategies:
             kwargs["strategies"] = names(args.strategies)
