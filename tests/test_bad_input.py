@@ -611,7 +611,38 @@ CASES: list[tuple[str, Callable[[], object], type | tuple, str]] = [
         ValueError,
         "y",
     ),
+    # issue 31: options the other options would leave unused, or that disable
+    # their algorithm, are refused when the options are resolved
+    (
+        "options-censor-window0",
+        lambda: _opts(pending="censor", window=0),
+        ValueError,
+        "window",
+    ),
+    ("options-window-hallucinate", lambda: _opts(window=4), ValueError, "window"),
+    (
+        "options-window-seconds-ignore",
+        lambda: _opts(pending="ignore", window_seconds=2.0),
+        ValueError,
+        "window_seconds",
+    ),
+    (
+        "options-y_min-ignore",
+        lambda: _opts(pending="ignore", y_min=-3.0),
+        ValueError,
+        "y_min",
+    ),
+    ("options-step-no-constraints", lambda: _opts(step=0.1), ValueError, "step"),
+    ("options-xi-no-restarts", lambda: _opts(xi=1.0), ValueError, "xi"),
+    ("options-xi0-restarts", lambda: _opts(restarts=True, xi=0.0), ValueError, "xi"),
 ]
+
+
+def _opts(**kwargs):
+    from botorch_bandits.core import DecisionOptions
+
+    return DecisionOptions.from_kwargs(**kwargs)
+
 
 _IDS = [c[0] for c in CASES]
 assert len(set(_IDS)) == len(_IDS), "duplicate case ids"

@@ -77,7 +77,7 @@ def piecewise_run(
             beta=1.0,
             num_candidates=1000,
             restarts=restarts,
-            xi=math.sqrt(3.0) if restarts else 0.0,
+            xi=math.sqrt(3.0),  # GP-UCB-CPD's uniform steps (with restarts only)
             cpd_c=DEFAULT_CPD_C if cpd_c is None else cpd_c,
             cpd_C=2.6,
         )

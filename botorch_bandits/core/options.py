@@ -412,6 +412,7 @@ def resolve_kwargs(**kwargs: Any) -> dict[str, Any]:
     check_positive("step", k["step"])
     check_positive("xi", k["xi"], allow_zero=True)
     _resolve_restarts(k, said)
+    _refuse_unused(k)
     check_count("model_window", k["model_window"], 1, allow_none=True)
     _practical_only(
         k,
@@ -429,6 +430,47 @@ def resolve_kwargs(**kwargs: Any) -> dict[str, Any]:
     for n in ("lengthscale", "noise", "R", "cpd_regularization", "cpd_false_alarm"):
         k[n] = None if k[n] is None else float(k[n])
     return k
+
+
+def _refuse_unused(k: dict[str, Any]) -> None:
+    """Options that the other options would leave unused (or that make their
+    algorithm do nothing) are refused, never ignored: a value other than its default
+    (a stored strategy holds every option, so defaults are never refused)."""
+    censor = k["pending"] == "censor"
+    if censor and k["window"] == 0:
+        raise ValueError(
+            "window=0 with pending='censor' censors every observation (the model "
+            "would only ever see y_min): give a window of at least 1 trial, "
+            "window_seconds, or neither (no window)."
+        )
+    unused = []
+    if not censor:
+        unused += [
+            f"{n}={k[n]!r}" for n in ("window", "window_seconds") if k[n] is not None
+        ]
+        if k["y_min"] != FLAT_DEFAULTS["y_min"]:
+            unused.append(f"y_min={k['y_min']!r}")
+    if unused:
+        raise ValueError(
+            f"{', '.join(unused)} set(s) GP-UCB-SDF's censoring, which runs only with "
+            f"pending='censor' (got pending={k['pending']!r}): pass "
+            "pending='censor' or leave them out."
+        )
+    if not k["long_term_constraints"] and k["step"] != FLAT_DEFAULTS["step"]:
+        raise ValueError(
+            f"step={k['step']!r} is the multiplier step of long-term constraints, "
+            "which are off: pass long_term_constraints=True or leave it out."
+        )
+    if not k["restarts"] and k["xi"] != FLAT_DEFAULTS["xi"]:
+        raise ValueError(
+            f"xi={k['xi']!r} sets GP-UCB-CPD's uniform steps, and restarts are off: "
+            "pass restarts=True or leave it out."
+        )
+    if k["restarts"] and k["xi"] == 0:
+        raise ValueError(
+            "xi=0 with restarts=True makes no uniform step, so no change can ever "
+            "be detected: give xi > 0 (default sqrt(3))."
+        )
 
 
 def _practical_only(k: dict[str, Any], name: str, why: str) -> None:
