@@ -32,8 +32,9 @@ def _bind_precise(self: Any, value: Any, dialect: Any) -> Any:
     return _ORIGINALS["bind"](self, value, dialect)
 
 
-def _forget(key: int) -> Any:
-    return lambda _ref: _ARM_OWNERS.pop(key, None)
+def _forget(table: dict[int, Any], key: int) -> Any:
+    """A weakref callback that drops ``key`` from ``table`` when its object goes."""
+    return lambda _ref: table.pop(key, None)
 
 
 def _own_arms(generator_run: Any) -> None:
@@ -57,7 +58,7 @@ def _own_arms(generator_run: Any) -> None:
             arm = arm.clone()  # same name and parameters, no db_id: a row of its own
             table[signature] = ArmWeight(arm=arm, weight=cw.weight)
         _ARM_OWNERS[id(arm)] = (
-            weakref.ref(arm, _forget(id(arm))),
+            weakref.ref(arm, _forget(_ARM_OWNERS, id(arm))),
             weakref.ref(generator_run),
         )
 
@@ -127,9 +128,10 @@ def _save_strategy(
     generation_strategy: Any, encoder: Any, decoder: Any, suppress_all_errors: bool
 ) -> None:
     """Ax's save of a generation strategy (which ``Client.get_next_trials`` calls
-    after every generation) writes every generator run again: O(trials) a call. Where the strategy's last save in this process
-    worked and only new generator runs (those after the ones it saved) and its
-    current node have changed since, Ax's own update
+    after every generation) writes every generator run again: O(trials) a call.
+    Where the strategy's last save in this process worked and only new generator
+    runs (those after the ones it saved) and its current node have changed since,
+    Ax's own update
     (``_update_generation_strategy``, the one its ``Orchestrator`` uses) writes just
     those; otherwise (a strategy loaded or not saved yet, other changes, a failed
     save) the full save."""
@@ -178,13 +180,9 @@ def _save_strategy(
         and gs.db_id is not None
         and all(gr.db_id is not None for gr in runs)
     ):
-        ref = weakref.ref(gs, _unsaved(id(gs)))
+        ref = weakref.ref(gs, _forget(_STRATEGY_SAVED, id(gs)))
         _STRATEGY_SAVED[id(gs)] = (ref, state, len(runs))
     # else a save that failed (errors suppressed): the full save next time
-
-
-def _unsaved(key: int) -> Any:
-    return lambda _ref: _STRATEGY_SAVED.pop(key, None)
 
 
 def install_sql_patches() -> None:

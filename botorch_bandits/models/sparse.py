@@ -206,8 +206,8 @@ class FeatureCache:
         )
         if key != self.key:
             pinv = pinv_root(model.k(model.U, model.U))  # before the key changes
-            self.key, self.rows, self.features, self.sums = (), None, [], []
             self.key, self.pinv = key, pinv
+            self.rows, self.features, self.sums = None, [], []
 
     def root(self, model: NystromGP) -> Tensor:
         """:func:`pinv_root` of the model's kernel on its dictionary (a copy)."""
