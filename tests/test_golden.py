@@ -17,8 +17,14 @@ the paper's C name ``cpd_detector="paper"`` there), the other 21 practical and t
 the refit schedule (``n``, ``completed``, ``start``; ``epoch`` with long-term
 constraints), ``golden_trace.py practical``:
 every trial's parameters and every other metadata field equal to the record before
-(20 trials stay below ``refit_after``). The default run checks a sample of each;
-``-m slow`` checks all of them."""
+(20 trials stay below ``refit_after``). In issue 31 CI ran on another CPU: the
+theory sets with a fixed kernel and the finite optimizer still matched bit for bit;
+the others differed from the 3rd-8th trial (a fitted GP's or an L-BFGS-B optimum's
+last digits, amplified by the steps after them): the 27 sets of
+``golden_trace.machine_dependent`` were recorded again from the same code on that
+machine (``golden_trace.py machine``, ``machine.json``) and are compared on a
+machine that matches it, skipped elsewhere with both named. The default run checks a sample of
+each; ``-m slow`` checks all of them."""
 
 from __future__ import annotations
 
@@ -34,6 +40,7 @@ import golden_trace as golden
 DECISIONS = json.loads(golden.DECISIONS.read_text())
 REPRODUCTIONS = json.loads(golden.REPRODUCTIONS.read_text())
 SETS = golden.option_sets()
+RECORDED_ON = json.loads(golden.MACHINE.read_text())
 #: the default run's sample: censoring, long-term constraints and restarts combined,
 #: in both modes (-m slow runs every set)
 SAMPLE = {22}
@@ -50,6 +57,12 @@ def _sets(sample: bool) -> list:
 
 def _compare_decisions(space: str, options: dict) -> None:
     pytest.importorskip("ax")
+    here = golden.machine()
+    if golden.machine_dependent(options) and here != RECORDED_ON:
+        pytest.skip(
+            f"a fitted GP's or a gradient optimizer's trace is bit-identical on the "
+            f"machine it was recorded on ({RECORDED_ON}), not on this one ({here})"
+        )
     expected = DECISIONS[golden.key(space, options)]
     got = golden.run_option_set(space, options)
     assert len(got) == len(expected) == golden.TRIALS

@@ -2,7 +2,10 @@
 makes over an option matrix in both modes, and the per-step statistics of every
 reproduction's smoke run. ``python tests/golden/golden_trace.py`` writes them from
 the code as it is (``... decisions``, ``... practical`` or ``... reproductions``: a
-part); ``tests/test_golden.py`` recomputes them and compares exactly."""
+part); ``tests/test_golden.py`` recomputes them and compares exactly. The practical
+mode's sets are bit-identical only on a machine like the one they were recorded on
+(``machine.json``, :func:`machine`): a fitted GP differs across CPUs in its last
+digits and a few decisions later in its trials."""
 
 from __future__ import annotations
 
@@ -16,6 +19,7 @@ from typing import Any
 HERE = Path(__file__).parent
 DECISIONS = HERE / "decisions.json"
 REPRODUCTIONS = HERE / "reproductions.json"
+MACHINE = HERE / "machine.json"
 TRIALS = 20
 IN_FLIGHT = 3
 
@@ -240,28 +244,77 @@ def experiments() -> list[str]:
     return all_experiments()
 
 
+def machine_dependent(options: dict[str, Any]) -> bool:
+    """The sets whose bits depend on the machine: a fitted GP (L-BFGS-B on a
+    likelihood) or a gradient optimizer -- the practical mode, the theory mode's
+    ``hyperparameters="fitted"`` or ``optimizer="gradient"``."""
+    return (
+        options["mode"] == "practical"
+        or options.get("hyperparameters") == "fitted"
+        or options.get("optimizer") == "gradient"
+    )
+
+
+def machine() -> dict[str, str]:
+    """What the practical mode's bits depend on besides our code: the CPU (its model
+    and vector extensions) and the numerical libraries' versions."""
+    import platform
+
+    import botorch
+    import gpytorch
+    import numpy
+    import scipy
+    import torch
+
+    model, flags = platform.processor() or platform.machine(), set()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            name, _, value = line.partition(":")
+            if name.strip() == "model name":
+                model = value.strip()
+            elif name.strip() == "flags":
+                flags = set(value.split())
+    except OSError:
+        pass
+    vector = [f for f in ("avx2", "fma", "avx512f", "avx512_bf16") if f in flags]
+    return {
+        "cpu": model,
+        "vector": " ".join(vector),
+        "torch_cpu": torch.backends.cpu.get_cpu_capability(),
+        "torch": torch.__version__,
+        "numpy": numpy.__version__,
+        "scipy": scipy.__version__,
+        "botorch": botorch.__version__,
+        "gpytorch": gpytorch.__version__,
+    }
+
+
 def main(argv: list[str]) -> None:
     import torch
 
     torch.set_num_threads(1)
     what = argv[1] if len(argv) > 1 else "all"
-    if what in ("all", "decisions", "practical", "practical-restarts"):
+    if what in ("all", "decisions", "practical", "practical-restarts", "machine"):
         # "practical": only the practical mode's sets, the others kept as recorded
         # (a change of a practical default leaves the theory's decisions alone);
         # "practical-restarts": only its sets with restarts; sets no longer
         # listed are dropped
-        partial = what.startswith("practical")
+        # "machine": the sets of :func:`machine_dependent`, on this machine
+        partial = what.startswith("practical") or what == "machine"
         data = json.loads(DECISIONS.read_text()) if partial else {}
         listed = {key(space, options) for space, options in option_sets()}
         data = {k: v for k, v in data.items() if k in listed}
         for space, options in option_sets():
-            if partial and options["mode"] != "practical":
+            if what == "machine" and not machine_dependent(options):
+                continue
+            if what.startswith("practical") and options["mode"] != "practical":
                 continue
             if what == "practical-restarts" and not options.get("restarts"):
                 continue
             data[key(space, options)] = run_option_set(space, options)
             print("recorded", key(space, options), flush=True)
         DECISIONS.write_text(json.dumps(data, indent=0, sort_keys=True) + "\n")
+        MACHINE.write_text(json.dumps(machine(), indent=1, sort_keys=True) + "\n")
     if what in ("all", "reproductions"):
         data = {}
         for name in experiments():
