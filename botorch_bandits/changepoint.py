@@ -120,6 +120,16 @@ def cpd_beta(
 # --------------------------------------------------------------------------------------
 # integration domains
 # --------------------------------------------------------------------------------------
+def check_scan_data(X: Any, y: Any) -> None:
+    """A detector's data must be finite (NaN data would answer "no change")."""
+    for name, v in (("X", X), ("y", y)):
+        if not bool(torch.isfinite(torch.as_tensor(v)).all()):
+            raise ValueError(
+                f"`{name}` of the change-point detector must be finite, got a NaN or "
+                "infinite value (the test would answer 'no change')."
+            )
+
+
 @dataclass(frozen=True)
 class IntegrationDomain:
     r"""Points ``M x d`` and weights ``M`` with :math:`\int_{\mathcal X} h \approx
@@ -253,6 +263,7 @@ class ChangePointDetector:
         kernel_matrix: Tensor | None = None,
     ) -> bool:
         """Algorithm 1: ``True`` iff a change is reported."""
+        check_scan_data(X, y)
         theta = self.threshold(X.shape[0] // 2)
         if math.isinf(theta):
             return False
@@ -269,6 +280,7 @@ class ChangePointDetector:
         ``n = 1, ..., floor(|U|/2)``, of the uniformly sampled pairs; the first ``n``
         that reports a change, or ``None``. ``gram`` / ``kernel_matrix``: :math:`G`
         and :math:`k` on ``X`` if precomputed."""
+        check_scan_data(X, y)
         m = X.shape[0]
         if m >= 2 and math.isinf(self.threshold(1)):
             return None  # a detector that never fires (GP-UCB-NO-Detector)
@@ -420,6 +432,7 @@ class ScaleFreeDetector:
         not used: the kernel is chosen at each scan); the fit and the scan's
         p-value are kept in ``last_``."""
         self.last_ = None
+        check_scan_data(X, y)
         m = X.shape[0]
         if m < MIN_SCAN:
             return None

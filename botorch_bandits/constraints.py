@@ -29,8 +29,8 @@ class MultiplierCapWarning(RuntimeWarning):
 
 def _positive(name: str, value: float) -> float:
     value = float(value)
-    if not value > 0:
-        raise ValueError(f"`{name}` must be > 0, got {name}={value!r}.")
+    if not (value > 0 and math.isfinite(value)):
+        raise ValueError(f"`{name}` must be finite and > 0, got {name}={value!r}.")
     return value
 
 
@@ -305,6 +305,16 @@ def composite_targets(
             f"`kappa` must have one value per constraint ({g_values.shape[-1]}), got "
             f"shape {tuple(kappa.shape)}."
         )
+    for name, values in (
+        ("f_values", f_values),
+        ("g_values", g_values),
+        ("kappa", kappa),
+    ):
+        if not bool(torch.isfinite(values).all()):
+            raise ValueError(
+                f"`{name}` must be finite, got {values.tolist()!r} (a NaN would pass "
+                "into every target)."
+            )
     if rule == "multiplicative":
         if penalty is None:
             raise ValueError("rule='multiplicative' needs a `penalty` (psi).")

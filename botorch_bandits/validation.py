@@ -103,6 +103,49 @@ def check_count(
     return value
 
 
+#: the largest seed: torch's and numpy's seeds are 64-bit integers (Ax's Sobol
+#: generator overflowed past 2**64 - 1), kept to the signed range
+MAX_SEED = 2**63 - 1
+
+
+def check_seed(name: str, value: Any) -> int:
+    """A seed: an integer in ``[0, MAX_SEED]`` (bools are rejected)."""
+    check_count(name, value, 0)
+    if value > MAX_SEED:
+        raise ValueError(
+            f"`{name}` must be an integer from 0 to 2**63 - 1, got {name}={value!r}."
+        )
+    return value
+
+
+#: the largest magnitude of a value option (its square is a finite float)
+MAX_MAGNITUDE = 1e100
+
+
+def check_magnitude(name: str, value: Any) -> None:
+    """A number (or ``None``) of magnitude at most :data:`MAX_MAGNITUDE`."""
+    if value is not None and abs(value) > MAX_MAGNITUDE:
+        raise ValueError(
+            f"`{name}` must be at most 1e100 in magnitude (its square must be a "
+            f"finite float), got {name}={value!r}."
+        )
+
+
+def check_row_noise(name: str, value: Any, n: int) -> None:
+    """Noise variances, one per observation: a tensor of ``n`` finite values >= 0
+    (``n x 1`` too)."""
+    ok = isinstance(value, torch.Tensor) and value.numel() == n
+    if not ok or value.reshape(-1).shape[0] != n:
+        raise ValueError(
+            f"`{name}` must be a tensor of {n} noise variances (one per observation), "
+            f"got {value!r}."
+        )
+    if not bool((torch.isfinite(value) & (value >= 0)).all()):
+        raise ValueError(
+            f"`{name}` must hold finite noise variances >= 0, got {value.tolist()!r}."
+        )
+
+
 def check_single_output(model: str, output_indices: Any) -> None:
     """A one-output model's ``posterior(output_indices=...)``: ``None`` or ``[0]``."""
     if output_indices not in (None, [0]):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import math
 import pathlib
+import re
 
 import pytest
 
@@ -358,16 +359,25 @@ def test_overflowing_objective_never_freezes_the_strategy(options) -> None:
     """1e308 is finite, but the GP overflows on it (on main: NaN scores, argmax 0,
     every later trial the same point). Each later call either decides on finite
     acquisition values or stops with an error naming the trial; never a NaN
-    argmax."""
+    argmax. (Since issue 31 the spread of such values is taken on rescaled values:
+    the run goes on, its targets standardized.)"""
     client = _client(_unit_box(), **options)
     _run(client, 5, _smooth, in_flight=1)
     ((idx, _),) = client.get_next_trials(max_trials=1).items()
     client.complete_trial(trial_index=idx, raw_data={"f": 1e308})
-    with pytest.raises(ValueError, match=rf"trial {idx}'s 'f' = 1e\+308"):
+    points = []
+    try:
         for _ in range(5):
             ((i, p),) = client.get_next_trials(max_trials=1).items()
-            assert _meta(client, i)["sigma_multiplier"] > 0
+            meta = _meta(client, i)
+            assert meta["sigma_multiplier"] > 0
+            assert math.isfinite(meta["standardize"]["std"])
+            points.append(tuple(p.values()))
             client.complete_trial(trial_index=i, raw_data=_smooth(p))
+    except ValueError as err:
+        assert re.search(rf"trial {idx}'s 'f' = 1e\+308", str(err)), err
+    else:
+        assert len(set(points)) > 1  # not frozen on one point
 
 
 def test_non_finite_constraint_value_names_the_trial_and_metric() -> None:
@@ -392,7 +402,7 @@ def test_completed_trial_without_objective_value_is_named(ltc) -> None:
         _unit_box(),
         outcome_constraints=["g <= 0"] if ltc else None,
         long_term_constraints=ltc,
-        epoch_length=3,
+        **({"epoch_length": 3} if ltc else {}),
     )
     _run(client, 4, lambda p: {**_smooth(p), "g": 0.0}, in_flight=1)
     ((idx, _),) = client.get_next_trials(max_trials=1).items()
@@ -444,8 +454,8 @@ def test_outcome_constraints_without_the_option_are_refused() -> None:
         (dict(window_seconds=0.0), "window_seconds"),
         (dict(epoch_length=0), "epoch_length"),
         (dict(penalty_c=math.inf), "penalty_c"),
-        (dict(cpd_regularization=0), "cpd_regularization"),
-        (dict(cpd_threshold_scale=-1.0), "cpd_threshold_scale"),
+        (dict(restarts=True, cpd_regularization=0), "cpd_regularization"),
+        (dict(restarts=True, cpd_threshold_scale=-1.0), "cpd_threshold_scale"),
         (dict(num_init=0), "num_init"),
     ],
 )
@@ -485,3 +495,31 @@ def test_library_modules_do_not_import_the_benchmarks() -> None:
     # and the checked modules exist (the test cannot pass vacuously)
     assert (LIBRARY / "ax" / "generation.py").exists()
     assert (LIBRARY / "changepoint.py").exists()
+
+
+def test_a_stored_node_with_options_refused_since_issue_31_still_loads() -> None:
+    """The refusals of issue 31 (options left unused, degenerate sizes) apply to
+    new strategies: a node stored before them, which holds such values (the paper's
+    detector constants without restarts, an epoch length without constraints, a
+    large decision set), loads as it was stored, with the new options' defaults."""
+    from botorch_bandits.ax.generation import BanditNode
+    from botorch_bandits.ax.storage import bandit_node_from_json
+
+    stored = dict(
+        name="bandit",
+        mode="practical",
+        restarts=False,
+        cpd_detector="paper",
+        cpd_regularization=20.0,
+        cpd_threshold_scale=2.6,
+        cpd_max_uniform_share=1.0,
+        epoch_length=30,
+        num_candidates=2 * 10**6,
+        transition_criteria=[],
+    )
+    node = bandit_node_from_json(**stored)
+    assert node.decision_options.sems == "auto"
+    assert node.decision_options.fit_out_of_design is False
+    assert node.decision_options.num_candidates == 2 * 10**6
+    with pytest.raises(ValueError, match="num_candidates"):  # built anew: refused
+        BanditNode(**{k: v for k, v in stored.items() if k != "transition_criteria"})

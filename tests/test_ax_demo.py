@@ -209,6 +209,54 @@ def test_sigkill_anywhere_in_either_half_resumes_exactly(
     print(f"{len(points)} kill points resumed in {time.time() - start:.1f} s")
 
 
+def _record_options(db, **given) -> None:
+    """What a run writes first: its options (run_demo's defaults but ``given``)."""
+    from botorch_bandits.benchmarks.ax_demo import check_run_options
+
+    options = dict(
+        trials=30,
+        parallelism=3,
+        seed=0,
+        mode="theory",
+        strategies=["bandit", "ax-default"],
+    )
+    check_run_options(db, False, {**options, **given})
+
+
+@pytest.mark.parametrize(
+    ("change", "named"),
+    [
+        (dict(seed=1), r"seed \(--seed\) 0 when it began, 1 now"),
+        (dict(parallelism=1), r"parallelism \(--parallelism\) 3 when it began, 1"),
+        (dict(trials=6), r"trials \(--trials/--smoke\) 5 when it began, 6 now"),
+        (dict(mode="practical"), r"mode \(--mode\) 'theory' when it began"),
+        (dict(strategies=("bandit",)), r"strategies \(--bandit-only\)"),
+    ],
+)
+def test_a_resume_refuses_options_that_would_change_the_run(
+    tmp_path, change, named
+) -> None:
+    """Before: ``--resume --seed 1`` on a seed-0 run was accepted and mixed two
+    objective functions (exit 0); so was ``--parallelism 1``."""
+    run_demo(tmp_path, trials=5, show_progress=False, stop_after=1)
+    before = _trials(tmp_path / "demo.db", "demo-igp-ucb")
+    options = {"trials": 5, **change}
+    with pytest.raises(ValueError, match=named):
+        run_demo(tmp_path, show_progress=False, resume=True, **options)
+    assert _trials(tmp_path / "demo.db", "demo-igp-ucb") == before
+
+
+def test_a_resume_of_a_file_without_a_run_is_refused(tmp_path) -> None:
+    """Before: a zero-byte demo.db with --resume silently started a fresh run."""
+    (tmp_path / "demo.db").write_bytes(b"")
+    with pytest.raises(ValueError, match=r"holds no demo run \(0 bytes"):
+        run_demo(tmp_path, trials=5, show_progress=False, resume=True)
+    assert (tmp_path / "demo.db").read_bytes() == b""
+    (tmp_path / "demo.db").write_bytes(b"garbage " * 100)
+    with pytest.raises(ValueError, match=r"demo.db cannot be read as a SQLite"):
+        run_demo(tmp_path, trials=5, show_progress=False, resume=True)
+
+
 @pytest.mark.parametrize(
     "stored", [pytest.param("experiment", marks=pytest.mark.slow), "optimization"]
 )
@@ -223,6 +271,8 @@ def test_a_kill_during_the_setup_resumes_with_the_right_strategy(
     from botorch_bandits.ax.sql import sqlite_storage
 
     (tmp_path / "cut").mkdir()
+    # a run records its options first, then Ax's setup begins
+    _record_options(tmp_path / "cut" / "demo.db", trials=5)
     client = Client(storage_config=sqlite_storage(tmp_path / "cut" / "demo.db"))
     client.configure_experiment(
         name="demo-igp-ucb",
@@ -252,6 +302,7 @@ def test_a_resume_refuses_a_stored_strategy_of_another_name(tmp_path) -> None:
     from botorch_bandits.ax import bandit_generation_strategy
     from botorch_bandits.ax.sql import sqlite_storage
 
+    _record_options(tmp_path / "demo.db", trials=5, mode="practical")
     client = Client(storage_config=sqlite_storage(tmp_path / "demo.db"))
     client.configure_experiment(
         name="demo-igp-ucb",
@@ -321,7 +372,7 @@ def test_cli_errors_are_one_line(tmp_path) -> None:
     (tmp_path / "bad" / "demo.db").write_bytes(os.urandom(4096))
     res = _cli("demo", "--resume", "--no-progress", "--out", str(tmp_path / "bad"))
     assert res.returncode == 2 and len(res.stderr.strip().splitlines()) <= 2
-    assert "not a SQLite database" in res.stderr
+    assert "cannot be read as a SQLite database" in res.stderr
     # a missing extra (simulated: the module is unimportable), before any work
     res = subprocess.run(
         [
@@ -369,7 +420,7 @@ def test_ctrl_c_stops_cleanly_and_says_how_to_resume(tmp_path) -> None:
     assert proc.poll() is None, "the demo ended before Ctrl-C"
     os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C reaches the whole process group
     _, err = proc.communicate(timeout=120)
-    assert proc.returncode == 130
+    assert proc.returncode == 130, err
     lines = err.strip().splitlines()
     assert len(lines) == 1, err
     assert f"botorch-bandits demo --resume --out {out}" in lines[0]
@@ -493,3 +544,59 @@ def test_reloaded_data_is_exact(tmp_path) -> None:
         client.complete_trial(trial_index=idx, raw_data={"f": v})
     df = load_client("exact", tmp_path / "x.db")._experiment.lookup_data().df
     assert df.sort_values("trial_index")["mean"].tolist() == values
+
+
+def test_an_error_the_ctrl_c_caused_is_reported_as_the_interrupt(
+    monkeypatch, capsys
+) -> None:
+    """Under load a Ctrl-C could reach a pool worker before it ignored SIGINT: the
+    pool broke, and the demo exited 2 with that error instead of 130 (the test
+    above failed with ``assert 2 == 130`` in a loaded run). An error raised after the
+    Ctrl-C is now reported as the interrupt."""
+    import dataclasses
+
+    from botorch_bandits import cli
+
+    def broken_by_ctrl_c(args, parser):
+        try:
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(5)
+        except KeyboardInterrupt:
+            raise RuntimeError("A process in the process pool was terminated") from None
+        return 0
+
+    demo = dataclasses.replace(cli.COMMANDS["demo"], run=broken_by_ctrl_c)
+    monkeypatch.setitem(cli.COMMANDS, "demo", demo)
+    assert cli.main(["demo", "--out", "somewhere"]) == 130
+    err = capsys.readouterr().err
+    assert "interrupted; continue with: botorch-bandits demo --resume" in err
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_unclear_messages_now_name_the_file_or_flag(tmp_path, capsys) -> None:
+    """Issue 31's unclear messages: ``--out`` naming a file ("[Errno 17] File
+    exists"), a symlinked lock ("Too many levels of symbolic links"), a damaged
+    page (a raw SQLAlchemy error without the file), a full disk ("not a SQLite
+    database" although the file was intact)."""
+    from botorch_bandits import cli
+    from botorch_bandits.ax.sql import _unusable, load_client, writer_lock
+
+    afile = tmp_path / "afile"
+    afile.write_text("")
+    assert cli.main(["demo", "--smoke", "--out", str(afile), "--no-progress"]) == 2
+    assert f"--out {afile} is a file" in capsys.readouterr().err
+    lock = tmp_path / "x.db.lock"
+    lock.symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(ValueError, match=r"x.db.lock of .*x.db is a symbolic link"):
+        with writer_lock(tmp_path / "x.db"):
+            pass
+    run_demo(tmp_path / "run", trials=4, show_progress=False, strategies=("bandit",))
+    db = tmp_path / "run" / "demo.db"
+    data = bytearray(db.read_bytes())
+    for page in range(2, len(data) // 4096):  # every page after Ax's first tables
+        data[page * 4096 + 100 : page * 4096 + 300] = bytes(range(200))
+    db.write_bytes(bytes(data))
+    with pytest.raises(ValueError, match=r"demo.db cannot be read as a SQLite"):
+        load_client("demo-igp-ucb", db)
+    full = sqlite3.OperationalError("database or disk is full")
+    assert "the disk is full" in _unusable("f.db", "path", full)

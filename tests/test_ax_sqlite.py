@@ -269,7 +269,9 @@ def test_bad_arguments_are_named(tmp_path):
             sql.sqlite_storage(bad)
     text = tmp_path / "notes.txt"
     text.write_text("not a database, just text " * 100)
-    with pytest.raises(ValueError, match=r"`path`.*not a SQLite database"):
+    with pytest.raises(
+        ValueError, match=r"`path`.*cannot be read as a SQLite database"
+    ):
         sql.sqlite_storage(text)
     with pytest.raises(FileNotFoundError, match=r"`storage`.*does not exist"):
         sql.load_client("exp", tmp_path / "none.db")

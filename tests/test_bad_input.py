@@ -635,7 +635,132 @@ CASES: list[tuple[str, Callable[[], object], type | tuple, str]] = [
     ("options-step-no-constraints", lambda: _opts(step=0.1), ValueError, "step"),
     ("options-xi-no-restarts", lambda: _opts(xi=1.0), ValueError, "xi"),
     ("options-xi0-restarts", lambda: _opts(restarts=True, xi=0.0), ValueError, "xi"),
+    # issue 31, the rest of the list: detector options without restarts, the
+    # constraints' without constraints, degenerate sizes, overflowing magnitudes,
+    # the new options, NaN paths
+    (
+        "options-cpd_alpha-no-restarts",
+        lambda: _opts(cpd_alpha=3.0),
+        ValueError,
+        "cpd_alpha",
+    ),
+    ("options-cpd_c-no-restarts", lambda: _opts(cpd_c=5.0), ValueError, "cpd_c"),
+    (
+        "options-cpd_detector-no-restarts",
+        lambda: _opts(cpd_detector="paper"),
+        ValueError,
+        "cpd_detector",
+    ),
+    (
+        "options-epoch_length-no-constraints",
+        lambda: _opts(epoch_length=7),
+        ValueError,
+        "epoch_length",
+    ),
+    (
+        "options-epoch_length-1e9",
+        lambda: _opts(long_term_constraints=True, epoch_length=10**9),
+        ValueError,
+        "epoch_length",
+    ),
+    (
+        "options-num_candidates-1e7",
+        lambda: _opts(num_candidates=10**7),
+        ValueError,
+        "num_candidates",
+    ),
+    (
+        "options-y_min-1e308",
+        lambda: _opts(pending="censor", y_min=-1e308),
+        ValueError,
+        "y_min",
+    ),
+    ("options-beta-1e300", lambda: _opts(beta=1e300), ValueError, "beta"),
+    ("options-seed-2**70", lambda: _opts(seed=2**70), ValueError, "seed"),
+    ("options-sems-bad", lambda: _opts(sems="sometimes"), ValueError, "sems"),
+    (
+        "options-fit_out_of_design-str",
+        lambda: _opts(fit_out_of_design="yes"),
+        ValueError,
+        "fit_out_of_design",
+    ),
+    (
+        "penalty-exp-c-inf",
+        lambda: bb.constraints.ExponentialPenalty(c=INF),
+        ValueError,
+        "c",
+    ),
+    (
+        "composite-targets-nan",
+        lambda: _composite(NAN),
+        ValueError,
+        "f_values",
+    ),
+    ("igpucb-X-nan", lambda: bb.IGPUCB(_model(), beta=1.0)(_nan_X()), ValueError, "X"),
+    (
+        "gpucb-X-nan",
+        lambda: bb.GPUCB(_model(), num_arms=8)(_nan_X()),
+        ValueError,
+        "X",
+    ),
+    (
+        "gpts-X-nan",
+        lambda: bb.GPThompsonSampling(_model(), v=1.0, seed=0)(_nan_X()),
+        ValueError,
+        "X",
+    ),
+    (
+        "gpucbsdf-X-nan",
+        lambda: bb.GPUCBSDF(_model(), _arms(2), beta=1.0)(_nan_X()),
+        ValueError,
+        "X",
+    ),
+    (
+        "gptssdf-X-nan",
+        lambda: bb.GPThompsonSamplingSDF(_model(), _arms(2), beta=1.0)(_nan_X()),
+        ValueError,
+        "X",
+    ),
+    (
+        "igpucb-X-wrong-width",
+        lambda: bb.IGPUCB(_model(), beta=1.0)(torch.rand(3, 1, 2, dtype=D)),
+        ValueError,
+        "X",
+    ),
+    (
+        "detector-scan-y-nan",
+        lambda: _detector().scan(_arms(4), torch.tensor([0.1, NAN, 0.2, 0.3], dtype=D)),
+        ValueError,
+        "y",
+    ),
+    (
+        "reproduce-seed-neg",
+        lambda: _reproduce(seed=-1),
+        ValueError,
+        "seed",
+    ),
 ]
+
+
+def _nan_X():
+    X = torch.rand(3, 1, 1, dtype=D)
+    X[1, 0, 0] = NAN
+    return X
+
+
+def _composite(f):
+    return bb.constraints.composite_targets(
+        torch.tensor([1.0, f], dtype=D),
+        torch.zeros(2, 1, dtype=D),
+        torch.ones(1, dtype=D),
+        "additive",
+    )
+
+
+def _reproduce(**kw):
+    from botorch_bandits.benchmarks.reproduce import reproduce
+
+    return reproduce("chowdhury2017-fig1", smoke=True, out=None, **kw)
 
 
 def _opts(**kwargs):

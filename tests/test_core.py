@@ -85,6 +85,23 @@ def test_practical_decisions_do_not_depend_on_the_objectives_units() -> None:
     assert a.x == b.x
 
 
+@pytest.mark.parametrize("scale", [1e-200, 1e-300, 1e200, 1e300])
+def test_tiny_and_huge_objective_scales_decide_as_unit_ones(scale) -> None:
+    """Issue 31: values x 1e-200 gave a flat fit (the spread's squares underflowed
+    to a standard deviation of 0, so the targets stayed ~1e-200) whose metadata said
+    'fitted'. The spread is now taken on rescaled values: the same decision."""
+    opts = DecisionOptions.from_kwargs(algorithm="IGP-UCB")
+    a = decide(_history(), opts, _domain())
+    b = decide(_history(scale=scale), opts, _domain())
+    assert b.metadata["standardize"]["std"] == pytest.approx(
+        scale * a.metadata["standardize"]["std"], rel=1e-9
+    )
+    assert b.x == pytest.approx(a.x, abs=1e-6)
+    assert b.metadata["fit"]["lengthscale"] == pytest.approx(
+        a.metadata["fit"]["lengthscale"], rel=1e-4
+    )
+
+
 def test_a_constant_beta_is_the_sigma_multiplier() -> None:
     for algorithm in ALGORITHMS:
         opts = DecisionOptions.from_kwargs(algorithm=algorithm, mode="theory", beta=1.7)

@@ -187,6 +187,20 @@ def check_input_dim(name: str, X: Tensor, model: Any) -> None:
         )
 
 
+def check_points(X: Tensor, model: Any) -> None:
+    """Points to score: finite (a NaN or infinite coordinate would give a NaN score
+    that an argmax or an optimizer takes silently) and of the model's width."""
+    if not bool(torch.isfinite(X).all()):
+        bad = (~torch.isfinite(X)).reshape(-1, X.shape[-1]).any(-1).nonzero()
+        raise ValueError(
+            f"`X` must be finite, got {bad.numel()} point(s) with a NaN or infinite "
+            f"coordinate (the first at flat row {int(bad[0])} of shape "
+            f"{tuple(X.shape)})."
+        )
+    if getattr(model, "input_transform", None) is None:  # else another width
+        check_input_dim("X", X, model)
+
+
 def gamma_after(acqf: Any, t: int, extra_gain: Tensor | float = 0.0) -> float | Tensor:
     r""":math:`\gamma_{t-1}` for the decision at round ``t`` (``acqf.t``, or
     ``acqf._round(j)`` for point ``j`` of a q-batch): an a-priori source is asked

@@ -41,6 +41,7 @@ from botorch_bandits.acquisition._batch import (
 from botorch_bandits.acquisition._common import (
     RoundScheduleMixin,
     check_input_dim,
+    check_points,
     check_round,
     gamma_after,
     model_input_dim,
@@ -596,6 +597,7 @@ class GPThompsonSampling(RoundScheduleMixin, AcquisitionFunction):
         Returns:
             ``(b1 x ... x bk)`` values of :math:`f_t` (negated if ``maximize=False``).
         """
+        check_points(X, self.model)
         # X whose batch dims do not pair with those of a batched model: every point
         # is valued under every model batch and the draws are summed over the
         # batches, as BoTorch's PathwiseThompsonSampling does (a draw of the sum of

@@ -39,6 +39,7 @@ from botorch_bandits.acquisition._batch import (
 from botorch_bandits.acquisition._common import (
     RoundScheduleMixin,
     batch_multiplier,
+    check_points,
     check_round,
     gamma_after,
     model_input_dim,
@@ -172,6 +173,7 @@ class ScheduledUCB(RoundScheduleMixin, AnalyticAcquisitionFunction):
             ``maximize=False``, as in BoTorch's ``UpperConfidenceBound``); for
             ``q > 1`` the sum over the batch of the sequential rule's values.
         """
+        check_points(X, self.model)
         X = align_to_model_batch(X, self.model)
         if X.shape[-2] > 1:
             return self._batch_value(X)

@@ -173,7 +173,12 @@ class BanditNode(ExternalGenerationNode):
         checked, the new and changed ones read in full."""
         space = self._space(experiment)
         self._history = read_experiment(
-            experiment, data, space, self.long_term_constraints, self._read
+            experiment,
+            data,
+            space,
+            self.long_term_constraints,
+            self._read,
+            self.decision_options.fit_out_of_design,
         )
         self._space_now = space
         self._proposed, self._foreign = [], []
@@ -208,7 +213,8 @@ class BanditNode(ExternalGenerationNode):
         # this call's candidates not yet on the experiment: Ax lists them as pending
         # observations without a trial index, in the order they were made; the last
         # ones are this node's own (recorded with their uniform tags)
-        known = {e.index for e in self._history.trials} | set(self._history.failed)
+        h = self._history
+        known = {e.index for e in h.trials} | set(h.failed) | set(h.out_of_design)
         lists = list((pending_observations or {}).values())
         in_call = [
             o.parameters

@@ -59,6 +59,17 @@ def outcome_constraints(opt: Any, long_term: bool) -> list[Constraint]:
     return out
 
 
+def check_sem(trial: int, metric: str, sem: float) -> None:
+    """A reported standard error must be finite and >= 0 (NaN: not reported)."""
+    if not (math.isnan(sem) or (math.isfinite(sem) and sem >= 0)):
+        raise ValueError(
+            f"Trial {trial} has the standard error (SEM) {sem!r} for the metric "
+            f"{metric!r}: an SEM must be finite and >= 0, or left out (NaN: "
+            "unknown, the model's noise applies). Attach the data again with a "
+            "valid SEM (raw_data={'name': (mean, sem)}) or without one."
+        )
+
+
 def check_value(trial: int, metric: str, value: float) -> None:
     """A trial's metric value must be finite (NaN / inf would freeze the GP)."""
     if not math.isfinite(value):
@@ -86,6 +97,7 @@ def read_experiment(
     space: Space,
     long_term: bool,
     cache: dict[str, Any] | None = None,
+    fit_out_of_design: bool = False,
 ) -> History:
     """Every trial in index order: its point, objective (as maximized) and
     constraint values, times and uniform tag, checked; failed and abandoned trials
@@ -94,7 +106,10 @@ def read_experiment(
     failed, abandoned, early-stopped) is read once and reused while its status and
     values are those it was read with, for the same experiment, space, objective and
     constraints; each call then checks every trial's status and values (a cheap
-    pass) and reads only the new or changed ones in full."""
+    pass) and reads only the new or changed ones in full. A trial whose point is
+    outside the search space (Ax's ``check_membership``, with its tolerance) is left
+    out and listed in ``History.out_of_design``, as Ax's models leave it out, unless
+    ``fit_out_of_design``."""
     opt = experiment.optimization_config
     if opt is None:
         raise ValueError("BanditNode needs an optimization config (an objective).")
@@ -119,6 +134,15 @@ def read_experiment(
             df["trial_index"], df["metric_name"], df["mean"], strict=True
         )
     }
+    sems: dict[tuple[int, str], float] = {
+        (int(i), str(m)): float(v)
+        for i, m, v in zip(
+            df["trial_index"],
+            df["metric_name"],
+            df["sem"] if "sem" in df.columns else [math.nan] * len(df),
+            strict=True,
+        )
+    }
     others = sorted({n for names, *_ in constraints for n in names})
     key = (space.key, metric, sign, repr(constraints))
     if cache is None:
@@ -132,10 +156,15 @@ def read_experiment(
     for t in sorted(experiment.trials.values(), key=lambda t: t.index):
         status = t.status
         f = values.get((t.index, metric))
-        signature = (status, f, tuple(values.get((t.index, n)) for n in others))
+        signature = (
+            status,
+            f,
+            tuple(values.get((t.index, n)) for n in others),
+            repr([sems.get((t.index, n)) for n in (metric, *others)]),  # NaN == NaN
+        )
         entry = kept.get(t.index)
         if entry is None or entry["signature"] != signature:
-            entry = _read_trial(t, status, f, metric, sign, constraints, values)
+            entry = _read_trial(t, status, f, metric, sign, constraints, values, sems)
             entry["signature"] = signature
             if status in _SETTLED:
                 kept[t.index] = entry
@@ -148,15 +177,20 @@ def read_experiment(
         coords = space.coordinates([e["params"] for e in fresh]).tolist()
         for e, x in zip(fresh, coords, strict=True):
             e["x"] = tuple(x)
+            e["out"] = not space.search_space.check_membership(
+                e["params"], raise_error=False, check_all_parameters_present=True
+            )
     warm = None  # the latest recorded fit of this node: the next fit's start
     last_fit = None
     for e in entries:
         if e["fit"] is not None:
             warm = {k: e["fit"][k] for k in ("lengthscale", "noise", "mean")}
             last_fit = dict(e["fit"])
-    records = []
+    records, outside = [], []
     for e in entries:  # a settled trial's record is made once (its entry is kept)
-        if e["row"] is not None:
+        if e["row"] is not None and e["out"] and not fit_out_of_design:
+            outside.append(e["index"])
+        elif e["row"] is not None:
             if "record" not in e:
                 e["record"] = TrialRecord(x=e["x"], **e["row"])
             records.append(e["record"])
@@ -167,6 +201,7 @@ def read_experiment(
     return History(
         trials=trials,
         failed=failed,
+        out_of_design=tuple(outside),
         metric=metric,
         num_constraints=len(constraints),
         warm=None if warm is None else Hyperparameters.from_dict(warm),
@@ -182,6 +217,7 @@ def _read_trial(
     sign: float,
     constraints: list[Constraint],
     values: dict[tuple[int, str], float],
+    sems: dict[tuple[int, str], float],
 ) -> dict[str, Any]:
     """One trial read and checked: ``row`` (a :class:`TrialRecord`'s fields but
     its point; ``None`` for a failed trial), ``params`` and ``fit`` (its recorded
@@ -210,9 +246,12 @@ def _read_trial(
             f"(client.mark_trial_abandoned(trial_index={t.index})); BanditNode "
             "does not guess it."
         )
+    sem = None
     if f is not None:
         check_value(t.index, metric, f)
-    g = None
+        sem = sems.get((t.index, metric), math.nan)
+        check_sem(t.index, metric, sem)
+    g = g_sem = None
     if f is not None and constraints:
         g = []
         for names, weights, s, bound in constraints:
@@ -225,10 +264,20 @@ def _read_trial(
                 )
             for n in names:
                 check_value(t.index, n, values[(t.index, n)])
+                check_sem(t.index, n, sems.get((t.index, n), math.nan))
             lhs = sum(
                 w * values[(t.index, n)] for n, w in zip(names, weights, strict=True)
             )
             g.append(s * (lhs - bound))
+            # its standard error: the weighted metrics' combined (independent;
+            # hypot: no square over- or underflows)
+            se = math.hypot(
+                *(
+                    w * sems.get((t.index, n), math.nan)
+                    for n, w in zip(names, weights, strict=True)
+                )
+            )
+            g_sem = (*(g_sem or ()), se)
     done = t.time_completed if f is not None else None
     entry["params"] = arms[0].parameters
     entry["row"] = dict(
@@ -238,6 +287,8 @@ def _read_trial(
         created=t.time_created.timestamp(),
         completed=None if f is None else (done or t.time_created).timestamp(),
         uniform=bool(meta.get("cpd_uniform", False)),
+        sem=None if sem is None or math.isnan(sem) else sem,
+        g_sem=g_sem,
     )
     return entry
 

@@ -8,6 +8,7 @@ engine to their file: one file at a time in a process (see docs/ax.md)."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -32,10 +33,21 @@ def _bind_engine(url: str, argument: str) -> None:
     except DatabaseError as err:
         if previous is not None and previous != url:  # back to the last good file
             db.init_engine_and_session_factory(url=previous, force_init=True)
-        raise ValueError(
-            f"`{argument}`: {url[len('sqlite:///') :]} is not a SQLite database "
-            f"({err.orig})."
-        ) from err
+        raise ValueError(_unusable(url[len("sqlite:///") :], argument, err)) from err
+
+
+def _unusable(path: str, argument: str, err: Exception) -> str:
+    """What to say of a SQLite file that an operation failed on, naming it."""
+    why = str(getattr(err, "orig", None) or err)
+    if "full" in why:
+        return (
+            f"`{argument}`: cannot write to {path}: the disk is full ({why}); the "
+            "file was left as it is. Free some space and run again."
+        )
+    return (
+        f"`{argument}`: {path} cannot be read as a SQLite database of Ax "
+        f"experiments ({why}); it was left as it is."
+    )
 
 
 def _check_path(path: Any, argument: str) -> Path:
@@ -93,7 +105,15 @@ def writer_lock(path: str | os.PathLike) -> Iterator[Path]:
 
     db = _check_path(path, "path")
     lock = db.with_name(db.name + ".lock")
-    fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+    try:
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+    except OSError as err:
+        if err.errno == errno.ELOOP:  # O_NOFOLLOW met a symbolic link
+            raise ValueError(
+                f"The lock file {lock} of {db} is a symbolic link; locks are never "
+                "taken through one (another file would be written): remove it."
+            ) from None
+        raise
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -113,11 +133,16 @@ def writer_lock(path: str | os.PathLike) -> Iterator[Path]:
 def experiment_names() -> list[str]:
     """The names of the experiments in the file Ax's engine is bound to (the last
     :func:`sqlite_storage` or :func:`load_client` of the process)."""
-    from ax.storage.sqa_store.db import session_scope
+    from ax.storage.sqa_store.db import get_engine, session_scope
     from ax.storage.sqa_store.sqa_classes import SQAExperiment
+    from sqlalchemy.exc import DatabaseError
 
-    with session_scope() as session:
-        return sorted(name for (name,) in session.query(SQAExperiment.name))
+    try:
+        with session_scope() as session:
+            return sorted(name for (name,) in session.query(SQAExperiment.name))
+    except DatabaseError as err:
+        path = str(get_engine().url)[len("sqlite:///") :]
+        raise ValueError(_unusable(path, "storage", err)) from err
 
 
 def load_client(
@@ -171,9 +196,14 @@ def load_client(
     # loading an intact file rewrote every data row. Load with Ax's own loader and
     # attach without saving; later calls save as usual.
     config = StorageConfig(url=url)
-    experiment, strategy = upstream.load_experiment_and_strategy(
-        config, experiment_name
-    )
+    from sqlalchemy.exc import DatabaseError
+
+    try:
+        experiment, strategy = upstream.load_experiment_and_strategy(
+            config, experiment_name
+        )
+    except DatabaseError as err:  # e.g. a damaged page: "disk image is malformed"
+        raise ValueError(_unusable(str(path), "storage", err)) from err
     client = Client(storage_config=config, random_seed=random_seed)
     upstream.attach_to_client(client, experiment, strategy)
     return client

@@ -13,6 +13,7 @@ from botorch_bandits.ax.generation import (
     InitialTrials,
     load_options,
 )
+from botorch_bandits.core.options import loading_stored
 
 
 def bandit_node_to_dict(node: BanditNode) -> dict[str, Any]:
@@ -40,7 +41,8 @@ def bandit_node_from_json(**kwargs: Any) -> BanditNode:
         # "never" was spelled out, meant the same)
         if kwargs.get("sparse_after") is None:
             kwargs["sparse_after"] = "never"
-    return BanditNode(**load_options(kwargs))
+    with loading_stored():  # the options it was stored with, as they are
+        return BanditNode(**load_options(kwargs))
 
 
 def center_first_to_dict(node: CenterFirst) -> dict[str, Any]:

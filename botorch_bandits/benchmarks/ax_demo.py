@@ -8,7 +8,9 @@ and noise. What runs and what a resume restores: ``docs/demo.md``.
 from __future__ import annotations
 
 import csv
+import json
 import logging
+import sqlite3
 import warnings
 from collections.abc import Callable
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
@@ -27,6 +29,7 @@ from botorch_bandits._io import (
 from botorch_bandits.benchmarks.executors import stop_now
 from botorch_bandits.benchmarks.problems import rkhs_function
 from botorch_bandits.upstream import client_experiment, client_generation_strategy
+from botorch_bandits.validation import check_seed
 
 EXPERIMENTS = {"bandit": "demo-igp-ucb", "ax-default": "demo-ax-default"}
 LABELS = {"bandit": "IGP-UCB (botorch_bandits)", "ax-default": "Ax default strategy"}
@@ -297,6 +300,76 @@ def trial_seconds(client: Any) -> np.ndarray:
     return np.diff(np.asarray(created, dtype=float))
 
 
+#: what makes a demo run the run it is, with the command line's flag of each: a
+#: resume must give the same values (recorded in the run's file)
+RUN_OPTIONS: dict[str, str] = {
+    "trials": "--trials/--smoke",
+    "parallelism": "--parallelism",
+    "seed": "--seed",
+    "mode": "--mode",
+    "strategies": "--bandit-only",
+}
+_RUN_TABLE = "botorch_bandits_demo_run"
+
+
+def check_run_options(db: Path, resume: bool, options: dict[str, Any]) -> None:
+    """Record a new run's :data:`RUN_OPTIONS` in its SQLite file (a table of ours
+    beside Ax's), or, resuming, refuse values other than the recorded ones, naming
+    each, and a file that records none (empty, or not a demo run's)."""
+    values = {k: json.dumps(options[k]) for k in RUN_OPTIONS}
+    try:
+        con = sqlite3.connect(db)
+        try:
+            with con:
+                if not resume:
+                    con.execute(
+                        f"CREATE TABLE IF NOT EXISTS {_RUN_TABLE} "
+                        "(option TEXT PRIMARY KEY, value TEXT NOT NULL)"
+                    )
+                    con.executemany(
+                        f"INSERT OR REPLACE INTO {_RUN_TABLE} VALUES (?, ?)",
+                        list(values.items()),
+                    )
+                    return
+                has = con.execute(
+                    "SELECT 1 FROM sqlite_master WHERE type='table' AND name=?",
+                    (_RUN_TABLE,),
+                ).fetchone()
+                stored = (
+                    dict(con.execute(f"SELECT option, value FROM {_RUN_TABLE}"))
+                    if has
+                    else {}
+                )
+        finally:
+            con.close()
+    except sqlite3.DatabaseError as err:
+        raise ValueError(
+            f"{db} cannot be read as a SQLite database ({err}); it was left as it "
+            "is. Move it away, or start a fresh run without --resume (which "
+            "replaces it)."
+        ) from err
+    if not stored:
+        raise ValueError(
+            f"--resume: {db} holds no demo run ({db.stat().st_size} bytes, no record "
+            "of a run's options: empty, or written by another program or an "
+            "earlier version); it was left as it is. Start a fresh run without "
+            "--resume (which replaces it)."
+        )
+    differ = [k for k in RUN_OPTIONS if stored.get(k) != values[k]]
+    if differ:
+        said = "; ".join(
+            f"{k} ({RUN_OPTIONS[k]}) {json.loads(stored[k])!r} when it began, "
+            f"{options[k]!r} now"
+            for k in differ
+            if k in stored
+        ) or ", ".join(differ)
+        raise ValueError(
+            f"--resume continues the run stored in {db} and would change it: "
+            f"{said}. Pass the values it began with, or start a fresh run without "
+            "--resume (which replaces it)."
+        )
+
+
 def run_demo(
     out_dir: str | Path = "runs/demo",
     trials: int = 30,
@@ -319,6 +392,7 @@ def run_demo(
     for name, value, low in (("trials", trials, 4), ("parallelism", parallelism, 1)):
         if isinstance(value, bool) or not isinstance(value, int) or value < low:
             raise ValueError(f"`{name}` must be an integer >= {low}, got {value!r}.")
+    check_seed("seed", seed)
     if mode not in MODES:
         raise ValueError(f"`mode` must be one of {list(MODES)}, got mode={mode!r}.")
     unknown = [s for s in strategies if s not in EXPERIMENTS]
@@ -337,6 +411,17 @@ def run_demo(
     with writer_lock(db):  # one writer per database, for the whole run
         if not resume and db.exists():
             db.unlink()  # a fresh run replaces the previous one
+        check_run_options(
+            db,
+            resume,
+            dict(
+                trials=trials,
+                parallelism=parallelism,
+                seed=seed,
+                mode=mode,
+                strategies=list(strategies),
+            ),
+        )
         storage = sqlite_storage(db)
         fn = demo_function(seed)
         own = executor is None

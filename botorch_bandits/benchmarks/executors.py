@@ -4,10 +4,13 @@ or a Dask cluster; results in completion order, Ctrl-C stopping the workers at o
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import os
+import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
 from typing import Any
+from urllib.parse import urlsplit
 
 import torch
 
@@ -65,36 +68,133 @@ def run_specs(
     return [function(**spec) for spec in specs]
 
 
+#: the trust model of ``--dask``, for the help and the messages
+DASK_TRUST = (
+    "A Dask scheduler runs the code its clients send, and this process unpickles "
+    "its replies: connect only to a cluster you trust, over a network you trust "
+    "(Dask's own transport is unencrypted unless the cluster uses TLS). The local "
+    "cluster listens on 127.0.0.1 only, with TLS and credentials made for the run "
+    "(no other user of the machine can submit to it), and serves no dashboard."
+)
+
+
+def is_loopback(address: str) -> bool:
+    """Whether a scheduler address (``[proto://]host[:port]``) names this machine."""
+    host = urlsplit(address if "://" in address else f"tcp://{address}").hostname
+    if host is None:
+        return False
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def check_dask_address(address: str, allow_remote: bool) -> None:
+    """``--dask ADDRESS``: ``"local"``, or a scheduler on this machine; another host
+    only with ``allow_remote`` (``--dask-remote``), saying why."""
+    if address == "local" or allow_remote or is_loopback(address):
+        return
+    raise ValueError(
+        f"--dask {address!r} is not on this machine; pass --dask-remote as well to "
+        f"use it. {DASK_TRUST}"
+    )
+
+
+def local_cluster(workers: int) -> tuple[Any, Any]:
+    """A ``distributed.LocalCluster`` on 127.0.0.1 with ``workers`` one-thread
+    processes, over TLS with temporary credentials (``Security.temporary()``), its
+    HTTP servers on random loopback ports with no routes (no dashboard); returns
+    ``(cluster, security)``."""
+    import dask
+    from distributed import LocalCluster
+    from distributed.security import Security
+
+    try:
+        security = Security.temporary()
+    except ImportError as err:  # pragma: no cover - cryptography is in the extra
+        raise ImportError(
+            "--dask needs the `cryptography` package for the local cluster's TLS: "
+            "pip install 'botorch-bandits[dask]'"
+        ) from err
+    routes = {
+        "distributed.scheduler.http.routes": [],
+        "distributed.worker.http.routes": [],
+    }
+    with dask.config.set(routes):
+        cluster = LocalCluster(
+            host="127.0.0.1",
+            n_workers=workers,
+            threads_per_worker=1,
+            processes=True,
+            protocol="tls",
+            security=security,
+            dashboard_address="127.0.0.1:0",
+            scheduler_kwargs={"dashboard": False},
+        )
+    return cluster, security
+
+
+#: seconds a scheduler has to answer ``--dask ADDRESS``
+CONNECT_SECONDS = 30.0
+
+
+def _connect(client_class: Any, address: str) -> Any:
+    """A Dask client of the scheduler at ``address``, or a ``ValueError`` naming it
+    when the peer refuses, closes, answers as no Dask scheduler does, or says
+    nothing for :data:`CONNECT_SECONDS` (Dask's handshake would wait forever: the
+    attempt runs in a daemon thread, left behind then)."""
+    result: dict[str, Any] = {}
+
+    def attempt() -> None:
+        try:
+            result["client"] = client_class(address, timeout=CONNECT_SECONDS)
+        except BaseException as err:
+            result["error"] = err
+
+    thread = threading.Thread(target=attempt, daemon=True)
+    thread.start()
+    thread.join(CONNECT_SECONDS + 5.0)
+    if "client" in result:
+        return result["client"]
+    err = result.get("error")
+    why = (
+        f"{type(err).__name__}: {err}"
+        if err is not None
+        else f"no answer in {CONNECT_SECONDS:g} s"
+    )
+    raise ValueError(f"--dask {address!r}: no Dask scheduler answered there ({why}).")
+
+
 def dask_map(
     function: Callable[..., Any],
     specs: Sequence[Mapping[str, Any]],
     address: str,
     each: Callable[[Any], Any],
     workers: int | None = None,
+    allow_remote: bool = False,
 ) -> list[Any]:
     """As :func:`pool_map` on a Dask cluster: ``address`` ``"local"`` starts a
-    ``distributed.LocalCluster`` on 127.0.0.1 with ``workers`` processes of one
-    thread each (default: the CPU count, at most the number of jobs) and closes it
-    afterwards; any other value is a scheduler's address."""
+    :func:`local_cluster` with ``workers`` processes (default: the CPU count, at
+    most the number of jobs) and closes it afterwards; any other value is a
+    scheduler's address, on this machine unless ``allow_remote``
+    (:data:`DASK_TRUST`)."""
     try:
-        from distributed import Client, LocalCluster
+        from distributed import Client
         from distributed import as_completed as dask_completed
     except ImportError as err:  # pragma: no cover - distributed is in the dask extra
         raise ImportError(
             "--dask needs the `distributed` package: pip install 'botorch-bandits[dask]'"
         ) from err
+    check_dask_address(address, allow_remote)
     cluster = None
     if address == "local":
-        cluster = LocalCluster(
-            host="127.0.0.1",
-            n_workers=workers or min(os.cpu_count() or 1, len(specs)),
-            threads_per_worker=1,
-            processes=True,
-            dashboard_address=None,
-        )
-        client = Client(cluster)
+        n = workers or min(os.cpu_count() or 1, len(specs))
+        cluster, security = local_cluster(n)
+        client = Client(cluster, security=security)
     else:
-        client = Client(address)
+        client = _connect(Client, address)
     try:
         futures = [client.submit(function, **spec, pure=False) for spec in specs]
         return [each(fut.result()) for fut in dask_completed(futures)]

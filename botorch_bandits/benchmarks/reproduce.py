@@ -26,7 +26,12 @@ from botorch_bandits.benchmarks.calibration import (
     read_calibration,
     reading_name,
 )
-from botorch_bandits.benchmarks.executors import dask_map, pool_map, worker_pool
+from botorch_bandits.benchmarks.executors import (
+    check_dask_address,
+    dask_map,
+    pool_map,
+    worker_pool,
+)
 from botorch_bandits.benchmarks.experiments import (
     ALIASES,
     CONSTRAINED_PROBLEMS,
@@ -64,6 +69,7 @@ from botorch_bandits.benchmarks.output import (
 )
 from botorch_bandits.benchmarks.plots import plot
 from botorch_bandits.benchmarks.result import ReproduceResult
+from botorch_bandits.validation import check_seed
 
 __all__ = [
     "ALIASES",
@@ -154,6 +160,7 @@ def reproduce(
     cpd_c: float | str | None = None,
     record: str | int = "log",
     device: str | None = None,
+    dask_remote: bool = False,
 ) -> ReproduceResult:
     """Run experiment ``name``; write its CSV and PNG to ``out`` (``None``: write
     nothing); ``record``: the steps the CSV keeps (:func:`recorded_steps`; the plot
@@ -166,7 +173,11 @@ def reproduce(
     ``device``: a torch device (``"cuda"``) for the finite-arm experiments: every
     seed of a job runs there at once, the jobs one after the other in this process
     (the instances are the CPU's; the noise comes from the device's generator, so
-    the runs differ from the CPU's by their noise draws)."""
+    the runs differ from the CPU's by their noise draws). ``dask_remote``: allow a
+    ``dask`` scheduler on another host (``executors.DASK_TRUST``)."""
+    check_seed("seed", seed)
+    if dask is not None:
+        check_dask_address(dask, dask_remote)
     if name not in EXPERIMENTS:
         raise ValueError(
             f"`experiment` must be one of {sorted(EXPERIMENTS)}, got {name!r}."
@@ -226,7 +237,9 @@ def reproduce(
     start = time.perf_counter()
     bar = _bar(sum(s["horizon"] for s in specs), name) if show_progress else None
     if dask is not None:
-        jobs = dask_map(run_job, specs, dask, _advance(bar, T))
+        jobs = dask_map(
+            run_job, specs, dask, _advance(bar, T), allow_remote=dask_remote
+        )
     else:
         n = 1 if device is not None else workers or min(os.cpu_count() or 1, len(specs))
         if n <= 1:

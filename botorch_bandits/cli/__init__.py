@@ -9,8 +9,11 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import signal
 import sys
+import threading
 from collections.abc import Sequence
+from typing import Any
 
 from botorch_bandits.cli import ax_commands, reproduction, studies
 from botorch_bandits.cli.common import Command, CommandError, missing
@@ -102,16 +105,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not debug:
         logging.disable(logging.INFO)  # Ax announces its storage at INFO on import
         quiet_interrupt_logs()
+    interrupted: list[bool] = []
+
+    def on_sigint(signum: int, frame: Any) -> None:
+        interrupted.append(True)  # remembered: the error it causes is the interrupt
+        raise KeyboardInterrupt
+
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGINT, on_sigint)
     try:
         check_extras(args.command)
+        out = getattr(args, "out", None)
+        folder = args.command not in FILE_OUT  # --out names a folder
+        if folder and isinstance(out, str) and os.path.isfile(out):
+            raise CommandError(
+                f"--out {out} is a file; --out names the folder the outputs go to: "
+                "give a folder (it is created if missing)."
+            )
         return COMMANDS[args.command].run(args, parser)
     except KeyboardInterrupt:
-        hint = ""
-        if args.command == "demo":
-            hint = f"; continue with: botorch-bandits demo --resume --out {args.out}"
-        print(f"botorch-bandits: interrupted{hint}", file=sys.stderr)
-        return 130
+        return _interrupted(args)
     except Exception as err:
+        if interrupted:  # e.g. a worker killed by the same Ctrl-C broke the pool
+            return _interrupted(args)
         if debug:
             raise
         text = " ".join(str(err).split()) or type(err).__name__
@@ -119,3 +136,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not isinstance(err, (CommandError, ValueError, OSError, RuntimeError)):
             print("(run with --debug for the traceback)", file=sys.stderr)
         return 2
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+
+
+#: the commands whose ``--out`` names a file, not a folder
+FILE_OUT = ("reproduction-report",)
+
+
+def _interrupted(args: argparse.Namespace) -> int:
+    """Ctrl-C: one line saying how to continue; exit status 130."""
+    hint = ""
+    if args.command == "demo":
+        hint = f"; continue with: botorch-bandits demo --resume --out {args.out}"
+    print(f"botorch-bandits: interrupted{hint}", file=sys.stderr)
+    return 130

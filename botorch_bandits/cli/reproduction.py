@@ -41,8 +41,16 @@ def _reproduce_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--dask",
         metavar="ADDRESS",
-        help="run the jobs on a Dask cluster: a scheduler address, or 'local' for a "
-        "LocalCluster on 127.0.0.1",
+        help="run the jobs on a Dask cluster: 'local' for a LocalCluster on "
+        "127.0.0.1 (TLS with the run's own credentials, no dashboard), or the "
+        "address of a scheduler on this machine (another host needs --dask-remote). "
+        "A Dask scheduler runs the code its clients send and this process unpickles "
+        "its replies: use only a cluster you trust",
+    )
+    parser.add_argument(
+        "--dask-remote",
+        action="store_true",
+        help="allow --dask ADDRESS on another host (you trust it and the network)",
     )
     parser.add_argument(
         "--workers", type=positive_int, help="local worker processes (CPU count)"
@@ -135,6 +143,7 @@ def _run_reproduce(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
         smoke=args.smoke,
         out=args.out,
         dask=args.dask,
+        dask_remote=args.dask_remote,
         workers=args.workers,
         algorithms=args.algorithms.split(",") if args.algorithms else None,
         seed=args.seed,

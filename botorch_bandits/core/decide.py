@@ -27,6 +27,7 @@ from botorch_bandits.changepoint import (
 from botorch_bandits.constraints import composite_targets, epoch_schedule
 from botorch_bandits.core.domain import Domain
 from botorch_bandits.core.fit import (
+    KnownNoise,
     build_model,
     fit_practical,
     fit_subset,
@@ -44,9 +45,11 @@ from botorch_bandits.core.options import (
 )
 from botorch_bandits.core.views import (
     censored_view,
+    known_noise_rule,
     multipliers,
     penalty_of,
     restarts_state,
+    target_sems,
 )
 from botorch_bandits.hyperparameters import Hyperparameters
 from botorch_bandits.models import (
@@ -149,6 +152,8 @@ def decide(
     }
     if history.fixed:
         meta["fixed_features"] = dict(history.fixed)
+    if history.out_of_design:  # left out of the model, as Ax's models leave them
+        meta["out_of_design"] = len(history.out_of_design)
     # --- GP-UCB-CPD: restarts and the uniform-exploration rule
     start, uniform = 0, False
     if opts.restarts is not None:
@@ -223,6 +228,17 @@ def decide(
             rule,
             penalty_of(opts.constraints),
         )
+    # reported standard errors: the targets' known noise variances (sems=...)
+    se = target_sems(done, kappa, opts.constraints)
+    rule = known_noise_rule(se, opts.sems, [e.index for e in done])
+    reported = int((~torch.isnan(se)).sum())
+    var = se.square()  # the theory mode's (raw targets); standardized below
+    if reported:
+        meta["sems"] = {
+            "rule": "ignore" if opts.sems == "ignore" else rule,
+            "reported": reported,
+            "observations": len(done),
+        }
     cens = opts.censoring
     y_min, B_y, R = cens.y_min, cens.B_y, opts.R
     sparse = {
@@ -242,10 +258,11 @@ def decide(
             Y0, m, s = standardize(Y0)
         except ValueError:
             not_finite(None, done, history.metric)
-        q = STANDARDIZED_QUANTUM
-        y_min = round((cens.y_min - m) / s / q) * q
-        B_y = round((cens.B_y + abs(m)) / s / q) * q
+        if opts.pending == "censor":
+            y_min, B_y = censoring_units(cens.y_min, cens.B_y, m, s)
         meta["standardize"] = {"mean": m, "std": s}
+        var = (se / s).square()  # scaled first: no square over- or underflows
+        known = known_noise(var, rule)
         counts = {
             "n": len(done),
             "completed": sum(e.f is not None for e in active),
@@ -254,10 +271,15 @@ def decide(
         }
         if kappa is not None:  # the targets change with the epoch's multipliers
             counts["epoch"] = meta["epoch"]
+        if rule != "none":  # the noise a fit records is read by its rule
+            counts["sems"] = rule
         if opts.refit is None or refit_due(history.last_fit, counts, opts.refit):
             rows = fit_subset(len(done), opts.sparse_after, opts.seed)
-            Xf, Yf = (X0, Y0) if rows is None else (X0[rows], Y0[rows])
-            fit = {**fit_practical(Xf, Yf, history.warm, opts.seed, cache.fits)}
+            Xf, Yf, kf = (X0, Y0, known)
+            if rows is not None:
+                Xf, Yf = X0[rows], Y0[rows]
+                kf = None if known is None else KnownNoise(known.var[rows], known.learn)
+            fit = {**fit_practical(Xf, Yf, history.warm, opts.seed, cache.fits, kf)}
             fit.update(counts)
             if rows is not None:  # fitted on a subset (the sparse model's size)
                 fit["subset"] = len(rows)
@@ -266,10 +288,12 @@ def decide(
         meta["fit"] = fit
         hyper = Hyperparameters.from_dict(fit)
         if R is None:  # the fitted noise's standard deviation (standardized)
-            R = practical_confidence(hyper.noise).R
+            R = practical_confidence(noise_ratio(opts, hyper, known)).R
         meta["R"] = R
-    elif opts.theory.hyperparameters == "fitted":
-        hyper = fit_theory(X0, Y0, opts.theory.kernel)
+    else:
+        known = known_noise(var, rule)
+    if opts.theory is not None and opts.theory.hyperparameters == "fitted":
+        hyper = fit_theory(X0, Y0, opts.theory.kernel, known)
         if hyper is not None:
             meta["fitted"] = {
                 "lengthscale": list(hyper.lengthscale),
@@ -286,28 +310,35 @@ def decide(
     # (near) noise-free: no point evaluated since the last restart (H; before it
     # the objective was another) and none running, again (repeats="avoid")
     evaluated: list[list[float]] = []
-    if opts.repeats == "avoid" and noise_ratio(opts, hyper) <= NOISE_FREE:
+    if opts.repeats == "avoid" and noise_ratio(opts, hyper, known) <= NOISE_FREE:
         evaluated = not_again(active, start)
         meta["avoided"] = len(evaluated)
     targets = {e.index: float(y) for e, y in zip(done, Y0.tolist(), strict=True)}
+    var_of = {}  # each completed trial's known variance, as the model has it
+    if known is not None:
+        var_of = {e.index: v for e, v in zip(done, known.var.tolist(), strict=True)}
     recent = None
     if opts.pending == "censor":
         X, Y, recent, n_cens, n_late = censored_view(H, targets, y_min, cens, d)
         meta.update(censored=n_cens, late=n_late)
+        order = [e for e in H if e.index >= 0] + [e for e in H if e.index < 0]
+        rows_known = model_rows(known, order, Y, targets, var_of)
     else:
-        X, Y = X0, Y0
+        X, Y, rows_known = X0, Y0, known
         waiting = [list(e.x) for e in H if e.f is None]
         if opts.pending == "hallucinate" and waiting:
             Xw = torch.tensor(waiting, dtype=torch.double)
             with torch.no_grad():
                 mu = (
-                    build_model(X0, Y0, opts.theory, hyper, **sparse)
+                    build_model(X0, Y0, opts.theory, hyper, **sparse, known=known)
                     .posterior(Xw.unsqueeze(-2))
                     .mean.reshape(-1)
                 )
             X, Y = torch.cat([X0, Xw]), torch.cat([Y0, mu])
+            order = done + [e for e in H if e.f is None]
+            rows_known = model_rows(known, order, Y, targets, var_of)
         meta["pending"] = len(waiting)
-    model = build_model(X, Y, opts.theory, hyper, **sparse)
+    model = build_model(X, Y, opts.theory, hyper, **sparse, known=rows_known)
     t = X.shape[0] + 1
     # GP-TS: an exact joint draw on the decision set, or a pathwise draw (a
     # function of x) for the gradient optimizer -- not on the sparse model, whose
@@ -375,15 +406,65 @@ def not_again(active: list[TrialRecord], start: int) -> list[list[float]]:
     return [list(e.x) for i, e in enumerate(active) if i >= start or e.f is None]
 
 
-def noise_ratio(opts: DecisionOptions, hyper: Hyperparameters | None) -> float:
+def noise_ratio(
+    opts: DecisionOptions, hyper: Hyperparameters | None, known: KnownNoise | None
+) -> float:
     """The model's noise variance over its prior variance: the practical GP's fitted
     noise (its prior variance is 1), the theory kernel's noise (unit variance), or
-    the fitted theory kernel's noise over its output scale."""
+    the fitted theory kernel's noise over its output scale; with known noise
+    variances, their mean with the model's noise (:meth:`KnownNoise.level`)."""
     if opts.theory is None:
-        return hyper.noise if hyper is not None else math.inf
-    if hyper is None:
-        return opts.theory.noise
-    return hyper.noise / hyper.outputscale
+        if hyper is None:
+            return math.inf
+        return hyper.noise if known is None else known.level(hyper.noise)
+    base = opts.theory.noise if hyper is None else hyper.noise
+    level = base if known is None else known.level(base)
+    return level if hyper is None else level / hyper.outputscale
+
+
+def known_noise(var: Tensor, rule: str) -> KnownNoise | None:
+    """The model's :class:`KnownNoise` for targets with known variances ``var``
+    under the resolved ``rule`` (:func:`~botorch_bandits.core.views.known_noise_rule`)."""
+    if rule == "none":
+        return None
+    return KnownNoise(var.nan_to_num(0.0) if rule == "add" else var, rule == "add")
+
+
+def model_rows(
+    known: KnownNoise | None,
+    rows: list[TrialRecord],
+    Y: Tensor,
+    targets: dict[int, float],
+    var: dict[int, float],
+) -> KnownNoise | None:
+    """``known`` for the model's ``rows`` (targets ``Y``): a row with its trial's
+    own target has its variance; another (hallucinated, censored, issued in this
+    call) has none added (``learn``) or the known variances' mean."""
+    if known is None:
+        return None
+    other = 0.0 if known.learn else float(known.var.mean())
+    out = [
+        var[e.index] if e.f is not None and targets.get(e.index) == y else other
+        for e, y in zip(rows, Y.tolist(), strict=True)
+    ]
+    return KnownNoise(torch.tensor(out, dtype=torch.double), known.learn)
+
+
+def censoring_units(
+    y_min: float, B_y: float, m: float, s: float
+) -> tuple[float, float]:
+    """``y_min`` and ``B_y`` (the objective's units) on the standardized targets'
+    grid; an error naming them when the objective's spread ``s`` is so small that
+    they overflow there."""
+    q = STANDARDIZED_QUANTUM
+    a, b = (y_min - m) / s / q, (B_y + abs(m)) / s / q
+    if not (math.isfinite(a) and math.isfinite(b)):
+        raise ValueError(
+            f"y_min={y_min!r} and B_y={B_y!r} are in the objective's units, and its "
+            f"spread (standard deviation {s!r}) puts them beyond any float once "
+            "standardized: give them on the objective's scale."
+        )
+    return round(a) * q, round(b) * q
 
 
 def _on_set(domain: Domain, row: int, uniform: bool, meta: dict) -> Decision:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -31,7 +32,29 @@ from botorch_bandits.models import (
     make_kernel,
     practical_gp,
 )
+from botorch_bandits.models.practical import known_floor
 from botorch_bandits.seeding import step_seed
+
+
+@dataclass(frozen=True)
+class KnownNoise:
+    """Known noise variances of the model's rows (reported SEMs squared, in the
+    model's units; 0 where a row has none under ``learn``), and whether the
+    model's own noise (fitted, or the theory's) is added to them (``learn``) or
+    they are the whole noise."""
+
+    var: Tensor
+    learn: bool
+
+    def rows(self, base: float) -> Tensor:
+        """Each row's noise variance with the model's noise ``base``."""
+        total = self.var + base if self.learn else self.var
+        return total.clamp_min(known_floor(self.var.dtype))
+
+    def level(self, base: float) -> float:
+        """The rows' mean noise variance (the model's noise level: for the
+        confidence width and the noise-free test)."""
+        return float(self.rows(base).mean()) if self.var.numel() else base
 
 
 def ard_kernel(kernel: str, d: int) -> Any:
@@ -51,6 +74,7 @@ def build_model(
     sparse_size: int | None = None,
     cache: FeatureCache | None = None,
     completed: int | None = None,
+    known: KnownNoise | None = None,
 ) -> Any:
     """The decision's GP on ``X`` (``n x d``) and targets ``Y``: the practical GP
     (``theory=None``) with ``hyper``, or the theory kernel, fixed or with the fitted
@@ -58,7 +82,8 @@ def build_model(
     the sparse :class:`NystromGP` with that kernel on a dictionary drawn from the
     first rows (:func:`drawn_on` of ``completed``, the rows of completed trials, or
     of all rows) with ``seed`` (expected size at most ``sparse_size``), its blocks
-    kept in ``cache`` (:class:`FeatureCache`)."""
+    kept in ``cache`` (:class:`FeatureCache`). ``known``: known noise variances of
+    the rows (:class:`KnownNoise`), with the model's noise added or in its place."""
     d = X.shape[-1]
     if sparse_after is not None and X.shape[0] > sparse_after:
         # the exact model's kernel, lengthscales, output scale, noise, constant mean
@@ -79,12 +104,22 @@ def build_model(
         if spec is not None:
             n = X.shape[0] if completed is None else min(completed, X.shape[0])
             a = drawn_on(n, max(sparse_after, 1))
-            return _sparse(X, Y, *spec, seed, sparse_size, a, cache)
+            row_noise = None
+            if known is not None:
+                row_noise = known.rows(spec[3])
+                if not known.learn:  # the known noise alone: its mean the model's
+                    spec = (*spec[:3], float(row_noise.mean()), spec[4])
+            return _sparse(X, Y, *spec, seed, sparse_size, a, cache, row_noise)
     if theory is None:
-        return practical_gp(X, Y, hyper)
+        if known is None:
+            return practical_gp(X, Y, hyper)
+        if hyper is None:
+            return practical_gp(X, Y, None, known.var, known.learn)
+        return practical_gp(X, Y, hyper, known.rows(hyper.noise), learn_noise=False)
     if hyper is None:
         kernel = make_kernel(theory.kernel, theory.lengthscale)
-        return fixed_gp(X, Y.reshape(-1, 1), kernel, theory.noise)
+        rows = None if known is None else known.rows(theory.noise)
+        return fixed_gp(X, Y.reshape(-1, 1), kernel, theory.noise, rows)
     k = ScaleKernel(ard_kernel(theory.kernel, d)).to(torch.double)
     k.base_kernel.lengthscale = torch.tensor(
         hyper.lengthscale, dtype=torch.double
@@ -92,7 +127,8 @@ def build_model(
     k.outputscale = hyper.outputscale
     for p in k.parameters():
         p.requires_grad_(False)
-    return fixed_gp(X, Y.reshape(-1, 1), k, hyper.noise)
+    rows = None if known is None else known.rows(hyper.noise)
+    return fixed_gp(X, Y.reshape(-1, 1), k, hyper.noise, rows)
 
 
 def _sparse(
@@ -107,6 +143,7 @@ def _sparse(
     size: int | None,
     rows: int,
     cache: FeatureCache | None,
+    row_noise: Tensor | None = None,
 ) -> NystromGP:
     """:class:`NystromGP` on a dictionary drawn from the first ``rows`` rows with
     ``seed`` and ``rows`` (expected size at most ``size``); its
@@ -127,33 +164,48 @@ def _sparse(
             outputscale=outputscale,
         ),
     )
-    model = NystromGP(X, Y, ls, noise, mean, dictionary, kernel, outputscale, cache)
+    model = NystromGP(
+        X, Y, ls, noise, mean, dictionary, kernel, outputscale, cache, row_noise
+    )
     model.leverage_regularization = lam
     model.drawn_on = rows
     return model
 
 
-def fit_theory(X: Tensor, Y: Tensor, kernel: str) -> Hyperparameters | None:
+def fit_theory(
+    X: Tensor, Y: Tensor, kernel: str, known: KnownNoise | None = None
+) -> Hyperparameters | None:
     """Marginal-likelihood fit (lengthscales, output scale, noise) of a zero-mean GP
     with the theory kernel on raw targets; ``None`` with fewer than 2 points (the
-    fixed prior is used)."""
+    fixed prior is used). With ``known`` noise variances the noise fitted is the one
+    added to them (``known.learn``), or none (its record: their mean)."""
     if X.shape[0] < 2:
         return None
+    extra: dict[str, Any] = {}
+    if known is not None:
+        practical = practical_gp(X, Y, None, known.var, known.learn)
+        extra["likelihood"] = practical.likelihood  # the same noise model
     gp = SingleTaskGP(
         X,
         Y.reshape(-1, 1),
         covar_module=ScaleKernel(ard_kernel(kernel, X.shape[-1])),
         mean_module=ZeroMean(),
         outcome_transform=None,
+        **extra,
     ).to(torch.double)
     fit_gpytorch_mll(ExactMarginalLogLikelihood(gp.likelihood, gp))
     with torch.no_grad():
+        lik = gp.likelihood
+        noise = lik.noise.reshape(-1)[0]
+        if known is not None:  # the learned noise, or the known ones' mean
+            second = lik.second_noise_covar
+            noise = known.level(0.0) if second is None else second.noise.reshape(-1)[0]
         return Hyperparameters(
             lengthscale=tuple(
                 gp.covar_module.base_kernel.lengthscale.reshape(-1).tolist()
             ),
             outputscale=float(gp.covar_module.outputscale),
-            noise=float(gp.likelihood.noise.reshape(-1)[0]),
+            noise=float(noise),
         )
 
 
@@ -183,13 +235,19 @@ def fit_practical(
     warm: Hyperparameters | None,
     seed: int,
     cache: dict[Any, dict[str, Any]],
+    known: KnownNoise | None = None,
 ) -> dict[str, Any]:
     """The practical GP's fit on the completed trials (standardized targets ``Z0``):
     a marginal-likelihood fit warm-started from ``warm``; if it fails, ``warm`` with
     a warning (``status="fallback"`` and its reason). Returns the fit as recorded in
     the metadata (``status`` and the hyperparameters); one fit per data set in
-    ``cache`` (every decision of a batch sees the same completed data)."""
-    key = (X0.numpy().tobytes(), Z0.numpy().tobytes())
+    ``cache`` (every decision of a batch sees the same completed data). ``known``:
+    the rows' known noise variances (standardized)."""
+    key: tuple = (X0.numpy().tobytes(), Z0.numpy().tobytes())
+    noise: dict[str, Any] = {}
+    if known is not None:
+        key += (known.var.numpy().tobytes(), known.learn)
+        noise = {"row_noise": known.var, "learn_noise": known.learn}
     if key not in cache:
         reason = None
         hyper = warm
@@ -197,7 +255,7 @@ def fit_practical(
             status = "prior"
         else:
             fitted, reason = fit_practical_gp(
-                X0, Z0, warm, step_seed(seed, X0.shape[0])
+                X0, Z0, warm, step_seed(seed, X0.shape[0]), **noise
             )
             status = "fitted"
             if fitted is None:
@@ -217,7 +275,7 @@ def fit_practical(
             else:
                 hyper = fitted
         if hyper is None:  # no fit yet: BoTorch's initial values
-            hyper = gp_hyperparameters(practical_gp(X0, Z0))
+            hyper = gp_hyperparameters(practical_gp(X0, Z0, None, **noise))
         fit = {"status": status, **hyper.as_dict()}
         if reason is not None:
             fit["reason"] = reason
@@ -244,7 +302,9 @@ def refit_due(
         return True
     if last.get("status") in ("prior", "fallback"):
         return True  # no fit yet, or the last one failed: try again
-    if last["start"] != counts["start"] or last.get("epoch") != counts.get("epoch"):
+    if any(last.get(k) != counts.get(k) for k in ("epoch", "sems")):
+        return True  # the targets, or what the recorded noise means, changed
+    if last["start"] != counts["start"]:
         return True  # the data begin at another restart, or the targets changed
     grown = counts["completed"] - last["completed"]
     return grown >= (refit.growth - 1.0) * last["n"]
@@ -252,5 +312,5 @@ def refit_due(
 
 def reused_fit(last: dict[str, Any]) -> dict[str, Any]:
     """The last recorded fit, reused (``status="reused"``; its counts kept)."""
-    keep = ("lengthscale", "noise", "mean", *FIT_COUNTS, "epoch")
+    keep = ("lengthscale", "noise", "mean", *FIT_COUNTS, "epoch", "sems")
     return {"status": "reused", **{k: last[k] for k in keep if k in last}}

@@ -13,7 +13,8 @@ from botorch_bandits.hyperparameters import Hyperparameters
 @dataclass(frozen=True)
 class TrialRecord:
     """One trial. ``f`` is ``None`` while its data has not arrived; ``g`` holds the
-    constraint values (``g <= 0`` feasible) when there are constraints; a trial
+    constraint values (``g <= 0`` feasible) when there are constraints; ``sem`` and
+    ``g_sem`` their standard errors where reported; a trial
     issued earlier in the same call (not yet in the experiment) has ``index=-1``
     and no times."""
 
@@ -24,6 +25,10 @@ class TrialRecord:
     created: float = math.nan  # seconds
     completed: float | None = None
     uniform: bool = False  # a GP-UCB-CPD uniform-exploration trial
+    #: the reported standard errors (Ax's SEM) of the objective and of each
+    #: constraint value, ``None`` or NaN where not reported
+    sem: float | None = None
+    g_sem: tuple[float, ...] | None = None
 
     @classmethod
     def issued(cls, x: list[float] | tuple[float, ...], uniform: bool) -> TrialRecord:
@@ -34,13 +39,16 @@ class TrialRecord:
 @dataclass(frozen=True)
 class History:
     """The trials in order (the experiment's, then this call's earlier candidates),
-    the indices of failed / abandoned trials, the objective's name (for messages),
+    the indices of failed / abandoned trials, of the trials left out because their
+    point lies outside the search space (``out_of_design``), the objective's name
+    (for messages),
     the number of constraints, and the last fit recorded with a trial (the next
     fit's warm start: ``warm``; the whole record, with the counts the refit
     schedule reads: ``last_fit``)."""
 
     trials: tuple[TrialRecord, ...] = ()
     failed: tuple[int, ...] = ()
+    out_of_design: tuple[int, ...] = ()
     metric: str = "f"
     num_constraints: int = 0
     warm: Hyperparameters | None = None

@@ -5,8 +5,11 @@ restarts), built and checked from the flat keyword arguments of the Ax strategy 
 
 from __future__ import annotations
 
+import contextvars
 import math
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -16,9 +19,11 @@ from botorch_bandits.validation import (
     check_choice,
     check_count,
     check_finite,
+    check_magnitude,
     check_nonnegative,
     check_open_unit,
     check_positive,
+    check_seed,
 )
 
 Algorithm = Literal["IGP-UCB", "GP-UCB", "GP-TS"]
@@ -40,6 +45,10 @@ MULTIPLIER_UPDATES: tuple[str, ...] = ("multiplicative", "additive")
 KERNELS: tuple[str, ...] = ("matern52", "rbf")
 REPEATS: tuple[str, ...] = ("allow", "avoid")
 DETECTORS: tuple[str, ...] = ("paper", "scale-free")
+#: how reported standard errors (Ax's SEMs) enter the model: "fixed" (SEM² is the
+#: noise), "add" (the model's noise plus SEM²), "auto" (fixed if every observation
+#: has one, add if some do), "ignore"
+SEMS: tuple[str, ...] = ("auto", "fixed", "add", "ignore")
 #: ``repeats="avoid"`` applies while the model's noise variance is at most this
 #: share of its prior variance (a noise sd of at most 10 % of the signal's): (near)
 #: noise-free. BoTorch's noise prior (log-normal, loc -4, scale 1) has its mode at
@@ -174,7 +183,11 @@ class DecisionOptions:
     ``sparse_after``: past that many observations in the model (completed and
     hallucinated) the GP is the sparse
     :class:`~botorch_bandits.models.sparse.NystromGP` (``None``: always exact), its
-    dictionary's expected size at most ``sparse_size``."""
+    dictionary's expected size at most ``sparse_size``. ``sems``: how reported
+    standard errors enter the model (:data:`SEMS`). ``fit_out_of_design``: the
+    trials whose point lies outside the search space are used (Ax's option of the
+    same name; by default they are left out, as Ax's models leave them out, and
+    counted in the metadata)."""
 
     algorithm: Algorithm = "IGP-UCB"
     mode: Mode = "practical"
@@ -195,6 +208,8 @@ class DecisionOptions:
     refit: Refit | None = None
     sparse_after: int | None = None
     sparse_size: int | None = None
+    sems: str = "auto"
+    fit_out_of_design: bool = False
 
     @classmethod
     def from_kwargs(cls, **kwargs: Any) -> DecisionOptions:
@@ -251,6 +266,8 @@ class DecisionOptions:
             else None,
             sparse_after=None if k["sparse_after"] == "never" else k["sparse_after"],
             sparse_size=k["sparse_size"],
+            sems=k["sems"],
+            fit_out_of_design=k["fit_out_of_design"],
         )
 
 
@@ -295,6 +312,8 @@ FLAT_DEFAULTS: dict[str, Any] = {
     "refit_growth": None,
     "sparse_after": None,
     "sparse_size": None,
+    "sems": "auto",
+    "fit_out_of_design": False,
 }
 #: the restart options by detector, when not given: the paper's constants (c = 20,
 #: C = 2.6 of its §4), or the scale-free detector's (the same c, now on the
@@ -401,18 +420,38 @@ def resolve_kwargs(**kwargs: Any) -> dict[str, Any]:
     if k["R"] is not None:
         check_nonnegative("R", k["R"])
     check_open_unit("delta", k["delta"])
+    strict = not LOADING.get()  # a stored strategy loads with what it holds
+    if strict:
+        for n in ("y_min", "B_y", "beta", "B", "R"):
+            check_magnitude(n, k[n])
     check_count("num_candidates", k["num_candidates"], 1)
-    check_count("seed", k["seed"], 0)
-    for flag in ("long_term_constraints", "restarts"):
+    if strict and k["num_candidates"] > MAX_CANDIDATES:
+        raise ValueError(
+            f"`num_candidates` (the decision set's size) must be at most "
+            f"{MAX_CANDIDATES:,}, got num_candidates={k['num_candidates']!r}: every "
+            "decision scores every candidate (10**7 did not return in 240 s)."
+        )
+    (check_seed if strict else check_count)("seed", k["seed"])
+    check_choice("sems", k["sems"], SEMS)
+    for flag in ("long_term_constraints", "restarts", "fit_out_of_design"):
         if not isinstance(k[flag], bool):
             raise ValueError(f"`{flag}` must be True or False, got {flag}={k[flag]!r}.")
     check_count("epoch_length", k["epoch_length"], 1)
+    if strict and k["epoch_length"] > MAX_EPOCH:
+        raise ValueError(
+            f"`epoch_length` must be at most {MAX_EPOCH:,} trials, got "
+            f"epoch_length={k['epoch_length']!r}: the multipliers change only after "
+            "an epoch, so the constraints would never act."
+        )
     check_count("num_epochs", k["num_epochs"], 1, allow_none=True)
     check_positive("penalty_c", k["penalty_c"])
     check_positive("step", k["step"])
     check_positive("xi", k["xi"], allow_zero=True)
+    if strict:
+        _refuse_detector_without_restarts(k, said)
     _resolve_restarts(k, said)
-    _refuse_unused(k)
+    if strict:
+        _refuse_unused(k)
     check_count("model_window", k["model_window"], 1, allow_none=True)
     _practical_only(
         k,
@@ -430,6 +469,28 @@ def resolve_kwargs(**kwargs: Any) -> dict[str, Any]:
     for n in ("lengthscale", "noise", "R", "cpd_regularization", "cpd_false_alarm"):
         k[n] = None if k[n] is None else float(k[n])
     return k
+
+
+#: set while a stored strategy is loaded (:func:`loading_stored`): the refusals
+#: added in issue 31 (options left unused, degenerate sizes and magnitudes) apply to
+#: new strategies only, so that an experiment stored before them loads and replays
+LOADING: contextvars.ContextVar[bool] = contextvars.ContextVar("LOADING", default=False)
+
+
+@contextmanager
+def loading_stored() -> Iterator[None]:
+    """Resolve options as a stored strategy holds them (see :data:`LOADING`)."""
+    token = LOADING.set(True)
+    try:
+        yield
+    finally:
+        LOADING.reset(token)
+
+
+#: the largest decision set and epoch (past them a decision does not return in
+#: minutes, the constraints never act)
+MAX_CANDIDATES = 10**6
+MAX_EPOCH = 10**6
 
 
 def _refuse_unused(k: dict[str, Any]) -> None:
@@ -456,10 +517,12 @@ def _refuse_unused(k: dict[str, Any]) -> None:
             f"pending='censor' (got pending={k['pending']!r}): pass "
             "pending='censor' or leave them out."
         )
-    if not k["long_term_constraints"] and k["step"] != FLAT_DEFAULTS["step"]:
+    lt = ("epoch_length", "multiplier_update", "penalty_c", "step", "num_epochs")
+    given = [f"{n}={k[n]!r}" for n in lt if k[n] != FLAT_DEFAULTS[n]]
+    if not k["long_term_constraints"] and given:
         raise ValueError(
-            f"step={k['step']!r} is the multiplier step of long-term constraints, "
-            "which are off: pass long_term_constraints=True or leave it out."
+            f"{', '.join(given)} set(s) the long-term constraints, which are off: "
+            "pass long_term_constraints=True or leave them out."
         )
     if not k["restarts"] and k["xi"] != FLAT_DEFAULTS["xi"]:
         raise ValueError(
@@ -470,6 +533,40 @@ def _refuse_unused(k: dict[str, Any]) -> None:
         raise ValueError(
             "xi=0 with restarts=True makes no uniform step, so no change can ever "
             "be detected: give xi > 0 (default sqrt(3))."
+        )
+
+
+#: the detector's options (GP-UCB-CPD's), read only with ``restarts=True``
+CPD_OPTIONS = (
+    "cpd_regularization",
+    "cpd_threshold_scale",
+    "cpd_alpha",
+    "cpd_detector",
+    "cpd_false_alarm",
+    "cpd_max_uniform_share",
+)
+
+
+def _refuse_detector_without_restarts(k: dict[str, Any], said: dict[str, str]) -> None:
+    """A detector option given without ``restarts=True`` is refused: a value other
+    than its default or the mode's resolved default (which a stored strategy holds)."""
+    if k["restarts"]:
+        return
+    detector = "paper" if k["mode"] == "theory" else "scale-free"
+    defaults = {
+        "cpd_detector": detector,
+        "cpd_alpha": FLAT_DEFAULTS["cpd_alpha"],
+        **RESTART_DEFAULTS[detector],
+    }
+    given = [
+        f"{said.get(n, n)}={k[n]!r}"
+        for n in CPD_OPTIONS
+        if k[n] is not None and k[n] != defaults.get(n)
+    ]
+    if given:
+        raise ValueError(
+            f"{', '.join(given)} set(s) GP-UCB-CPD's change-point detector, and "
+            "restarts are off: pass restarts=True or leave them out."
         )
 
 

@@ -118,3 +118,59 @@ def censored_view(
     recent = X[lo:]
     n_cens = len(ledger.issued_before(now)) - len(ledger.completed(now))
     return X, Y, recent, n_cens + len(extra), len(ledger.late())
+
+
+def target_sems(
+    done: Sequence[TrialRecord],
+    kappa: Tensor | None,
+    opts: LongTermConstraints | None,
+) -> Tensor:
+    r"""The known standard error of each completed trial's target (NaN where not
+    known): its objective's SEM; with long-term constraints the composite target's,
+    :math:`(\mathrm{SEM}_f^2 + \sum_j \kappa_j^2 \psi'(g_j)^2
+    \mathrm{SEM}_{g_j}^2)^{1/2}` (the delta method; :math:`\psi' = 1` for Algorithm
+    3's linear target; no square formed, so none over- or underflows), a constraint
+    with :math:`\kappa_j = 0` not entering."""
+    nan = float("nan")
+    se = torch.tensor(
+        [nan if e.sem is None else e.sem for e in done], dtype=torch.double
+    )
+    if kappa is None or not done:
+        return se
+    g = torch.tensor([list(e.g) for e in done], dtype=torch.double)
+    g_sem = torch.tensor(
+        [[nan] * g.shape[1] if e.g_sem is None else list(e.g_sem) for e in done],
+        dtype=torch.double,
+    )
+    slope = torch.ones_like(g)
+    penalty = penalty_of(opts)
+    if penalty is not None:
+        x = g.clone().requires_grad_(True)
+        penalty(x).sum().backward()
+        slope = x.grad
+    terms = torch.cat([se.unsqueeze(-1), (kappa * slope * g_sem)[:, kappa != 0]], -1)
+    scale = terms.abs().amax(-1, keepdim=True)  # NaN where any term is NaN
+    scaled = torch.where(scale > 0, terms / scale, torch.zeros_like(terms))
+    return scale.squeeze(-1) * scaled.square().sum(-1).sqrt()
+
+
+def known_noise_rule(var: Tensor, rule: str, trials: Sequence[int]) -> str:
+    """Which rule ``sems`` gives for targets with the known standard errors (or
+    variances) ``var`` (NaN: not known) of ``trials``: ``"fixed"``, ``"add"``, or
+    ``"none"`` (the model's noise alone); ``"fixed"`` with a trial that has none is
+    refused, naming it."""
+    known = ~torch.isnan(var)
+    if rule == "ignore" or not bool(known.any()):
+        return "none"
+    if rule == "fixed" and not bool(known.all()):
+        missing = [t for t, k in zip(trials, known.tolist(), strict=True) if not k]
+        raise ValueError(
+            f"sems='fixed' takes each observation's noise from its SEM, and the "
+            f"target of trial(s) {missing[:10]} has none (no SEM for the objective, "
+            "or, with long-term constraints, for a constraint metric whose "
+            "multiplier is > 0): attach their SEMs, or pass sems='add' (the model's "
+            "noise plus the SEMs where given) or 'auto'."
+        )
+    if rule == "fixed" or (rule == "auto" and bool(known.all())):
+        return "fixed"
+    return "add"

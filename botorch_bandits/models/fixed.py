@@ -11,7 +11,7 @@ from gpytorch.means import ZeroMean
 from gpytorch.settings import min_fixed_noise
 from torch import Tensor
 
-from botorch_bandits.validation import check_positive, check_tensor
+from botorch_bandits.validation import check_positive, check_row_noise, check_tensor
 
 
 def make_kernel(
@@ -37,7 +37,11 @@ def _noise_floor(dtype: torch.dtype) -> float:
 
 
 def fixed_gp(
-    train_X: Tensor, train_Y: Tensor, kernel: Kernel, noise: float
+    train_X: Tensor,
+    train_Y: Tensor,
+    kernel: Kernel,
+    noise: float,
+    known: Tensor | None = None,
 ) -> SingleTaskGP:
     r"""A ``SingleTaskGP`` exactly as the papers write it: prior GP(0, k) with a fixed
     kernel, regularizer :math:`\lambda` = ``noise`` on every observation, raw targets
@@ -48,6 +52,9 @@ def fixed_gp(
         train_Y: ``batch_shape x n x 1`` observations.
         kernel: The kernel ``k`` (its hyperparameters are used as they are).
         noise: :math:`\lambda > 0`.
+        known: ``n`` noise variances per observation in place of ``noise``
+            (reported standard errors: the caller's rule makes them), raised to
+            GPyTorch's floor.
     """
     check_positive("noise", noise)
     check_tensor("train_X", train_X, min_ndim=2)
@@ -77,10 +84,15 @@ def fixed_gp(
             f"`noise` must be >= {floor:g} for {train_X.dtype} (GPyTorch's floor on a "
             f"fixed noise, which it would use silently instead), got noise={noise!r}."
         )
+    if known is None:
+        yvar = torch.full_like(train_Y, noise)
+    else:
+        check_row_noise("known", known, train_Y.shape[:-1].numel())
+        yvar = known.to(train_Y).reshape(train_Y.shape).clamp_min(floor)
     model = SingleTaskGP(
         train_X,
         train_Y,
-        train_Yvar=torch.full_like(train_Y, noise),
+        train_Yvar=yvar,
         covar_module=kernel,
         mean_module=ZeroMean(),
         outcome_transform=None,

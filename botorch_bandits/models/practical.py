@@ -14,10 +14,16 @@ import torch
 from botorch.exceptions.warnings import InputDataWarning
 from botorch.fit import fit_gpytorch_mll
 from botorch.models import SingleTaskGP
+from botorch.models.utils.gpytorch_modules import MIN_INFERRED_NOISE_LEVEL
+from gpytorch.constraints import GreaterThan
+from gpytorch.likelihoods import FixedNoiseGaussianLikelihood
 from gpytorch.mlls import ExactMarginalLogLikelihood
+from gpytorch.priors import LogNormalPrior
+from gpytorch.settings import min_fixed_noise
 from torch import Tensor
 
 from botorch_bandits.hyperparameters import Hyperparameters
+from botorch_bandits.validation import check_row_noise
 
 
 @contextmanager
@@ -34,6 +40,12 @@ def one_thread() -> Iterator[None]:
 
 #: standardized targets are rounded to this grid (see :func:`standardize`)
 STANDARDIZED_QUANTUM = 2.0**-30
+
+
+#: below this standard deviation its squares near float64's smallest normal number
+#: (1e-308): it is computed again on the values divided by their largest deviation
+#: (so is an infinite one, whose squares overflowed)
+TINY_SPREAD = 1e-150
 
 
 def standardize(
@@ -56,6 +68,10 @@ def standardize(
         return Y, 0.0, 1.0
     m = float(Y.mean())
     s = float(Y.std()) if Y.numel() > 1 else 0.0
+    if not s >= TINY_SPREAD or math.isinf(s):  # squares under- or overflowed
+        c = Y - m
+        a = float(c.abs().max())
+        s = a * float((c / a).std()) if a > 0.0 and Y.numel() > 1 else 0.0
     if s == 0.0:
         s = 1.0
     if not (math.isfinite(m) and math.isfinite(s)):
@@ -69,8 +85,18 @@ def standardize(
     return Z, m, s
 
 
+def known_floor(dtype: torch.dtype = torch.double) -> float:
+    """GPyTorch's smallest fixed noise for ``dtype`` (it would raise smaller known
+    noise variances to it with a warning; we do so first)."""
+    return float(min_fixed_noise.value(dtype))
+
+
 def practical_gp(
-    X: Tensor, z: Tensor, hyper: Hyperparameters | None = None
+    X: Tensor,
+    z: Tensor,
+    hyper: Hyperparameters | None = None,
+    row_noise: Tensor | None = None,
+    learn_noise: bool = True,
 ) -> SingleTaskGP:
     r"""BoTorch's default ``SingleTaskGP`` (0.18: RBF kernel with one lengthscale per
     input and its dimension-scaled log-normal prior, constant mean, Gaussian noise
@@ -78,19 +104,52 @@ def practical_gp(
     (``n x d``) and standardized targets ``z`` (``n``), with no outcome transform
     (the targets are already standardized, see :func:`standardize`). ``hyper``
     (lengthscales, noise, mean) sets the hyperparameters; ``None`` keeps BoTorch's
-    initial values. Returned in eval mode."""
+    initial values. ``row_noise`` (``n``): known noise variances of the observations
+    (reported SEMs squared, standardized): with ``learn_noise`` a learned noise
+    (BoTorch's prior and floor; ``hyper.noise``) is added to them (GPyTorch's
+    ``FixedNoiseGaussianLikelihood(learn_additional_noise=True)``), without it
+    they are the whole noise (BoTorch's ``train_Yvar``) and ``hyper.noise`` is
+    not used. Returned in eval mode."""
     X = X.reshape(-1, X.shape[-1])
+    z = z.reshape(-1, 1).to(X)
     with warnings.catch_warnings():
         # standardized on the completed trials; pending ones (hallucinated or
         # censored targets) may move the mean and spread a little: intended
         warnings.simplefilter("ignore", InputDataWarning)
-        model = SingleTaskGP(X, z.reshape(-1, 1).to(X), outcome_transform=None)
+        if row_noise is None:
+            model = SingleTaskGP(X, z, outcome_transform=None)
+        else:
+            check_row_noise("row_noise", row_noise, X.shape[0])
+            known = row_noise.reshape(-1).to(X).clamp_min(known_floor(X.dtype))
+            if learn_noise:
+                prior = LogNormalPrior(loc=-4.0, scale=1.0)  # BoTorch's, as above
+                likelihood = FixedNoiseGaussianLikelihood(
+                    noise=known,
+                    learn_additional_noise=True,
+                    noise_prior=prior,
+                    noise_constraint=GreaterThan(
+                        MIN_INFERRED_NOISE_LEVEL,
+                        transform=None,
+                        initial_value=prior.mode,
+                    ),
+                )
+                model = SingleTaskGP(
+                    X, z, likelihood=likelihood, outcome_transform=None
+                )
+            else:
+                model = SingleTaskGP(
+                    X, z, train_Yvar=known.reshape(-1, 1), outcome_transform=None
+                )
     if hyper is not None:
         with torch.no_grad():
             model.covar_module.lengthscale = torch.tensor(
                 list(hyper.lengthscale), dtype=X.dtype
             ).reshape(1, -1)
-            model.likelihood.noise = torch.tensor([hyper.noise], dtype=X.dtype)
+            noise = torch.tensor([hyper.noise], dtype=X.dtype)
+            if row_noise is None:
+                model.likelihood.noise = noise
+            elif learn_noise:
+                model.likelihood.second_noise = noise
             model.mean_module.constant = torch.tensor(hyper.mean, dtype=X.dtype)
     return model.eval()
 
@@ -98,16 +157,29 @@ def practical_gp(
 def gp_hyperparameters(model: SingleTaskGP) -> Hyperparameters:
     """The hyperparameters of a :func:`practical_gp` as plain floats (JSON-able:
     recorded in Ax's metadata and read back as the next fit's warm start)."""
+    lik = model.likelihood
     with torch.no_grad():
+        if isinstance(lik, FixedNoiseGaussianLikelihood):
+            # the learned noise added to known ones, or (none learned) the known
+            # noise variances' mean, the model's typical noise
+            second = lik.second_noise_covar
+            noise = lik.noise_covar.noise.mean() if second is None else second.noise
+        else:
+            noise = lik.noise
         return Hyperparameters(
             lengthscale=tuple(model.covar_module.lengthscale.reshape(-1).tolist()),
-            noise=float(model.likelihood.noise.reshape(-1)[0]),
+            noise=float(noise.reshape(-1)[0]),
             mean=float(model.mean_module.constant.reshape(-1)[0]),
         )
 
 
 def fit_practical_gp(
-    X: Tensor, z: Tensor, warm: Hyperparameters | None, seed: int
+    X: Tensor,
+    z: Tensor,
+    warm: Hyperparameters | None,
+    seed: int,
+    row_noise: Tensor | None = None,
+    learn_noise: bool = True,
 ) -> tuple[Hyperparameters | None, str | None]:
     r"""Fit a :func:`practical_gp` by maximizing BoTorch's marginal likelihood
     (``fit_gpytorch_mll``: L-BFGS-B with the priors, retried from prior draws on
@@ -116,8 +188,10 @@ def fit_practical_gp(
     Returns ``(hyperparameters, None)``, or ``(None, reason)`` when every attempt
     failed or the result is not finite -- the caller then falls back to the last
     good hyperparameters. The retries draw from torch's generator seeded with
-    ``seed`` inside a forked RNG state, so the fit is a function of its inputs."""
-    model = practical_gp(X, z, warm)
+    ``seed`` inside a forked RNG state, so the fit is a function of its inputs.
+    ``row_noise`` and ``learn_noise``: known noise variances, as in
+    :func:`practical_gp`."""
+    model = practical_gp(X, z, warm, row_noise, learn_noise)
     model.train()
     mll = ExactMarginalLogLikelihood(model.likelihood, model)
     try:

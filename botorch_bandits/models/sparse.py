@@ -21,7 +21,7 @@ from botorch.posteriors import GPyTorchPosterior, Posterior
 from gpytorch.distributions import MultivariateNormal
 from torch import Tensor
 
-from botorch_bandits.validation import check_single_output
+from botorch_bandits.validation import check_row_noise, check_single_output
 
 
 def rbf(X1: Tensor, X2: Tensor, lengthscale: Tensor) -> Tensor:
@@ -78,7 +78,10 @@ class NystromGP(Model):
     the exact GP posterior. :math:`\Phi^\top\Phi` is summed over blocks of
     :data:`BLOCK` rows, taken from ``cache`` where it holds them. ``information_gain_`` is
     :math:`\tfrac12\log\det(I + \lambda^{-1}\Phi\Phi^\top)`, the projected kernel's
-    information gain (IGP-UCB's observed :math:`\gamma`)."""
+    information gain (IGP-UCB's observed :math:`\gamma`). ``row_noise`` (``n``): a
+    noise variance per observation in place of :math:`\lambda` -- each row of
+    :math:`\Phi` and :math:`z - c` weighted by :math:`\sqrt{\lambda/\lambda_i}`
+    (generalized least squares; the cached sums are then not used)."""
 
     _num_outputs = 1
 
@@ -93,6 +96,7 @@ class NystromGP(Model):
         kernel: str = "rbf",
         outputscale: float = 1.0,
         cache: FeatureCache | None = None,
+        row_noise: Tensor | None = None,
     ) -> None:
         super().__init__()
         if not noise > 0:
@@ -118,9 +122,15 @@ class NystromGP(Model):
         Phi, G = cache.gram(self, X)
         self.train_features = Phi
         r = Phi.shape[-1]
+        resid = z.reshape(-1, 1).to(X) - self.constant
+        if row_noise is not None:  # per-row noise: rows weighted by its root ratio
+            check_row_noise("row_noise", row_noise, X.shape[0])
+            row_noise = row_noise.clamp_min(torch.finfo(X.dtype).tiny)
+            w = (self.noise / row_noise.reshape(-1, 1).to(X)).sqrt()
+            Phi, resid = w * Phi, w * resid
+            G = Phi.mT @ Phi
         A = G + self.noise * torch.eye(r, dtype=X.dtype)
         self.chol = torch.linalg.cholesky(A)
-        resid = z.reshape(-1, 1).to(X) - self.constant
         self.weights = torch.cholesky_solve(Phi.mT @ resid, self.chol).squeeze(-1)
         n = X.shape[0]
         gain = self.chol.diagonal().log().sum() - 0.5 * r * math.log(self.noise)
