@@ -567,10 +567,16 @@ def test_an_error_the_ctrl_c_caused_is_reported_as_the_interrupt(
 
     demo = dataclasses.replace(cli.COMMANDS["demo"], run=broken_by_ctrl_c)
     monkeypatch.setitem(cli.COMMANDS, "demo", demo)
-    assert cli.main(["demo", "--out", "somewhere"]) == 130
+    # Ctrl-C as in a terminal (a background job starts with SIGINT ignored, which
+    # the command keeps)
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        assert cli.main(["demo", "--out", "somewhere"]) == 130
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    finally:
+        signal.signal(signal.SIGINT, before)
     err = capsys.readouterr().err
     assert "interrupted; continue with: botorch-bandits demo --resume" in err
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
 
 def test_unclear_messages_now_name_the_file_or_flag(tmp_path, capsys) -> None:

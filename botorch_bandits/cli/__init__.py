@@ -113,7 +113,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     previous = None
     if threading.current_thread() is threading.main_thread():
-        previous = signal.signal(signal.SIGINT, on_sigint)
+        # (a background job started with SIGINT ignored keeps ignoring it)
+        if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+            previous = signal.signal(signal.SIGINT, on_sigint)
     try:
         check_extras(args.command)
         out = getattr(args, "out", None)
