@@ -134,16 +134,12 @@ def check_magnitude(name: str, value: Any) -> None:
 def check_row_noise(name: str, value: Any, n: int) -> None:
     """Noise variances, one per observation: a tensor of ``n`` finite values >= 0
     (``n x 1`` too)."""
-    ok = isinstance(value, torch.Tensor) and value.numel() == n
-    if not ok or value.reshape(-1).shape[0] != n:
+    if not (isinstance(value, torch.Tensor) and value.numel() == n):
         raise ValueError(
             f"`{name}` must be a tensor of {n} noise variances (one per observation), "
             f"got {value!r}."
         )
-    if not bool((torch.isfinite(value) & (value >= 0)).all()):
-        raise ValueError(
-            f"`{name}` must hold finite noise variances >= 0, got {value.tolist()!r}."
-        )
+    check_nonnegative_values(name, value.reshape(-1))
 
 
 def check_single_output(model: str, output_indices: Any) -> None:

@@ -32,7 +32,11 @@ from botorch_bandits.models import (
     make_kernel,
     practical_gp,
 )
-from botorch_bandits.models.practical import known_floor
+from botorch_bandits.models.practical import (
+    known_floor,
+    known_noise_args,
+    likelihood_noise,
+)
 from botorch_bandits.seeding import step_seed
 
 
@@ -181,10 +185,7 @@ def fit_theory(
     added to them (``known.learn``), or none (its record: their mean)."""
     if X.shape[0] < 2:
         return None
-    extra: dict[str, Any] = {}
-    if known is not None:
-        practical = practical_gp(X, Y, None, known.var, known.learn)
-        extra["likelihood"] = practical.likelihood  # the same noise model
+    extra = {} if known is None else known_noise_args(X, known.var, known.learn)
     gp = SingleTaskGP(
         X,
         Y.reshape(-1, 1),
@@ -195,17 +196,12 @@ def fit_theory(
     ).to(torch.double)
     fit_gpytorch_mll(ExactMarginalLogLikelihood(gp.likelihood, gp))
     with torch.no_grad():
-        lik = gp.likelihood
-        noise = lik.noise.reshape(-1)[0]
-        if known is not None:  # the learned noise, or the known ones' mean
-            second = lik.second_noise_covar
-            noise = known.level(0.0) if second is None else second.noise.reshape(-1)[0]
         return Hyperparameters(
             lengthscale=tuple(
                 gp.covar_module.base_kernel.lengthscale.reshape(-1).tolist()
             ),
             outputscale=float(gp.covar_module.outputscale),
-            noise=float(noise),
+            noise=likelihood_noise(gp.likelihood),
         )
 
 

@@ -9,6 +9,7 @@ import math
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import torch
 from botorch.exceptions.warnings import InputDataWarning
@@ -116,30 +117,8 @@ def practical_gp(
         # standardized on the completed trials; pending ones (hallucinated or
         # censored targets) may move the mean and spread a little: intended
         warnings.simplefilter("ignore", InputDataWarning)
-        if row_noise is None:
-            model = SingleTaskGP(X, z, outcome_transform=None)
-        else:
-            check_row_noise("row_noise", row_noise, X.shape[0])
-            known = row_noise.reshape(-1).to(X).clamp_min(known_floor(X.dtype))
-            if learn_noise:
-                prior = LogNormalPrior(loc=-4.0, scale=1.0)  # BoTorch's, as above
-                likelihood = FixedNoiseGaussianLikelihood(
-                    noise=known,
-                    learn_additional_noise=True,
-                    noise_prior=prior,
-                    noise_constraint=GreaterThan(
-                        MIN_INFERRED_NOISE_LEVEL,
-                        transform=None,
-                        initial_value=prior.mode,
-                    ),
-                )
-                model = SingleTaskGP(
-                    X, z, likelihood=likelihood, outcome_transform=None
-                )
-            else:
-                model = SingleTaskGP(
-                    X, z, train_Yvar=known.reshape(-1, 1), outcome_transform=None
-                )
+        given = {} if row_noise is None else known_noise_args(X, row_noise, learn_noise)
+        model = SingleTaskGP(X, z, outcome_transform=None, **given)
     if hyper is not None:
         with torch.no_grad():
             model.covar_module.lengthscale = torch.tensor(
@@ -154,21 +133,48 @@ def practical_gp(
     return model.eval()
 
 
+def known_noise_args(X: Tensor, row_noise: Tensor, learn: bool) -> dict[str, Any]:
+    """The ``SingleTaskGP`` arguments for known noise variances ``row_noise`` (one
+    per row of ``X``, raised to :func:`known_floor`): with ``learn`` a likelihood
+    adding a learned noise with BoTorch's prior and floor (GPyTorch's
+    ``FixedNoiseGaussianLikelihood(learn_additional_noise=True)``), else BoTorch's
+    ``train_Yvar`` (they are the whole noise)."""
+    check_row_noise("row_noise", row_noise, X.shape[0])
+    known = row_noise.reshape(-1).to(X).clamp_min(known_floor(X.dtype))
+    if not learn:
+        return {"train_Yvar": known.reshape(-1, 1)}
+    prior = LogNormalPrior(loc=-4.0, scale=1.0)  # BoTorch's default noise prior
+    likelihood = FixedNoiseGaussianLikelihood(
+        noise=known,
+        learn_additional_noise=True,
+        noise_prior=prior,
+        noise_constraint=GreaterThan(
+            MIN_INFERRED_NOISE_LEVEL, transform=None, initial_value=prior.mode
+        ),
+    )
+    return {"likelihood": likelihood}
+
+
+def likelihood_noise(likelihood: Any) -> float:
+    """A likelihood's noise variance as one number: its (homoskedastic) noise; with
+    known noise variances, the learned noise added to them, or (none learned) their
+    mean, the model's typical noise."""
+    with torch.no_grad():
+        if isinstance(likelihood, FixedNoiseGaussianLikelihood):
+            second = likelihood.second_noise_covar
+            if second is None:
+                return float(likelihood.noise_covar.noise.mean())
+            return float(second.noise.reshape(-1)[0])
+        return float(likelihood.noise.reshape(-1)[0])
+
+
 def gp_hyperparameters(model: SingleTaskGP) -> Hyperparameters:
     """The hyperparameters of a :func:`practical_gp` as plain floats (JSON-able:
     recorded in Ax's metadata and read back as the next fit's warm start)."""
-    lik = model.likelihood
     with torch.no_grad():
-        if isinstance(lik, FixedNoiseGaussianLikelihood):
-            # the learned noise added to known ones, or (none learned) the known
-            # noise variances' mean, the model's typical noise
-            second = lik.second_noise_covar
-            noise = lik.noise_covar.noise.mean() if second is None else second.noise
-        else:
-            noise = lik.noise
         return Hyperparameters(
             lengthscale=tuple(model.covar_module.lengthscale.reshape(-1).tolist()),
-            noise=float(noise.reshape(-1)[0]),
+            noise=likelihood_noise(model.likelihood),
             mean=float(model.mean_module.constant.reshape(-1)[0]),
         )
 
