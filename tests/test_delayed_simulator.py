@@ -316,22 +316,37 @@ def test_in_window_regret_ignores_late_feedback_for_sdf_only() -> None:
     assert torch.equal(base.simple_regret_in_window, base.simple_regret)
 
 
-def test_rebuild_keeps_every_observation() -> None:
-    from botorch_bandits.benchmarks.delayed import _rebuild
+@pytest.mark.parametrize("keep_root", [False, True])
+def test_with_prior_equals_replaying_every_observation(keep_root) -> None:
     from botorch_bandits.models import FiniteArmGP
 
-    problem = _problem(num_seeds=2)
-    gp = FiniteArmGP(problem.arms, problem.K, problem.noise, num_seeds=2)
+    problem = _problem(num_seeds=3)
+    gp = FiniteArmGP(
+        problem.arms, problem.K, problem.noise, num_seeds=3, keep_root=keep_root
+    )
     gen = torch.Generator().manual_seed(0)
-    for _ in range(6):
-        idx = torch.randint(30, (2,), generator=gen)
-        idx[1] = -1 if _ % 2 else idx[1]  # seed 1 skips some rounds
-        gp.observe(idx, torch.rand(2, generator=gen, dtype=torch.double))
-    K = problem.K.expand(2, 30, 30).clone()
-    new = _rebuild(gp, K, gp._noise.clone())
-    assert torch.equal(new.counts_, gp.counts_)
-    assert torch.allclose(new.covariance_, gp.covariance_, atol=1e-12)
-    assert torch.allclose(new.mean_, gp.mean_, atol=1e-12)
+    for step in range(12):
+        idx = torch.randint(30, (3,), generator=gen)
+        idx[1] = -1 if step % 3 == 1 else idx[1]  # seed 1 skips some rounds
+        idx[2] = 4 if step % 2 else idx[2]  # seed 2 repeats an arm
+        gp.observe(idx, torch.rand(3, generator=gen, dtype=torch.double))
+    K = 1.7 * problem.K.pow(0.5).expand(3, 30, 30).clone()  # a wider, larger kernel
+    lam = torch.tensor([0.02, 0.05, 0.1], dtype=torch.double)
+    replayed = FiniteArmGP(problem.arms, K, lam, num_seeds=3, keep_root=keep_root)
+    for a, y in zip(gp._arms_hist, gp._y_hist, strict=True):
+        replayed.observe(a, y.nan_to_num(0.0))
+    new = gp.with_prior(K, lam)
+    assert torch.equal(new.counts_, replayed.counts_)
+    assert torch.equal(new.num_observations_, replayed.num_observations_)
+    assert torch.allclose(new.covariance_, replayed.covariance_, atol=1e-10)
+    assert torch.allclose(new.mean_, replayed.mean_, atol=1e-10)
+    assert torch.allclose(new.information_gain_, replayed.information_gain_, atol=1e-10)
+    if keep_root:
+        R = new.covariance_root_
+        assert torch.allclose(R @ R.transpose(-1, -2), replayed.covariance_, atol=1e-10)
+    new.observe(torch.tensor([3, 3, 3]), torch.ones(3, dtype=torch.double))
+    replayed.observe(torch.tensor([3, 3, 3]), torch.ones(3, dtype=torch.double))
+    assert torch.allclose(new.mean_, replayed.mean_, atol=1e-10)
 
 
 def test_refits_run_for_every_view() -> None:

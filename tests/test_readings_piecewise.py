@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 import torch
 
@@ -112,3 +113,25 @@ def test_calibration_runs_gp_ucb_cpd_and_counts_its_restarts() -> None:
     )
     delays, _, false = direct.detection_delays()
     assert (rows[0].detected, rows[0].false_alarms) == (len(delays), false)
+
+
+def test_the_suggested_tuning_cross_validates_c_and_puts_c_above_the_peaks(
+    tmp_path,
+) -> None:
+    from botorch_bandits.benchmarks.calibration import read_tuning, tune
+    from botorch_bandits.benchmarks.cpd_tuning import suggested_tuning
+
+    t = suggested_tuning(draws=6, samples=12, c_values=(0.001, 0.1, 10.0))
+    scores = dict(t.cv)
+    assert t.c == min(scores, key=lambda c: (scores[c], -c))  # the smallest score
+    assert len(t.peaks) == 6
+    above = sum(p > t.C for p in t.peaks)
+    assert above <= math.ceil(0.05 * 6)  # C is the 0.95 quantile of the peaks
+    assert t.C == pytest.approx(float(np.quantile(t.peaks, 0.95)))
+    # the table: written once, read back, reused while the sizes match
+    first = tune({}, out=tmp_path, draws=4, samples=10)
+    path = tmp_path / "avanesov-tuning-volume-m10.csv"
+    again = read_tuning(path)
+    assert again.c == first.c and again.C == pytest.approx(first.C)
+    assert tune({}, out=tmp_path, draws=4, samples=10).C == pytest.approx(first.C)
+    assert tune({}, out=tmp_path, draws=5, samples=10).draws == 5  # other sizes: again

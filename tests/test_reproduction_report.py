@@ -77,7 +77,11 @@ def test_report_command_runs_on_smoke_csvs(smoke_dir, capsys) -> None:
         "per-run fit" in fig1[4] and "not run" in fig1[4]
     )  # natural ran, log10 did not
     assert any(r[5] == "**not run**" for r in claims if r[0].startswith("Chowdhury"))
-    assert text.count("| **yes** |") == 1  # one calibration (the natural reading)
+    # the suggested tuning (one table: both readings integrate over X) and, beside
+    # it, the earlier rule's calibration (the natural reading only ran)
+    assert text.count("| **yes** |") == 2
+    tuning = text.split("## The detector, tuned as Avanesov suggests")[1]
+    assert tuning.split("## ")[0].count("| **yes** |") == 1
     assert "Total:" in text
 
 
@@ -191,4 +195,4 @@ def test_report_on_every_smoke_experiment_leaves_no_claim_unrun(tmp_path) -> Non
     claims = [r for r in _rows(text) if len(r) == 7 and r[0] not in ("paper", "---")]
     assert len(claims) == len(R.CLAIMS)
     assert all(r[5] != "**not run**" and "not run" not in r[4] for r in claims)
-    assert text.count("| **yes** |") == 2  # one calibration per reading
+    assert text.count("| **yes** |") == 3  # the tuning, one calibration per reading

@@ -1,6 +1,8 @@
-"""The change-point detector's constant c of the piecewise experiments, calibrated
-inside GP-UCB-CPD for each reading on held-out draws (:func:`calibrate`), and its
-table ``<out>/avanesov-calibration-<reading>.csv``."""
+"""The change-point detector's settings of the piecewise experiments: tuned as
+Avanesov suggests (:func:`tune`, the figures' default; table
+``<out>/avanesov-tuning-<measure>-m<points>.csv``), or ``c`` calibrated inside
+GP-UCB-CPD for each reading on held-out draws (:func:`calibrate`, the earlier rule;
+table ``<out>/avanesov-calibration-<reading>.csv``)."""
 
 from __future__ import annotations
 
@@ -15,6 +17,13 @@ import torch
 
 from botorch_bandits._io import atomic_open
 from botorch_bandits.benchmarks import piecewise as PW
+from botorch_bandits.benchmarks.cpd_tuning import (
+    FALSE_ALARM_SHARE,
+    TUNING_C_VALUES,
+    TUNING_SAMPLES,
+    DetectorTuning,
+    suggested_tuning,
+)
 from botorch_bandits.benchmarks.executors import init_worker
 from botorch_bandits.benchmarks.experiments import PIECEWISE_READINGS
 
@@ -149,4 +158,71 @@ def read_calibration(path: Path) -> Calibration | None:
         int(first["n_seeds"]),
         int(first["horizon"]),
         path,
+    )
+
+
+TUNING_COLUMNS = ("kind", "c", "value", "picked", "C", "draws", "samples", "share")
+
+
+def tune(
+    options: dict[str, Any],
+    out: str | Path | None = "runs/reproduce",
+    draws: int = 64,
+    samples: int = TUNING_SAMPLES,
+) -> DetectorTuning:
+    """The detector tuned as Avanesov suggests
+    (:func:`~botorch_bandits.benchmarks.cpd_tuning.suggested_tuning`) for the
+    reading's integration measure (the only setting of a reading it depends on). The
+    table goes to ``<out>/avanesov-tuning-<measure>-m<points>.csv`` (rows ``cv``:
+    each ``c`` and its leave-one-out score; rows ``peak``: each draw's peak statistic), and a
+    table there with the same sizes, candidates and share is reused."""
+    measure = options.get("measure", "volume")
+    name = f"avanesov-tuning-{measure}-m{samples}.csv"
+    path = None if out is None else Path(out) / name
+    if path is not None and path.exists():
+        cached = read_tuning(path)
+        same = cached is not None and (
+            (cached.draws, cached.samples, cached.share)
+            == (draws, samples, FALSE_ALARM_SHARE)
+            and [c for c, _ in cached.cv] == [float(c) for c in TUNING_C_VALUES]
+        )
+        if same:
+            return cached
+    result = suggested_tuning(draws, samples, measure=measure)
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with atomic_open(path, "w", newline="") as fh:
+            writer = csv.writer(fh)
+            writer.writerow(TUNING_COLUMNS)
+            common = (f"{result.C:.10g}", result.draws, result.samples, result.share)
+            for c, score in result.cv:
+                picked = int(c == result.c)
+                writer.writerow(("cv", f"{c:.10g}", f"{score:.10g}", picked, *common))
+            for peak in result.peaks:
+                writer.writerow(
+                    ("peak", f"{result.c:.10g}", f"{peak:.10g}", 0, *common)
+                )
+    return result
+
+
+def read_tuning(path: Path) -> DetectorTuning | None:
+    """A table written by :func:`tune` (``None`` if it is empty)."""
+    with open(path, newline="") as fh:
+        records = list(csv.DictReader(fh))
+    if not records:
+        return None
+    cv = tuple((float(r["c"]), float(r["value"])) for r in records if r["kind"] == "cv")
+    peaks = tuple(float(r["value"]) for r in records if r["kind"] == "peak")
+    picked = [
+        float(r["c"]) for r in records if r["kind"] == "cv" and r["picked"] == "1"
+    ]
+    first = records[0]
+    return DetectorTuning(
+        picked[0],
+        float(first["C"]),
+        cv,
+        peaks,
+        int(first["draws"]),
+        int(first["samples"]),
+        float(first["share"]),
     )

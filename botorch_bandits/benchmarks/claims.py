@@ -262,33 +262,40 @@ def shi_slower(exp3: str, exp2: str) -> Callable:
     return run
 
 
-def verma_delays(data: Data) -> list[Outcome]:
-    exp = "verma2022-fig1a"
-    if not data.has(exp):
-        return [_missing(exp)]
-    problems = data.problems(exp)
-    mus = [int(p.split("/poisson")[1].split("/")[0]) for p in problems]
-    order = sorted(range(len(mus)), key=lambda i: mus[i])
-    reg = [data.final(exp, problems[i], "GP-UCB-SDF")[0] for i in order]
-    text = "R_T for mu = " + ", ".join(
-        f"{mus[i]}: {r:.1f}" for i, r in zip(order, reg, strict=True)
-    )
-    return [Outcome(exp, text, all(b > a for a, b in itertools.pairwise(reg)))]
+def verma_delays(
+    exp: str = "verma2022-fig1a",
+) -> Callable[[Data], list[Outcome]]:
+    def run(data: Data) -> list[Outcome]:
+        if not data.has(exp):
+            return [_missing(exp)]
+        problems = data.problems(exp)
+        mus = [int(p.split("/poisson")[1].split("/")[0]) for p in problems]
+        order = sorted(range(len(mus)), key=lambda i: mus[i])
+        reg = [data.final(exp, problems[i], "GP-UCB-SDF")[0] for i in order]
+        text = "R_T for mu = " + ", ".join(
+            f"{mus[i]}: {r:.1f}" for i, r in zip(order, reg, strict=True)
+        )
+        return [Outcome(exp, text, all(b > a for a, b in itertools.pairwise(reg)))]
+
+    return run
 
 
-def verma_window(data: Data) -> list[Outcome]:
-    exp = "verma2022-fig1b"
-    if not data.has(exp):
-        return [_missing(exp)]
-    ps = {int(p.rsplit("/m", 1)[1]): p for p in data.problems(exp)}
-    reg = {m: data.final(exp, p, "GP-UCB-SDF")[0] for m, p in ps.items()}
-    small_bad = reg[min(reg)] > reg[20]
-    same = abs(reg[20] - reg[40]) <= 0.1 * max(reg[20], reg[40]) or _se_overlap(
-        data, exp, ps[20], ps[40]
-    )
+def verma_window(
+    exp: str = "verma2022-fig1b",
+) -> Callable[[Data], list[Outcome]]:
+    def run(data: Data) -> list[Outcome]:
+        if not data.has(exp):
+            return [_missing(exp)]
+        ps = {int(p.rsplit("/m", 1)[1]): p for p in data.problems(exp)}
+        reg = {m: data.final(exp, p, "GP-UCB-SDF")[0] for m, p in ps.items()}
+        small_bad = reg[min(reg)] > reg[20]
+        same = abs(reg[20] - reg[40]) <= 0.1 * max(reg[20], reg[40]) or _se_overlap(
+            data, exp, ps[20], ps[40]
+        )
+        text = "R_T for m = " + ", ".join(f"{m}: {reg[m]:.1f}" for m in sorted(reg))
+        return [Outcome(exp, text, small_bad and same)]
 
-    text = "R_T for m = " + ", ".join(f"{m}: {reg[m]:.1f}" for m in sorted(reg))
-    return [Outcome(exp, text, small_bad and same)]
+    return run
 
 
 def _se_overlap(data: Data, exp: str, p1: str, p2: str) -> bool:
@@ -345,31 +352,33 @@ def leader_cause(data: Data, exp: str, algos: Sequence[str], lead: str) -> str:
             f"{p}: lowest r_t at t = {', '.join(map(str, marks))}: "
             f"{', '.join(leaders)}; R_T {regrets}"
         )
-    return f"{lead} Measured: " + "; ".join(parts) + "."
+    return f"{lead} Measured: ".lstrip() + "; ".join(parts) + "."
 
 
-def verma_lr(data: Data) -> list[Outcome]:
-    exp = "verma2022-lr"
-    if not data.has(exp):
-        return [_missing(exp)]
-    out = []
-    for p in data.problems(exp):
-        t = data.marks(exp, p, "GP-UCB-SDF", (25,))[0]
-        for sdf, base in (
-            ("GP-UCB-SDF", ("GP-BUCB", "GP-UCB")),
-            ("GP-TS-SDF", ("GP-BTS", "asy-TS")),
-        ):
-            vals = {a: data.at(exp, p, a, "best_value", t) for a in (sdf, *base)}
-            holds = all(vals[sdf][0] >= vals[b][0] for b in base)
-            out.append(
-                Outcome(
-                    exp,
-                    f"{p}, best accuracy at t = {t}: "
-                    + ", ".join(f"{a} {v[0]:.4f}" for a, v in vals.items()),
-                    holds,
+def verma_lr(exp: str = "verma2022-lr") -> Callable[[Data], list[Outcome]]:
+    def run(data: Data) -> list[Outcome]:
+        if not data.has(exp):
+            return [_missing(exp)]
+        out = []
+        for p in data.problems(exp):
+            t = data.marks(exp, p, "GP-UCB-SDF", (25,))[0]
+            for sdf, base in (
+                ("GP-UCB-SDF", ("GP-BUCB", "GP-UCB")),
+                ("GP-TS-SDF", ("GP-BTS", "asy-TS")),
+            ):
+                vals = {a: data.at(exp, p, a, "best_value", t) for a in (sdf, *base)}
+                holds = all(vals[sdf][0] >= vals[b][0] for b in base)
+                out.append(
+                    Outcome(
+                        exp,
+                        f"{p}, best accuracy at t = {t}: "
+                        + ", ".join(f"{a} {v[0]:.4f}" for a, v in vals.items()),
+                        holds,
+                    )
                 )
-            )
-    return out
+        return out
+
+    return run
 
 
 # Avanesov ------------------------------------------------------------------------------

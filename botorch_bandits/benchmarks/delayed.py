@@ -12,11 +12,6 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import torch
-from botorch.fit import fit_gpytorch_mll
-from botorch.models import SingleTaskGP
-from gpytorch.kernels import RBFKernel, ScaleKernel
-from gpytorch.means import ZeroMean
-from gpytorch.mlls import ExactMarginalLogLikelihood
 from torch import Tensor
 
 from botorch_bandits import seeding
@@ -25,6 +20,7 @@ from botorch_bandits.benchmarks.problems import BanditProblem
 from botorch_bandits.beta import ObservedInformationGain, observed_information_gain
 from botorch_bandits.delays import DelayDistribution
 from botorch_bandits.models import FiniteArmGP
+from botorch_bandits.models.multistart import fit_gp_multistart
 
 View = Literal["censor", "ignore", "hallucinate"]
 
@@ -400,27 +396,6 @@ def simulate_delayed(
     )
 
 
-def _fit_se(X: Tensor, Y: Tensor) -> tuple[Tensor, Tensor, Tensor]:
-    """Marginal-likelihood fit of a zero-mean GP with a scaled SE kernel (raw targets,
-    as the engine uses them) on ``batch x n x d`` data: (lengthscale, outputscale,
-    noise), each ``batch``."""
-
-    batch = X.shape[:-2]
-    gp = SingleTaskGP(
-        X,
-        Y.unsqueeze(-1),
-        covar_module=ScaleKernel(RBFKernel(batch_shape=batch), batch_shape=batch),
-        mean_module=ZeroMean(batch_shape=batch),
-        outcome_transform=None,
-    )
-    fit_gpytorch_mll(ExactMarginalLogLikelihood(gp.likelihood, gp))
-    with torch.no_grad():
-        ls = gp.covar_module.base_kernel.lengthscale.reshape(batch)
-        scale = gp.covar_module.outputscale.reshape(batch)
-        noise = gp.likelihood.noise.reshape(batch)
-    return ls, scale, noise
-
-
 def _refit(
     problem: BanditProblem,
     view: str,
@@ -428,34 +403,54 @@ def _refit(
     completed: FiniteArmGP | None,
     arms_t: Tensor,
 ) -> tuple[FiniteArmGP, FiniteArmGP | None]:
-    """Refit the SE hyperparameters per seed on the view's data and rebuild the
-    model(s) with them, replaying every stored observation (nothing is dropped)."""
-    S = problem.num_seeds
-    arms = problem.arms
-    if view == "censor":  # every query, its current (censored) target
+    """Refit the SE hyperparameters per seed on the view's data (every query with its
+    current, censored target for the SDF methods; the completed queries for the
+    baselines) by the multi-start marginal-likelihood fit, and rebuild the model(s)
+    with them, holding every stored observation (nothing is dropped)."""
+    if view == "censor":
         Y = torch.stack(main._y_hist).T  # S x k
-        X = _gather_arms(arms, arms_t).transpose(0, 1)  # S x k x d
-        ls, scale, noise = _fit_se(X, Y)
-    else:  # the completed queries of each seed (their numbers differ)
-        hist_a = torch.stack(completed._arms_hist).T  # S x steps
-        hist_y = torch.stack(completed._y_hist).T
-        fits = []
-        for s in range(S):
-            keep = hist_a[s] >= 0
-            pts = arms[hist_a[s][keep]] if arms.ndim == 2 else arms[s][hist_a[s][keep]]
-            if int(keep.sum()) < 2:  # nothing to fit yet: keep the prior
-                fits.append(None)
-                continue
-            fits.append(tuple(v.reshape(()) for v in _fit_se(pts, hist_y[s][keep])))
-        nan = (torch.tensor(float("nan")),) * 3  # seeds without a fit keep the prior
-        ls, scale, noise = (
-            torch.stack(v) for v in zip(*(f or nan for f in fits), strict=True)
-        )
-    K, lam = _se_matrices(problem, main, ls, scale, noise)
-    main = _rebuild(main, K, lam)
+        idx = arms_t.T  # S x k
+        mask = torch.ones_like(idx, dtype=torch.bool)
+    else:  # the completed queries of each seed (their numbers differ): masked
+        idx = torch.stack(completed._arms_hist).T  # S x steps, -1: none
+        mask = idx >= 0
+        Y = torch.stack(completed._y_hist).T.nan_to_num(0.0)
+        idx = idx.clamp_min(0)
+    X, mean, keep, counts, within = _distinct_rows(problem.arms, idx, Y, mask)
+    fit = fit_gp_multistart(X, mean, keep, counts=counts, within=within)
+    K, lam = _se_matrices(problem, main, fit.lengthscale, fit.outputscale, fit.noise)
+    main = main.with_prior(K, lam)
     if completed is not None:
-        completed = _rebuild(completed, K, lam)
+        completed = completed.with_prior(K, lam)
     return main, completed
+
+
+def _distinct_rows(
+    arms: Tensor, idx: Tensor, Y: Tensor, mask: Tensor
+) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
+    """Each seed's observations (arm indices ``idx``, targets ``Y``, ``mask``:
+    ``S x k``) as one row per distinct arm: ``(X, mean, mask, counts, within)`` for
+    :func:`~botorch_bandits.models.multistart.fit_gp_multistart` (padded to the
+    largest number of distinct arms; the likelihood is that of every observation)."""
+    S = idx.shape[0]
+    rows = []
+    for s in range(S):
+        a, y = idx[s][mask[s]], Y[s][mask[s]]
+        uniq, inv = torch.unique(a, return_inverse=True)
+        c = torch.bincount(inv, minlength=uniq.numel()).to(Y.dtype)
+        mean = torch.zeros_like(c).index_add_(0, inv, y) / c.clamp_min(1.0)
+        rows.append((uniq, mean, c, (y - mean[inv]).pow(2).sum()))
+    u = max(1, max(r[0].numel() for r in rows))
+    pad_idx = torch.zeros(S, u, dtype=torch.long, device=idx.device)
+    dev = {"dtype": Y.dtype, "device": Y.device}
+    means, counts = torch.zeros(S, u, **dev), torch.ones(S, u, **dev)
+    keep = torch.zeros(S, u, dtype=torch.bool, device=Y.device)
+    for s, (uniq, mean, c, _) in enumerate(rows):
+        j = uniq.numel()
+        pad_idx[s, :j], means[s, :j], counts[s, :j], keep[s, :j] = uniq, mean, c, True
+    X = _gather_arms(arms, pad_idx.T).transpose(0, 1)  # S x u x d
+    within = torch.stack([r[3] for r in rows])
+    return X, means, keep, counts, within
 
 
 def _se_matrices(problem, engine, ls, scale, noise) -> tuple[Tensor, Tensor]:
@@ -463,30 +458,17 @@ def _se_matrices(problem, engine, ls, scale, noise) -> tuple[Tensor, Tensor]:
     fit keep the engine's current ones)."""
     arms = problem.arms
     S, N = problem.num_seeds, problem.num_arms
-    arms3 = arms.expand(S, N, arms.shape[-1]) if arms.ndim == 2 else arms
     dtype = engine.K.dtype
     ls, scale, noise = (v.to(dtype) for v in (ls, scale, noise))
-    sq = torch.cdist(arms3, arms3).pow(2)
-    K_new = scale.view(S, 1, 1) * torch.exp(-0.5 * sq / ls.view(S, 1, 1).pow(2))
-    K_old = engine._K3.expand(S, N, N)
     fitted = torch.isfinite(ls)
-    K = torch.where(fitted.view(S, 1, 1), K_new.nan_to_num(0.0), K_old)
+    K = engine._K3.expand(S, N, N).clone()
+    sq = torch.cdist(arms, arms).pow(2) if arms.ndim == 2 else None
+    for s in torch.nonzero(fitted).flatten().tolist():
+        d2 = sq if sq is not None else torch.cdist(arms[s], arms[s]).pow(2)
+        torch.exp(d2 * (-0.5 / float(ls[s]) ** 2), out=K[s])
+        K[s].mul_(float(scale[s]))
     lam = torch.where(fitted, noise.nan_to_num(1.0), engine._noise)
     return K, lam
-
-
-def _rebuild(engine: FiniteArmGP, K: Tensor, noise: Tensor) -> FiniteArmGP:
-    new = FiniteArmGP(
-        engine.arms,
-        K,
-        noise,
-        num_seeds=engine.num_seeds,
-        refactor_every=engine.refactor_every,
-        keep_root=engine.keep_root,
-    )
-    for a, y in zip(engine._arms_hist, engine._y_hist, strict=True):
-        new.observe(a, y.nan_to_num(0.0))
-    return new
 
 
 def _observe_arrivals(model: FiniteArmGP, new: Tensor, arms: Tensor, y: Tensor) -> None:

@@ -62,6 +62,7 @@ class Job:
     epoch_length: int = 20  # constrained: the multipliers' epoch length S
     refit_every: int | None = None  # delayed: hyperparameter refits
     cpd_c: float | None = None  # piecewise: the detector constant c
+    cpd_C: float | None = None  # piecewise: theta_n = C n^(-6/7)
     options: Mapping[str, Any] | None = None  # piecewise: the reading's settings
     progress: Any = None
     device: str | None = None  # finite-arm: the torch device the seeds run on
@@ -92,7 +93,7 @@ class Family:
         epoch_suffix: Algorithm names may carry an epoch length
             (``"Alg2/S=10"``).
         detector: Its algorithms take the change-point detector's constant
-            ``cpd_c`` (calibrated per reading unless given).
+            ``cpd_c`` and ``cpd_C`` (tuned as Avanesov suggests unless given).
     """
 
     name: str
@@ -185,6 +186,7 @@ def _piecewise(job: Job) -> Simulated:
         ),
         job.algorithm,
         c=c,
+        **({} if job.cpd_C is None else {"C": job.cpd_C}),
         seed=job.seed,
         progress=job.progress,
         **(job.options or {}),
@@ -201,6 +203,7 @@ def _piecewise(job: Job) -> Simulated:
         "false_alarms": false,
         "uniform_steps": float(result.uniform.sum(0).double().mean()),
         "cpd_c": c,
+        "cpd_C": 2.6 if job.cpd_C is None else job.cpd_C,
     }
     return Simulated(per_step, result.cumulative_regret[-1], extra)
 
@@ -272,6 +275,7 @@ def run_job(
     cpd_c: float | None = None,
     options: dict[str, Any] | None = None,
     device: str | None = None,
+    cpd_C: float | None = None,
 ) -> dict[str, Any]:
     """One (problem, algorithm) job: build the problem's ``seeds`` instances, simulate,
     and reduce to per-step mean and standard error of every metric. Runs anywhere
@@ -295,6 +299,7 @@ def run_job(
         epoch_length=epoch_length,
         refit_every=refit_every,
         cpd_c=cpd_c,
+        cpd_C=cpd_C,
         options=options,
         progress=progress,
         device=device,

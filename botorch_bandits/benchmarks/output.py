@@ -142,7 +142,7 @@ def write_runs_csv(result: ReproduceResult, path: Path) -> Path:
     return path
 
 
-TIMING_COLUMNS = ("experiment", "seeds", "horizon", "seconds", "finished")
+TIMING_COLUMNS = ("experiment", "seeds", "horizon", "seconds", "finished", "protocol")
 
 
 def read_timings(out_dir: str | Path) -> dict[str, dict[str, str]]:
@@ -152,6 +152,13 @@ def read_timings(out_dir: str | Path) -> dict[str, dict[str, str]]:
         return {}
     with open(path, newline="") as fh:
         return {r["experiment"]: r for r in csv.DictReader(fh)}
+
+
+def protocol(exp: Any) -> str:
+    """What an experiment's runs depend on beyond its sizes (its reading and
+    refits): a resumed ``reproduce all`` reruns an experiment whose recorded
+    protocol differs (e.g. runs made before App. C's refits were the default)."""
+    return f"{exp.reading} | refit_every={exp.refit_every}"
 
 
 def record_timing(out_dir: Path, result: ReproduceResult, seconds: float) -> None:
@@ -164,6 +171,7 @@ def record_timing(out_dir: Path, result: ReproduceResult, seconds: float) -> Non
         "horizon": result.horizon,
         "seconds": f"{seconds:.1f}",
         "finished": time.strftime("%Y-%m-%dT%H:%M:%S"),
+        "protocol": protocol(result.experiment),
     }
     with atomic_open(out_dir / "timings.csv", "w", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=TIMING_COLUMNS)

@@ -25,6 +25,7 @@ class Data:
     )
     runs: dict[tuple[str, str, str], dict[int, float]] = field(default_factory=dict)
     calibration: dict[str, list[dict[str, str]]] = field(default_factory=dict)
+    tuning: dict[str, list[dict[str, str]]] = field(default_factory=dict)
     timings: dict[str, dict[str, str]] = field(default_factory=dict)
     experiments: set[str] = field(default_factory=set)
 
@@ -79,6 +80,11 @@ def load(folder: str | Path) -> Data:
         name = path.name
         if name == "timings.csv":
             data.timings = read_timings(folder)
+        elif name.startswith("avanesov-tuning-"):
+            with open(path, newline="") as fh:
+                rows = list(csv.DictReader(fh))
+            if rows:
+                data.tuning[name[len("avanesov-tuning-") : -len(".csv")]] = rows
         elif name.startswith("avanesov-calibration-"):
             with open(path, newline="") as fh:
                 rows = list(csv.DictReader(fh))

@@ -11,6 +11,7 @@ User documentation: ``docs/reproducing.md``.
 
 from __future__ import annotations
 
+import math
 import os
 import time
 from collections.abc import Callable, Sequence
@@ -25,6 +26,7 @@ from botorch_bandits.benchmarks.calibration import (
     calibrate,
     read_calibration,
     reading_name,
+    tune,
 )
 from botorch_bandits.benchmarks.executors import (
     check_dask_address,
@@ -61,6 +63,7 @@ from botorch_bandits.benchmarks.output import (
     RUNS_COLUMNS,
     TIMING_COLUMNS,
     check_record,
+    protocol,
     read_timings,
     record_timing,
     recorded_steps,
@@ -168,8 +171,10 @@ def reproduce(
     ``horizon`` are given. ``workers``: local worker processes (default: the number of
     CPUs, at most the number of jobs; 1 runs in this process with a per-step bar).
     ``cpd_c``: the change-point detector's constant c for the piecewise experiments:
-    a number, or ``"calibrated"`` (the default there: :func:`calibrate` picks it for
-    the experiment's reading, on held-out draws, and writes its table).
+    ``"suggested"`` (the default there: c and the threshold's C tuned as Avanesov
+    suggests, :func:`tune`, on held-out draws, with its table), ``"calibrated"``
+    (c picked inside GP-UCB-CPD for the experiment's reading, :func:`calibrate`, with
+    its table; C = 2.6 as in §4), or a number (C = 2.6).
     ``device``: a torch device (``"cuda"``) for the finite-arm experiments: every
     seed of a job runs there at once, the jobs one after the other in this process
     (the instances are the CPU's; the noise comes from the device's generator, so
@@ -200,8 +205,9 @@ def reproduce(
             f"{unknown}."
         )
     wall_start = time.perf_counter()
-    calibration = None
-    if family.detector and (cpd_c is None or cpd_c == "calibrated"):
+    calibration = tuning = None
+    cpd_C = None
+    if family.detector and cpd_c == "calibrated":
         calibration = calibrate(
             exp.options,
             seeds=S,
@@ -210,11 +216,23 @@ def reproduce(
             workers=workers,
         )
         cpd_c = calibration.c
+    elif family.detector and (cpd_c is None or cpd_c == "suggested"):
+        # as many uniform points as the experiment's longest run collects,
+        # xi sqrt(T) with xi = sqrt(3) (smoke runs: 8 draws of 20 points)
+        longest = max(_problem_horizon(p, T, exp, horizon, smoke) for p in exp.problems)
+        sizes = (
+            {"draws": 8, "samples": 20}
+            if smoke
+            else {"samples": math.ceil(math.sqrt(3.0 * longest))}
+        )
+        tuning = tune(exp.options, out=out, **sizes)
+        cpd_c, cpd_C = tuning.c, tuning.C
     elif cpd_c is not None and not (
         isinstance(cpd_c, int | float) and not isinstance(cpd_c, bool) and cpd_c > 0
     ):
         raise ValueError(
-            f"`cpd_c` must be a number > 0 or 'calibrated', got cpd_c={cpd_c!r}."
+            "`cpd_c` must be a number > 0, 'suggested' or 'calibrated', got "
+            f"cpd_c={cpd_c!r}."
         )
     specs = [
         dict(
@@ -228,6 +246,7 @@ def reproduce(
             epoch_length=exp.epoch_length,
             **({"refit_every": exp.refit_every} if exp.refit_every else {}),
             **({"cpd_c": cpd_c} if cpd_c is not None else {}),
+            **({"cpd_C": cpd_C} if cpd_C is not None else {}),
             **({"options": exp.options} if exp.options else {}),
             **({"device": device} if device is not None else {}),
         )
@@ -256,6 +275,7 @@ def reproduce(
     jobs.sort(key=lambda j: order[(j["problem"], j["algorithm"])])
     result = ReproduceResult(exp, jobs, T, S, time.perf_counter() - start, None, None)
     result.calibration = calibration
+    result.tuning = tuning
     result.record = record
     if out is not None:
         out_dir = Path(out)
@@ -296,11 +316,15 @@ def reproduce_all(
 ) -> float:
     """Run every experiment (``names``: a subset) one after the other into ``out``,
     each with its paper's sizes (or smoke sizes). ``resume`` skips an experiment
-    whose CSV and runs CSV are already in ``out`` and whose recorded sizes match, so an
-    interrupted run goes on where it stopped. Returns the wall time of this call;
+    whose CSV and runs CSV are already in ``out`` and whose recorded sizes and
+    protocol (:func:`~botorch_bandits.benchmarks.output.protocol`: reading, refits)
+    match, so an interrupted run goes on where it stopped. Returns the wall time of this call;
     ``<out>/timings.csv`` keeps each experiment's own time (the sum over a resumed
     run's parts is the whole run's time). ``report(name, result)`` is called after
-    each experiment (``result`` None for a skipped one)."""
+    each experiment (``result`` None for a skipped one). Each piecewise reading also
+    gets the earlier rule's calibration table (:func:`calibrate`), which the report
+    shows beside the suggested tuning the figures use (its time is not in
+    ``timings.csv``; the returned wall time includes it)."""
     check_record(record)
     chosen = list(names) if names else all_experiments()
     unknown = [n for n in chosen if n not in EXPERIMENTS]
@@ -317,9 +341,22 @@ def reproduce_all(
             str(exp.smoke_seeds if smoke else exp.seeds),
             str(exp.smoke_horizon if smoke else exp.horizon),
         )
+        if FAMILY_OF[exp.problems[0]].detector:
+            # the earlier rule's table, reported beside the suggested tuning the
+            # figures use (one per reading, reused by its other figures and by a
+            # resumed run)
+            seeds, horizon = (int(v) for v in sizes)
+            calibrate(
+                exp.options,
+                seeds=seeds,
+                horizon=_problem_horizon("pw-K4-T1200", horizon, exp, None, smoke),
+                out=out_dir,
+                workers=workers,
+            )
         if (
             name in done
             and (done[name]["seeds"], done[name]["horizon"]) == sizes
+            and done[name].get("protocol") == protocol(exp)
             and (out_dir / f"{name}.csv").exists()
             and (out_dir / f"{name}-runs.csv").exists()
         ):

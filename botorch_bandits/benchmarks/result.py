@@ -31,6 +31,7 @@ class ReproduceResult:
     png_path: Path | None
     runs_path: Path | None = None
     calibration: Any = None  # Calibration of the piecewise experiments
+    tuning: Any = None  # DetectorTuning of the piecewise experiments
     record: str | int = "log"  # the CSV's steps (see recorded_steps)
 
     def summary(self) -> list[tuple[str, str, float, float, float, float]]:

@@ -36,6 +36,7 @@ COMMANDS: dict[str, Command] = {
     "reproduce": reproduction.REPRODUCE,
     "reproduction-report": reproduction.REPRODUCTION_REPORT,
     "cpd-detector": studies.CPD_DETECTOR,
+    "fit-quality": studies.FIT_QUALITY,
 }
 
 #: the packages each command needs beyond the core, and the extra that brings them

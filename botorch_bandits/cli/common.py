@@ -71,8 +71,9 @@ def record_steps(text: str) -> str | int:
 
 
 def cpd_constant(text: str) -> float | str:
-    """An argument type: a number > 0 or ``'calibrated'`` (``--cpd-c``)."""
-    if text == "calibrated":
+    """An argument type: a number > 0, ``'suggested'`` or ``'calibrated'``
+    (``--cpd-c``)."""
+    if text in ("suggested", "calibrated"):
         return text
     try:
         value = float(text)
@@ -80,6 +81,6 @@ def cpd_constant(text: str) -> float | str:
         value = math.nan
     if not (math.isfinite(value) and value > 0):
         raise argparse.ArgumentTypeError(
-            f"must be a number > 0 or 'calibrated', got {text!r}"
+            f"must be a number > 0, 'suggested' or 'calibrated', got {text!r}"
         )
     return value

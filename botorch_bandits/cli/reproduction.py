@@ -65,9 +65,12 @@ def _reproduce_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--cpd-c",
         type=cpd_constant,
-        help="change-point detector constant c of the avanesov-* experiments: a "
-        "number, or 'calibrated' (the default: chosen inside GP-UCB-CPD for the "
-        "experiment's reading, table in OUT/avanesov-calibration-<reading>.csv)",
+        help="change-point detector of the avanesov-* experiments: 'suggested' (the "
+        "default: c by cross-validation on uniform samples and theta_n = C n^(-6/7) "
+        "with C from the statistic without a change, as Avanesov suggests; table in "
+        "OUT/avanesov-tuning-<measure>-m<points>.csv), 'calibrated' (c chosen inside "
+        "GP-UCB-CPD for the reading, C = 2.6; table in "
+        "OUT/avanesov-calibration-<reading>.csv), or a number c (C = 2.6)",
     )
     parser.add_argument(
         "--record",
@@ -253,6 +256,14 @@ def _print_restarts(result: Any) -> None:
                 f"false alarms {r.false_alarms:5d}, mean delay {r.mean_delay:7.1f}, "
                 f"R_T {r.regret:9.2f} ± {r.regret_se:.2f}"
             )
+    tuning = getattr(result, "tuning", None)
+    if tuning is not None:
+        print(
+            f"detector tuned as Avanesov suggests: c = {tuning.c:g} (leave-one-out "
+            f"CV on {tuning.samples} uniform samples of {tuning.draws} held-out "
+            f"draws), theta_n = {tuning.C:.4g} n^(-6/7) (C: the {1 - tuning.share:g} "
+            "quantile of the draws' peak n^(6/7) Delta^2 without a change)"
+        )
     if piecewise:
         print(
             "restarts (all seeds): detected changes, mean detection delay, missed, false alarms"

@@ -1,6 +1,7 @@
 """The commands that check one piece and print a table: ``loop-demo`` (a plain
 BoTorch loop), ``ts-variance``, ``batch-tradeoff``, ``beta-guide``,
-``benchmark-engine``, ``cpd-detector``, ``botorch-loop`` and ``ts-where``."""
+``benchmark-engine``, ``cpd-detector``, ``fit-quality``, ``botorch-loop`` and
+``ts-where``."""
 
 from __future__ import annotations
 
@@ -249,6 +250,39 @@ CPD_DETECTOR = Command(
     "setting): false-positive rate and detection delay for candidate constants c.",
     add_arguments=_cpd_detector_arguments,
     run=_run_cpd_detector,
+)
+
+
+def _fit_quality_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--draws", type=positive_int, default=8, help="draws (8)")
+    parser.add_argument(
+        "--points",
+        type=positive_int,
+        default=200,
+        help="observations per draw, at least 2 (200)",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seed of the draws (0)")
+    parser.add_argument(
+        "--starts", type=positive_int, default=10, help="starts of the new fit (10)"
+    )
+
+
+def _run_fit_quality(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from botorch_bandits.benchmarks.fit_quality import fit_quality, fit_quality_lines
+
+    if args.points < 2:
+        parser.error(f"--points must be at least 2, got {args.points}")
+    result = fit_quality(args.draws, args.points, args.seed, args.starts)
+    print("\n".join(fit_quality_lines(result)))
+    return 0
+
+
+FIT_QUALITY = Command(
+    help="The simulators' hyperparameter refit, one start against the multi-start "
+    "fit, on Verma et al.'s GP draws (lengthscale 0.02): fitted lengthscale and "
+    "log marginal likelihood per point.",
+    add_arguments=_fit_quality_arguments,
+    run=_run_fit_quality,
 )
 
 

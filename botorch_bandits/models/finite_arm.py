@@ -59,6 +59,21 @@ def _psd_root(A: Tensor) -> Tensor:
     return evecs * evals.clamp_min(0.0).sqrt().unsqueeze(-2)
 
 
+def _posterior_root(R: Tensor, pulled: Tensor, L: Tensor) -> Tensor:
+    r"""A square root of :math:`\Sigma = K - K_U A^{-1} K_U^\top` from a root
+    :math:`R` of the prior (:math:`K = RR^\top`) and the Cholesky factor :math:`L`
+    of :math:`A = K_{UU} + \Lambda`: with :math:`W = L^{-1}R_U`,
+    :math:`\Sigma = R(I - W^\top W)R^\top`, and :math:`I - W^\top W = (I -
+    W^\top BW)^2` for :math:`B = Q\,\mathrm{diag}(1/(1 + \sqrt{1 - \gamma}))Q^\top`,
+    :math:`WW^\top = Q\,\mathrm{diag}(\gamma)Q^\top` (the batch form of Potter's
+    rule); :math:`O(N^2|U|)`, no factorization of an :math:`N \times N` matrix."""
+    W = torch.linalg.solve_triangular(L, R[pulled], upper=False)  # u x N
+    gamma, Q = torch.linalg.eigh(W @ W.T)
+    b = 1.0 / (1.0 + torch.sqrt((1.0 - gamma).clamp_min(0.0)))
+    RW = R @ W.T  # N x u
+    return R - (RW @ (Q * b) @ Q.T) @ W
+
+
 class FiniteArmGP(Model):
     r"""Exact GP posterior over a finite arm set, updated in :math:`O(N^2)` per
     observation and batched over independent seeds (a leading batch dimension).
@@ -482,6 +497,57 @@ class FiniteArmGP(Model):
             if self.keep_root:
                 self.covariance_root_[s] = _psd_root(self.cov_[s])
         self._recompute_mean(mask)
+
+    def with_prior(self, kernel: Tensor, noise: float | Tensor) -> FiniteArmGP:
+        r"""A new engine on the same arms with another kernel matrix and noise
+        (e.g. refitted hyperparameters) holding every stored observation, in order
+        (its ``observe`` history, targets and pull counts). Built exactly from the
+        pull counts (:meth:`refactor`; ``keep_root``: a square root from the
+        prior's, :func:`_posterior_root`), :math:`b` from the targets, and the information gain
+        from :math:`\tfrac12\log\det(I + \lambda^{-1}K_{XX})` over the
+        observations, :math:`\tfrac12[\sum_i\log(n_i/\lambda) +
+        \log\det(K_{UU} + \lambda\,\mathrm{diag}(1/n))]` over the pulled arms
+        :math:`U` (the sum of the per-observation gains, exactly)."""
+        new = FiniteArmGP(
+            self.arms,
+            kernel,
+            noise,
+            num_seeds=self.num_seeds,
+            refactor_every=self.refactor_every,
+            keep_root=self.keep_root,
+        )
+        new.counts_.copy_(self.counts_)
+        new.num_observations_.copy_(self.num_observations_)
+        new._arms_hist = [a.clone() for a in self._arms_hist]
+        new._y_hist = [y.clone() for y in self._y_hist]
+        if self._arms_hist:
+            arms = torch.stack(new._arms_hist)  # steps x S
+            y = torch.stack(new._y_hist).nan_to_num(0.0)
+            kept = arms >= 0
+            new.b_.scatter_add_(
+                -1,
+                arms.clamp_min(0).T,
+                (torch.where(kept, y, 0.0) / new._noise).T,
+            )
+        root, new.keep_root = new.keep_root, False  # the root below, not by eigh
+        new.refactor()
+        new.keep_root = root
+        for s in range(new.cov_.shape[0]):
+            pulled = torch.nonzero(new.counts_[s] > 0).flatten()
+            if pulled.numel() == 0:
+                continue
+            K = new._K3[new._prior_index(s)]
+            c = new.counts_[s, pulled].to(K)
+            lam = new._noise[s]
+            L = torch.linalg.cholesky(K[pulled][:, pulled] + torch.diag(lam / c))
+            logdet = 2 * torch.log(torch.diagonal(L)).sum()
+            new.information_gain_[s] = 0.5 * (torch.log(c / lam).sum() + logdet)
+            if root:
+                new.covariance_root_[s] = _posterior_root(
+                    new._K3_root[new._prior_index(s)], pulled, L
+                )
+        new._reset_countdown()
+        return new
 
     def reset(self, seeds: Tensor | None = None) -> None:
         """Forget every observation of the masked seeds (restarts)."""

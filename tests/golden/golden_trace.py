@@ -1,8 +1,8 @@
 """The golden trace of issue 27: the decisions (and their metadata) the Ax strategy
 makes over an option matrix in both modes, and the per-step statistics of every
 reproduction's smoke run. ``python tests/golden/golden_trace.py`` writes them from
-the code as it is (``... decisions``, ``... practical`` or ``... reproductions``: a
-part); ``tests/test_golden.py`` recomputes them and compares exactly. The practical
+the code as it is (``... decisions``, ``... practical`` or ``... reproductions
+[NAME ...]``: a part); ``tests/test_golden.py`` recomputes them and compares exactly. The practical
 mode's sets are bit-identical only on a machine like the one they were recorded on
 (``machine.json``, :func:`machine`): a fitted GP differs across CPUs in its last
 digits and a few decisions later in its trials."""
@@ -316,8 +316,12 @@ def main(argv: list[str]) -> None:
         DECISIONS.write_text(json.dumps(data, indent=0, sort_keys=True) + "\n")
         MACHINE.write_text(json.dumps(machine(), indent=1, sort_keys=True) + "\n")
     if what in ("all", "reproductions"):
-        data = {}
-        for name in experiments():
+        # "reproductions NAME ...": only those experiments, the others kept as
+        # recorded (experiments no longer listed are dropped)
+        names = argv[2:] if what == "reproductions" and len(argv) > 2 else None
+        data = json.loads(REPRODUCTIONS.read_text()) if names else {}
+        data = {k: v for k, v in data.items() if k in experiments()}
+        for name in names or experiments():
             data[name] = run_reproduction(name)
             print("recorded", name, flush=True)
         REPRODUCTIONS.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
