@@ -123,6 +123,16 @@ class FiniteArmGP(Model):
             -- :math:`O(N^2)`, no factorization of the (near-singular) posterior
             covariance. Exact joint draws on the arms (GP-TS) then cost one
             matrix-vector product.
+        defer: Collect up to this many rank-one downdates of :math:`\Sigma` and
+            apply them together (one matrix product, :math:`\Sigma \leftarrow
+            \Sigma - UDU^\top`) instead of one pass over :math:`\Sigma` per
+            observation; meanwhile a column of :math:`\Sigma` is read as
+            :math:`\Sigma_{:,i} - UDU_{i,:}^\top` and the variances are kept
+            apart. The same posterior up to round-off, many times faster for large
+            arm sets and many seeds (the single downdate is bound by memory); the
+            sum over the collected updates makes the last bits depend on the
+            machine's matrix kernels. ``None`` (default): one downdate per
+            observation, bit-for-bit reproducible. Not with ``keep_root``.
     """
 
     def __init__(
@@ -133,6 +143,7 @@ class FiniteArmGP(Model):
         num_seeds: int | None = None,
         refactor_every: int | None = 1000,
         keep_root: bool = False,
+        defer: int | None = None,
     ) -> None:
         super().__init__()
         check_tensor("arms", arms, min_ndim=2)
@@ -144,6 +155,7 @@ class FiniteArmGP(Model):
         for name, value in (
             ("num_seeds", num_seeds),
             ("refactor_every", refactor_every),
+            ("defer", defer),
         ):
             if value is not None:  # None is allowed for both
                 check_count(name, value, minimum=1)
@@ -185,7 +197,14 @@ class FiniteArmGP(Model):
         self.keep_root = bool(keep_root)
         self._batch = torch.Size([]) if num_seeds is None else torch.Size([num_seeds])
         self.register_buffer("_K3", K.reshape(-1, N, N))  # 1 x N x N or S x N x N
-        self.register_buffer("cov_", self._K3.expand(S, N, N).clone())  # S x N x N
+        self.register_buffer("_cov", self._K3.expand(S, N, N).clone())  # S x N x N
+        if defer is not None and keep_root:
+            raise ValueError("`defer` cannot be combined with `keep_root`.")
+        self.defer = defer
+        if defer is not None:  # the collected downdates: columns, scales
+            self.register_buffer("_U", K.new_zeros(S, N, defer))
+            self.register_buffer("_coef", K.new_zeros(S, defer))
+            self.register_buffer("_diag", K.new_zeros(S, N))
         self.register_buffer("b_", K.new_zeros(S, N))  # S x N
         self.register_buffer("mean_buf_", K.new_zeros(S, N))  # S x N, = cov_ @ b_
         if self.keep_root:
@@ -209,7 +228,7 @@ class FiniteArmGP(Model):
         else:
             score = arms.transpose(0, 1).unsqueeze(-2)  # N x S x 1 x d
         self.score_points = score
-        self._state = {"version": 0, "countdown": refactor_every or 0}
+        self._state = {"version": 0, "countdown": refactor_every or 0, "pending": 0}
         self.register_buffer("_seed_range", torch.arange(S, device=K.device))
         self.register_buffer("_ones", torch.ones(S, dtype=torch.long, device=K.device))
         self._arms_hist: list[Tensor] = []  # per step: S long (-1: no observation)
@@ -239,6 +258,28 @@ class FiniteArmGP(Model):
             self.mean_buf_.copy_(mean)
         else:
             self.mean_buf_[mask] = mean[mask]
+
+    @property
+    def cov_(self) -> Tensor:
+        """``S x N x N`` posterior covariance, every collected downdate applied."""
+        self._flush()
+        return self._cov
+
+    def _flush(self) -> None:
+        """Apply the collected downdates (``defer``): one batched matrix product."""
+        p = self._state["pending"]
+        if p:
+            U = self._U[:, :, :p]
+            self._cov.baddbmm_(
+                U * self._coef[:, None, :p], U.transpose(-1, -2), alpha=-1.0
+            )
+            self._state["pending"] = 0
+
+    def _variances(self) -> Tensor:
+        """``S x N`` posterior variances on the arms (no flush)."""
+        if self._state["pending"]:
+            return self._diag
+        return self._cov.diagonal(dim1=-2, dim2=-1)
 
     @property
     def covariance_(self) -> Tensor:
@@ -280,23 +321,24 @@ class FiniteArmGP(Model):
         check_single_output("FiniteArmGP", output_indices)
         if X is self.score_points:  # every arm, one per batch: mean and variance only
             mean = self.mean_.transpose(-1, 0).unsqueeze(-1)  # N x S x 1 (N x 1)
-            var = self.covariance_.diagonal(dim1=-2, dim2=-1).transpose(-1, 0)
+            var = self._seeds(self._variances()).transpose(-1, 0)
             var = var.unsqueeze(-1)
             return self._diagonal_posterior(
                 X, mean, var, observation_noise, posterior_transform
             )
         idx = self.arm_indices(X)  # batch x q
-        mean_all, cov_all = self.mean_, self.covariance_  # B x N, B x N x N
+        mean_all = self.mean_  # B x N
         out_batch = torch.broadcast_shapes(idx.shape[:-1], self._batch)
         q, N = idx.shape[-1], self.arms.shape[-2]
         idx_b = idx.expand(*out_batch, q)
         mean = mean_all.expand(*out_batch, N).gather(-1, idx_b)  # out_batch x q
         if q == 1:  # one point per batch: its 1 x 1 covariance is the variance
-            var_all = cov_all.diagonal(dim1=-2, dim2=-1)  # B x N (a view)
+            var_all = self._seeds(self._variances())  # B x N
             var = var_all.expand(*out_batch, N).gather(-1, idx_b)  # out_batch x 1
             return self._diagonal_posterior(
                 X, mean, var, observation_noise, posterior_transform
             )
+        cov_all = self.covariance_  # B x N x N
         rows = cov_all.expand(*out_batch, N, N).gather(
             -2, idx_b.unsqueeze(-1).expand(*out_batch, q, N)
         )  # out_batch x q x N
@@ -363,6 +405,22 @@ class FiniteArmGP(Model):
             rem = every - self.num_observations_ % every
             self._state["countdown"] = int(rem.min())
 
+    def _column(self, arm: Tensor) -> Tensor:
+        """``S x N``: column ``arm[s]`` of each seed's posterior covariance (with the
+        collected downdates subtracted, without applying them; with ``defer`` the
+        row, which equals it up to round-off and is read contiguously)."""
+        seeds = self._seed_range
+        if self.defer is None:
+            return self._cov[seeds, :, arm]
+        # deferred: the row, which is the column up to round-off (contiguous)
+        col = self._cov[seeds, arm, :]
+        p = self._state["pending"]
+        if p:
+            U = self._U[:, :, :p]
+            w = self._coef[:, :p] * U[seeds, arm, :]  # S x p
+            col = col - (U @ w.unsqueeze(-1)).squeeze(-1)
+        return col
+
     def observe(self, arm_idx: Tensor, y: Tensor) -> Tensor:
         r"""Add one observation per seed: arm ``arm_idx`` (``batch_shape`` long) with
         value ``y`` (``batch_shape``). Seeds may be left out with ``arm_idx = -1``.
@@ -371,7 +429,7 @@ class FiniteArmGP(Model):
             ``batch_shape`` posterior variances :math:`\sigma^2_{t-1}(x_t)` before the
             update (0 for skipped seeds).
         """
-        cov, noise = self.cov_, self._noise
+        cov, noise = self._cov, self._noise  # collected downdates: see _column
         S, N = cov.shape[0], cov.shape[-1]
         if not (
             isinstance(arm_idx, Tensor)
@@ -407,7 +465,7 @@ class FiniteArmGP(Model):
         seeds, mean = self._seed_range, self.mean_buf_
         if lo >= 0:  # every seed observes (the common case): no masking
             safe, active = arm_idx, None
-            col = cov[seeds, :, safe]  # S x N (a copy: the column before the update)
+            col = self._column(safe)  # S x N (a copy: the column before the update)
             var = col[seeds, safe].clamp_min(0.0)  # S
             scale = 1.0 / (var + noise)
             y_kept = y.clone()
@@ -415,7 +473,7 @@ class FiniteArmGP(Model):
         else:
             active = arm_idx >= 0
             safe = arm_idx.clamp_min(0)
-            col = cov[seeds, :, safe]  # S x N
+            col = self._column(safe)  # S x N
             var = col[seeds, safe].clamp_min(0.0) * active  # 0 for skipped seeds
             scale = active / (var + noise)
             y_kept = torch.where(active, y, torch.nan)
@@ -425,10 +483,20 @@ class FiniteArmGP(Model):
         innovation = (y_used - mean[seeds, safe]) * scale  # 0 for skipped seeds
         mean.addcmul_(col, innovation.unsqueeze(-1))
         self._changed()
-        # rank-one downdate in place: cov -= (scale * col) col^T
-        cov.baddbmm_(
-            (scale.unsqueeze(-1) * col).unsqueeze(-1), col.unsqueeze(-2), alpha=-1.0
-        )
+        if self.defer is None:  # rank-one downdate in place: cov -= (scale * col) col^T
+            cov.baddbmm_(
+                (scale.unsqueeze(-1) * col).unsqueeze(-1), col.unsqueeze(-2), alpha=-1.0
+            )
+        else:  # collected; applied together when `defer` are held (or read)
+            p = self._state["pending"]
+            if p == 0:
+                self._diag.copy_(cov.diagonal(dim1=-2, dim2=-1))
+            self._U[:, :, p] = col
+            self._coef[:, p] = scale
+            self._diag.addcmul_(col * col, scale.unsqueeze(-1), value=-1.0)
+            self._state["pending"] = p + 1
+            if p + 1 == self.defer:
+                self._flush()
         self.b_.index_put_((seeds, safe), b_add, accumulate=True)
         self.counts_.index_put_(
             (seeds, safe),
@@ -515,6 +583,7 @@ class FiniteArmGP(Model):
             num_seeds=self.num_seeds,
             refactor_every=self.refactor_every,
             keep_root=self.keep_root,
+            defer=self.defer,
         )
         new.counts_.copy_(self.counts_)
         new.num_observations_.copy_(self.num_observations_)

@@ -255,6 +255,14 @@ def machine_dependent(options: dict[str, Any]) -> bool:
     )
 
 
+def reproduction_machine_dependent(name: str) -> bool:
+    """The reproductions whose bits depend on the machine: Verma et al.'s under App.
+    C (multi-start marginal-likelihood fits) and Avanesov's (the engine's collected
+    downdates, a matrix product over them)."""
+    verma_refits = name.startswith("verma2022-") and not name.endswith("-known")
+    return verma_refits or name.startswith("avanesov-")
+
+
 def machine() -> dict[str, str]:
     """What the practical mode's bits depend on besides our code: the CPU (its model
     and vector extensions) and the numerical libraries' versions."""
