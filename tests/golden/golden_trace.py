@@ -221,9 +221,19 @@ def _digest(t: Any) -> str:
 def run_reproduction(name: str) -> dict[str, Any]:
     """Every job of one experiment's smoke run: per-step statistics as digests (and
     the final mean cumulative regret, readable)."""
+    import torch
+
     from botorch_bandits.benchmarks.reproduce import reproduce
 
-    res = reproduce(name, smoke=True, out=None, show_progress=False, workers=1)
+    # one torch thread, as recorded: the bits of some runs (the LR workload, the
+    # refits' batched factorizations) depend on the thread count, and a test
+    # session's count depends on the tests before
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        res = reproduce(name, smoke=True, out=None, show_progress=False, workers=1)
+    finally:
+        torch.set_num_threads(threads)
     jobs = {}
     for j in res.jobs:
         stats = {
