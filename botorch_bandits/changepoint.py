@@ -80,7 +80,14 @@ def cpd_regularization(n: int, c: float, alpha: float = 2.5, d: int = 1) -> floa
     return c * check_round("n", n) ** (-_rate(alpha, d))
 
 
-def cpd_threshold(n: int, C: float = 2.6, alpha: float = 2.5, d: int = 1) -> float:
+PAPER_THRESHOLD_C = 2.6
+r"""The constant of the experiments' threshold :math:`\theta_n = 2.6\,n^{-6/7}`
+(Avanesov §4)."""
+
+
+def cpd_threshold(
+    n: int, C: float = PAPER_THRESHOLD_C, alpha: float = 2.5, d: int = 1
+) -> float:
     r""":math:`\theta_n = C\,n^{-(2\alpha+d)/(2\alpha+d+1)}`; the experiments (§4) use
     :math:`C = 2.6` with :math:`\alpha = 5/2`, :math:`d = 1` (:math:`2.6\,n^{-6/7}`)."""
     check_positive("C", C)
@@ -211,7 +218,9 @@ class ChangePointDetector:
         self.alpha = check_positive("alpha", alpha)
         self.d = check_round("d", d)
         if threshold is None:
-            threshold = lambda n: cpd_threshold(n, 2.6, self.alpha, self.d)  # noqa: E731
+            threshold = lambda n: cpd_threshold(  # noqa: E731
+                n, PAPER_THRESHOLD_C, self.alpha, self.d
+            )
         elif isinstance(threshold, (int, float)):
             if not threshold > 0:
                 raise ValueError(

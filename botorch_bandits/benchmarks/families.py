@@ -203,7 +203,7 @@ def _piecewise(job: Job) -> Simulated:
         "false_alarms": false,
         "uniform_steps": float(result.uniform.sum(0).double().mean()),
         "cpd_c": c,
-        "cpd_C": 2.6 if job.cpd_C is None else job.cpd_C,
+        "cpd_C": PW.PAPER_THRESHOLD_C if job.cpd_C is None else job.cpd_C,
     }
     return Simulated(per_step, result.cumulative_regret[-1], extra)
 

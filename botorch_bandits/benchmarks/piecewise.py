@@ -23,6 +23,7 @@ from botorch_bandits.benchmarks.problems import (
     one_thread,
 )
 from botorch_bandits.changepoint import (
+    PAPER_THRESHOLD_C,
     ChangePointDetector,
     IntegrationDomain,
     cpd_beta,
@@ -220,7 +221,7 @@ def simulate_piecewise(
     xi: float = math.sqrt(3.0),
     D: float = 0.02,
     c: float = DEFAULT_CPD_C,
-    C: float = 2.6,
+    C: float = PAPER_THRESHOLD_C,
     seed: int = 0,
     progress: Any = None,
     log_base: float = math.e,

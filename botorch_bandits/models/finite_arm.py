@@ -547,32 +547,46 @@ class FiniteArmGP(Model):
         self._changed()
         mask = self._seed_mask(seeds)
         for s in torch.nonzero(mask).flatten().tolist():
-            K = self._K3[self._prior_index(s)]
-            pulled = torch.nonzero(self.counts_[s] > 0).flatten()
-            if pulled.numel() == 0:
-                self.cov_[s] = K
-                if self.keep_root:
-                    self.covariance_root_[s] = self._K3_root[self._prior_index(s)]
-                continue
-            KU = K[:, pulled]  # N x u
-            A = K[pulled][:, pulled] + torch.diag(
-                self._noise[s] / self.counts_[s, pulled].to(K)
-            )
-            L = torch.linalg.cholesky(A)
-            W = torch.cholesky_solve(KU.T, L)  # u x N
-            cov = K - KU @ W
-            self.cov_[s] = 0.5 * (cov + cov.T)
-            if self.keep_root:
-                self.covariance_root_[s] = _psd_root(self.cov_[s])
+            self._rebuild_seed(s)
         self._recompute_mean(mask)
+
+    def _rebuild_seed(
+        self, s: int, root_from_prior: bool = False
+    ) -> tuple[Tensor, Tensor] | None:
+        r"""Seed ``s``'s :math:`\Sigma` (and, with ``keep_root``, its square root:
+        by eigendecomposition, or ``root_from_prior`` by :func:`_posterior_root`)
+        exactly from its pull counts; returns the pulled arms and the Cholesky factor
+        of :math:`A = K_{UU} + \lambda\,\mathrm{diag}(1/n)` (``None``: no pulls)."""
+        K = self._K3[self._prior_index(s)]
+        pulled = torch.nonzero(self.counts_[s] > 0).flatten()
+        if pulled.numel() == 0:
+            self.cov_[s] = K
+            if self.keep_root:
+                self.covariance_root_[s] = self._K3_root[self._prior_index(s)]
+            return None
+        KU = K[:, pulled]  # N x u
+        A = K[pulled][:, pulled] + torch.diag(
+            self._noise[s] / self.counts_[s, pulled].to(K)
+        )
+        L = torch.linalg.cholesky(A)
+        W = torch.cholesky_solve(KU.T, L)  # u x N
+        cov = K - KU @ W
+        self.cov_[s] = 0.5 * (cov + cov.T)
+        if self.keep_root:
+            self.covariance_root_[s] = (
+                _posterior_root(self._K3_root[self._prior_index(s)], pulled, L)
+                if root_from_prior
+                else _psd_root(self.cov_[s])
+            )
+        return pulled, L
 
     def with_prior(self, kernel: Tensor, noise: float | Tensor) -> FiniteArmGP:
         r"""A new engine on the same arms with another kernel matrix and noise
         (e.g. refitted hyperparameters) holding every stored observation, in order
         (its ``observe`` history, targets and pull counts). Built exactly from the
-        pull counts (:meth:`refactor`; ``keep_root``: a square root from the
-        prior's, :func:`_posterior_root`), :math:`b` from the targets, and the information gain
-        from :math:`\tfrac12\log\det(I + \lambda^{-1}K_{XX})` over the
+        pull counts (as :meth:`refactor`, with ``keep_root`` a square root from
+        the prior's, :func:`_posterior_root`), :math:`b` from the targets, and the
+        information gain from :math:`\tfrac12\log\det(I + \lambda^{-1}K_{XX})` over the
         observations, :math:`\tfrac12[\sum_i\log(n_i/\lambda) +
         \log\det(K_{UU} + \lambda\,\mathrm{diag}(1/n))]` over the pulled arms
         :math:`U` (the sum of the per-observation gains, exactly)."""
@@ -598,23 +612,17 @@ class FiniteArmGP(Model):
                 arms.clamp_min(0).T,
                 (torch.where(kept, y, 0.0) / new._noise).T,
             )
-        root, new.keep_root = new.keep_root, False  # the root below, not by eigh
-        new.refactor()
-        new.keep_root = root
+        new._changed()
         for s in range(new.cov_.shape[0]):
-            pulled = torch.nonzero(new.counts_[s] > 0).flatten()
-            if pulled.numel() == 0:
+            rebuilt = new._rebuild_seed(s, root_from_prior=True)
+            if rebuilt is None:
                 continue
-            K = new._K3[new._prior_index(s)]
-            c = new.counts_[s, pulled].to(K)
+            pulled, L = rebuilt
+            c = new.counts_[s, pulled].to(L)
             lam = new._noise[s]
-            L = torch.linalg.cholesky(K[pulled][:, pulled] + torch.diag(lam / c))
             logdet = 2 * torch.log(torch.diagonal(L)).sum()
             new.information_gain_[s] = 0.5 * (torch.log(c / lam).sum() + logdet)
-            if root:
-                new.covariance_root_[s] = _posterior_root(
-                    new._K3_root[new._prior_index(s)], pulled, L
-                )
+        new._recompute_mean()
         new._reset_countdown()
         return new
 
