@@ -316,8 +316,10 @@ def test_in_window_regret_ignores_late_feedback_for_sdf_only() -> None:
     assert torch.equal(base.simple_regret_in_window, base.simple_regret)
 
 
-@pytest.mark.parametrize("keep_root", [False, True])
-def test_with_prior_equals_replaying_every_observation(keep_root) -> None:
+@pytest.mark.parametrize(
+    "keep_root, root_method", [(False, None), (True, None), (True, "pivoted")]
+)
+def test_with_prior_equals_replaying_every_observation(keep_root, root_method) -> None:
     from botorch_bandits.models import FiniteArmGP
 
     problem = _problem(num_seeds=3)
@@ -335,7 +337,8 @@ def test_with_prior_equals_replaying_every_observation(keep_root) -> None:
     replayed = FiniteArmGP(problem.arms, K, lam, num_seeds=3, keep_root=keep_root)
     for a, y in zip(gp._arms_hist, gp._y_hist, strict=True):
         replayed.observe(a, y.nan_to_num(0.0))
-    new = gp.with_prior(K, lam)
+    new = gp.with_prior(K, lam, root_method=root_method)
+    assert new.root_method == (root_method or "eigh")
     assert torch.equal(new.counts_, replayed.counts_)
     assert torch.equal(new.num_observations_, replayed.num_observations_)
     assert torch.allclose(new.covariance_, replayed.covariance_, atol=1e-10)

@@ -271,6 +271,33 @@ def test_square_root_follows_the_covariance() -> None:
     assert torch.allclose(draw.T, expected)
 
 
+def test_pivoted_prior_root() -> None:
+    """root_method='pivoted': the prior's root by pivoted Cholesky reproduces the
+    kernel matrix (rank-deficient and full-rank alike, per-seed matrices), Potter's
+    updates keep following the covariance from it; a bad value is refused at
+    construction."""
+    gen = torch.Generator().manual_seed(3)
+    arms = torch.rand(200, 1, generator=gen, dtype=torch.double)
+    d2 = torch.cdist(arms, arms).pow(2)
+    K = torch.stack([torch.exp(-0.5 * d2 / ell**2) for ell in (0.005, 0.05, 0.5)])
+    engine = FiniteArmGP(
+        arms, K, LAM, num_seeds=3, keep_root=True, root_method="pivoted"
+    )
+    R = engine.covariance_root_
+    assert torch.allclose(R @ R.transpose(-1, -2), K, atol=1e-10)
+    ranks = (R.abs().sum(-2) > 0).sum(-1)  # nonzero columns: the numerical rank
+    assert ranks[0] > ranks[1] > ranks[2]  # shorter lengthscale: higher rank
+    for _ in range(40):
+        engine.observe(
+            torch.randint(200, (3,), generator=gen),
+            torch.randn(3, generator=gen, dtype=torch.double),
+        )
+    R = engine.covariance_root_
+    assert torch.allclose(R @ R.transpose(-1, -2), engine.covariance_, atol=1e-10)
+    with pytest.raises(ValueError, match=r"root_method.*'pivoted'.*'cholesky'"):
+        FiniteArmGP(arms, K[0], LAM, keep_root=True, root_method="cholesky")
+
+
 def test_collected_downdates_give_the_same_posterior() -> None:
     """``defer``: the downdates applied together equal one at a time (up to
     round-off) through skips, resets, exact rebuilds, replaced targets and joint

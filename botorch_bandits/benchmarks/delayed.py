@@ -419,9 +419,10 @@ def _refit(
     X, mean, keep, counts, within = _distinct_rows(problem.arms, idx, Y, mask)
     fit = fit_gp_multistart(X, mean, keep, counts=counts, within=within)
     K, lam = _se_matrices(problem, main, fit.lengthscale, fit.outputscale, fit.noise)
-    main = main.with_prior(K, lam)
+    # a new prior per refit: its root (TS methods) by pivoted Cholesky, not eigh
+    main = main.with_prior(K, lam, root_method="pivoted")
     if completed is not None:
-        completed = completed.with_prior(K, lam)
+        completed = completed.with_prior(K, lam, root_method="pivoted")
     return main, completed
 
 

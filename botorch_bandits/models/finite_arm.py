@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import torch
 from botorch.acquisition.objective import PosteriorTransform
 from botorch.models.model import Model
@@ -13,6 +14,7 @@ from botorch.posteriors import GPyTorchPosterior, Posterior
 from gpytorch.distributions import MultivariateNormal
 from gpytorch.kernels import Kernel
 from linear_operator.operators import DenseLinearOperator, DiagLinearOperator
+from scipy.linalg import lapack
 from torch import Tensor
 
 from botorch_bandits._matching import match_points
@@ -57,6 +59,21 @@ def _psd_root(A: Tensor) -> Tensor:
     N``), from the eigendecomposition (round-off negative eigenvalues set to 0)."""
     evals, evecs = torch.linalg.eigh(A)
     return evecs * evals.clamp_min(0.0).sqrt().unsqueeze(-2)
+
+
+def _pivoted_root(A: Tensor) -> Tensor:
+    """A square root ``R`` with ``A = R R^T`` of one symmetric PSD ``N x N`` matrix by
+    Cholesky factorization with complete pivoting (LAPACK ``?pstrf``, stopped at the
+    numerical rank ``r``; its default tolerance ``N eps max(diag A)``), as ``N x N``
+    with the columns after ``r`` zero. Far cheaper than :func:`_psd_root` for
+    kernel matrices of low numerical rank; computed on the CPU."""
+    a = A.detach().to("cpu", torch.float64).numpy().copy(order="F")
+    c, piv, rank, info = lapack.dpstrf(a, lower=1)
+    if info < 0:
+        raise ValueError(f"?pstrf rejected argument {-info} of the kernel matrix.")
+    R = torch.zeros_like(A, device="cpu", dtype=torch.float64)
+    R[torch.from_numpy(piv - 1), :rank] = torch.from_numpy(np.tril(c)[:, :rank])
+    return R.to(A)
 
 
 def _posterior_root(R: Tensor, pulled: Tensor, L: Tensor) -> Tensor:
@@ -133,6 +150,12 @@ class FiniteArmGP(Model):
             sum over the collected updates makes the last bits depend on the
             machine's matrix kernels. ``None`` (default): one downdate per
             observation, bit-for-bit reproducible. Not with ``keep_root``.
+        root_method: How ``keep_root`` takes the prior's square root:
+            ``"eigh"`` (default; eigendecomposition, round-off negative eigenvalues
+            set to 0) or ``"pivoted"`` (Cholesky with complete pivoting, LAPACK
+            ``?pstrf``, to the numerical rank: the same matrix up to round-off,
+            many times faster when the kernel matrix has low numerical rank, as
+            short lengthscales on many arms do; e.g. for every refit of a long run).
     """
 
     def __init__(
@@ -144,8 +167,13 @@ class FiniteArmGP(Model):
         refactor_every: int | None = 1000,
         keep_root: bool = False,
         defer: int | None = None,
+        root_method: str = "eigh",
     ) -> None:
         super().__init__()
+        if root_method not in ("eigh", "pivoted"):
+            raise ValueError(
+                f"`root_method` must be 'eigh' or 'pivoted', got {root_method!r}."
+            )
         check_tensor("arms", arms, min_ndim=2)
         if arms.ndim not in (2, 3) or arms.shape[-2] < 1:
             raise ValueError(
@@ -195,6 +223,7 @@ class FiniteArmGP(Model):
         self.num_seeds = num_seeds
         self.refactor_every = refactor_every
         self.keep_root = bool(keep_root)
+        self.root_method = root_method
         self._batch = torch.Size([]) if num_seeds is None else torch.Size([num_seeds])
         self.register_buffer("_K3", K.reshape(-1, N, N))  # 1 x N x N or S x N x N
         self.register_buffer("_cov", self._K3.expand(S, N, N).clone())  # S x N x N
@@ -208,7 +237,12 @@ class FiniteArmGP(Model):
         self.register_buffer("b_", K.new_zeros(S, N))  # S x N
         self.register_buffer("mean_buf_", K.new_zeros(S, N))  # S x N, = cov_ @ b_
         if self.keep_root:
-            self.register_buffer("_K3_root", _psd_root(self._K3))
+            root = (
+                _psd_root(self._K3)
+                if root_method == "eigh"
+                else torch.stack([_pivoted_root(k) for k in self._K3])
+            )
+            self.register_buffer("_K3_root", root)
             self.register_buffer(
                 "covariance_root_", self._K3_root.expand(S, N, N).clone()
             )
@@ -580,7 +614,9 @@ class FiniteArmGP(Model):
             )
         return pulled, L
 
-    def with_prior(self, kernel: Tensor, noise: float | Tensor) -> FiniteArmGP:
+    def with_prior(
+        self, kernel: Tensor, noise: float | Tensor, root_method: str | None = None
+    ) -> FiniteArmGP:
         r"""A new engine on the same arms with another kernel matrix and noise
         (e.g. refitted hyperparameters) holding every stored observation, in order
         (its ``observe`` history, targets and pull counts). Built exactly from the
@@ -589,7 +625,8 @@ class FiniteArmGP(Model):
         information gain from :math:`\tfrac12\log\det(I + \lambda^{-1}K_{XX})` over the
         observations, :math:`\tfrac12[\sum_i\log(n_i/\lambda) +
         \log\det(K_{UU} + \lambda\,\mathrm{diag}(1/n))]` over the pulled arms
-        :math:`U` (the sum of the per-observation gains, exactly)."""
+        :math:`U` (the sum of the per-observation gains, exactly). ``root_method``:
+        that of the new prior's root (default: this engine's)."""
         new = FiniteArmGP(
             self.arms,
             kernel,
@@ -598,6 +635,7 @@ class FiniteArmGP(Model):
             refactor_every=self.refactor_every,
             keep_root=self.keep_root,
             defer=self.defer,
+            root_method=root_method or self.root_method,
         )
         new.counts_.copy_(self.counts_)
         new.num_observations_.copy_(self.num_observations_)
