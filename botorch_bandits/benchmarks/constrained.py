@@ -16,6 +16,7 @@ from torch import Tensor
 
 from botorch_bandits.acquisition.factory import Confidence, make_acquisition
 from botorch_bandits.benchmarks.problems import make_kernel
+from botorch_bandits.benchmarks.simulator import ENGINE_DEFER
 from botorch_bandits.constraints import (
     ExponentialPenalty,
     Penalty,
@@ -253,12 +254,21 @@ def simulate_constrained(
     S, L = num_seeds, math.ceil(horizon / epoch_length)
     m = problem.g.shape[-1]
     model = FiniteArmGP(
-        problem.arms, problem.K, problem.noise, num_seeds=S, keep_root=inner == "GP-TS"
+        problem.arms,
+        problem.K,
+        problem.noise,
+        num_seeds=S,
+        keep_root=inner == "GP-TS",
+        defer=None if inner == "GP-TS" else ENGINE_DEFER,
     )
     X = model.score_points
     g_models = [
         FiniteArmGP(
-            problem.arms, problem.K, max(problem.noise_sd_g**2, 1e-6), num_seeds=S
+            problem.arms,
+            problem.K,
+            max(problem.noise_sd_g**2, 1e-6),
+            num_seeds=S,
+            defer=ENGINE_DEFER,
         )
         for _ in range(m if algorithm == "LogCEI" else 0)
     ]

@@ -22,6 +22,7 @@ from botorch_bandits.benchmarks.problems import (
     make_kernel,
     one_thread,
 )
+from botorch_bandits.benchmarks.simulator import ENGINE_DEFER
 from botorch_bandits.changepoint import (
     PAPER_THRESHOLD_C,
     ChangePointDetector,
@@ -38,10 +39,6 @@ from botorch_bandits.validation import check_choice, check_count
 DEFAULT_CPD_C = 20.0
 r"""The detector constant ``c`` of the experiments (:math:`\rho^{CPD}_n = c\,n^{-6/7}`),
 chosen by :func:`calibrate_detector` (``botorch-bandits cpd-detector``)."""
-
-ENGINE_DEFER = 32
-"""Downdates the piecewise engine collects before applying them (one matrix product
-instead of 32 passes over every seed's N x N covariance)."""
 
 PIECEWISE_ALGORITHMS = ("GP-UCB-CPD", "GP-UCB-Oracle", "GP-UCB-NO-Detector", "GP-UCB")
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import torch
 from botorch.acquisition.objective import PosteriorTransform
 from botorch.models.model import Model
@@ -14,10 +13,10 @@ from botorch.posteriors import GPyTorchPosterior, Posterior
 from gpytorch.distributions import MultivariateNormal
 from gpytorch.kernels import Kernel
 from linear_operator.operators import DenseLinearOperator, DiagLinearOperator
-from scipy.linalg import lapack
 from torch import Tensor
 
 from botorch_bandits._matching import match_points
+from botorch_bandits.models.roots import pivoted_root, posterior_root, psd_root
 from botorch_bandits.validation import check_count, check_single_output, check_tensor
 
 
@@ -52,43 +51,6 @@ class _MarginalPosterior(GPyTorchPosterior):
     @property
     def dtype(self) -> torch.dtype:
         return self._loc.dtype
-
-
-def _psd_root(A: Tensor) -> Tensor:
-    """A square root ``R`` with ``A = R R^T`` of symmetric PSD matrices (``... x N x
-    N``), from the eigendecomposition (round-off negative eigenvalues set to 0)."""
-    evals, evecs = torch.linalg.eigh(A)
-    return evecs * evals.clamp_min(0.0).sqrt().unsqueeze(-2)
-
-
-def _pivoted_root(A: Tensor) -> Tensor:
-    """A square root ``R`` with ``A = R R^T`` of one symmetric PSD ``N x N`` matrix by
-    Cholesky factorization with complete pivoting (LAPACK ``?pstrf``, stopped at the
-    numerical rank ``r``; its default tolerance ``N eps max(diag A)``), as ``N x N``
-    with the columns after ``r`` zero. Far cheaper than :func:`_psd_root` for
-    kernel matrices of low numerical rank; computed on the CPU."""
-    a = A.detach().to("cpu", torch.float64).numpy().copy(order="F")
-    c, piv, rank, info = lapack.dpstrf(a, lower=1)
-    if info < 0:
-        raise ValueError(f"?pstrf rejected argument {-info} of the kernel matrix.")
-    R = torch.zeros_like(A, device="cpu", dtype=torch.float64)
-    R[torch.from_numpy(piv - 1), :rank] = torch.from_numpy(np.tril(c)[:, :rank])
-    return R.to(A)
-
-
-def _posterior_root(R: Tensor, pulled: Tensor, L: Tensor) -> Tensor:
-    r"""A square root of :math:`\Sigma = K - K_U A^{-1} K_U^\top` from a root
-    :math:`R` of the prior (:math:`K = RR^\top`) and the Cholesky factor :math:`L`
-    of :math:`A = K_{UU} + \Lambda`: with :math:`W = L^{-1}R_U`,
-    :math:`\Sigma = R(I - W^\top W)R^\top`, and :math:`I - W^\top W = (I -
-    W^\top BW)^2` for :math:`B = Q\,\mathrm{diag}(1/(1 + \sqrt{1 - \gamma}))Q^\top`,
-    :math:`WW^\top = Q\,\mathrm{diag}(\gamma)Q^\top` (the batch form of Potter's
-    rule); :math:`O(N^2|U|)`, no factorization of an :math:`N \times N` matrix."""
-    W = torch.linalg.solve_triangular(L, R[pulled], upper=False)  # u x N
-    gamma, Q = torch.linalg.eigh(W @ W.T)
-    b = 1.0 / (1.0 + torch.sqrt((1.0 - gamma).clamp_min(0.0)))
-    RW = R @ W.T  # N x u
-    return R - (RW @ (Q * b) @ Q.T) @ W
 
 
 class FiniteArmGP(Model):
@@ -238,9 +200,9 @@ class FiniteArmGP(Model):
         self.register_buffer("mean_buf_", K.new_zeros(S, N))  # S x N, = cov_ @ b_
         if self.keep_root:
             root = (
-                _psd_root(self._K3)
+                psd_root(self._K3)
                 if root_method == "eigh"
-                else torch.stack([_pivoted_root(k) for k in self._K3])
+                else torch.stack([pivoted_root(k) for k in self._K3])
             )
             self.register_buffer("_K3_root", root)
             self.register_buffer(
@@ -588,8 +550,9 @@ class FiniteArmGP(Model):
         self, s: int, root_from_prior: bool = False
     ) -> tuple[Tensor, Tensor] | None:
         r"""Seed ``s``'s :math:`\Sigma` (and, with ``keep_root``, its square root:
-        by eigendecomposition, or ``root_from_prior`` by :func:`_posterior_root`)
-        exactly from its pull counts; returns the pulled arms and the Cholesky factor
+        by eigendecomposition, or ``root_from_prior`` from the prior's by
+        :func:`~botorch_bandits.models.roots.posterior_root`) exactly from its pull
+        counts; returns the pulled arms and the Cholesky factor
         of :math:`A = K_{UU} + \lambda\,\mathrm{diag}(1/n)` (``None``: no pulls)."""
         K = self._K3[self._prior_index(s)]
         pulled = torch.nonzero(self.counts_[s] > 0).flatten()
@@ -608,9 +571,9 @@ class FiniteArmGP(Model):
         self.cov_[s] = 0.5 * (cov + cov.T)
         if self.keep_root:
             self.covariance_root_[s] = (
-                _posterior_root(self._K3_root[self._prior_index(s)], pulled, L)
+                posterior_root(self._K3_root[self._prior_index(s)], pulled, L)
                 if root_from_prior
-                else _psd_root(self.cov_[s])
+                else psd_root(self.cov_[s])
             )
         return pulled, L
 
@@ -621,8 +584,8 @@ class FiniteArmGP(Model):
         (e.g. refitted hyperparameters) holding every stored observation, in order
         (its ``observe`` history, targets and pull counts). Built exactly from the
         pull counts (as :meth:`refactor`, with ``keep_root`` a square root from
-        the prior's, :func:`_posterior_root`), :math:`b` from the targets, and the
-        information gain from :math:`\tfrac12\log\det(I + \lambda^{-1}K_{XX})` over the
+        the prior's, :func:`~botorch_bandits.models.roots.posterior_root`),
+        :math:`b` from the targets, and the information gain from :math:`\tfrac12\log\det(I + \lambda^{-1}K_{XX})` over the
         observations, :math:`\tfrac12[\sum_i\log(n_i/\lambda) +
         \log\det(K_{UU} + \lambda\,\mathrm{diag}(1/n))]` over the pulled arms
         :math:`U` (the sum of the per-observation gains, exactly). ``root_method``:
