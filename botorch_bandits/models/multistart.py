@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import torch
 from torch import Tensor
@@ -17,6 +17,11 @@ from torch import Tensor
 from botorch_bandits.validation import check_count
 
 DEFAULT_STARTS = 10
+_CHUNK = 2**18
+"""Entries of one chunk's ``P x n x n`` tensors: the problems are taken in chunks of
+at most 2 MB per tensor, which stay in the allocator's heap and the caches (one
+batch of hundreds of problems is mapped, zeroed and unmapped per step; 25 data sets
+of 200 points, 10 starts: 5.0-5.3 s in chunks against 8.6-9.7 s at once)."""
 """Starts per data set: the authors' public code refits with 10 restarts."""
 
 
@@ -82,24 +87,35 @@ class _Data(NamedTuple):
     logc: Tensor
 
     def take(self, idx: Tensor) -> _Data:
+        if idx.numel() == self.y.shape[0]:  # every set, in order (idx is sorted)
+            return self
         return _Data(*(v[idx] for v in self))
 
     def repeat(self, times: int) -> _Data:
         return _Data(*(v.repeat(times, *([1] * (v.ndim - 1))) for v in self))
 
 
-def _masked_system(data: _Data, theta: Tensor) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+def _masked_system(
+    data: _Data, theta: Tensor, derivatives: bool = False
+) -> tuple[Tensor | None, Tensor | None, Tensor, Tensor]:
     r"""``(E, C, L, info)`` of :math:`A = C_\ell + r\,\mathrm{diag}(1/c)` on the
     masked rows (``theta``: ``P x 2``, :math:`(\log\ell, \log r)`); padded rows are
-    those of an identity with target 0, so they leave the likelihood unchanged."""
-    E = data.D2 * torch.exp(-2 * theta[:, 0])[:, None, None]
-    C = torch.exp(E * -0.5) * data.mm
-    A = C.clone()
+    those of an identity with target 0, so they leave the likelihood unchanged.
+    :math:`E = D^2/\ell^2` and :math:`C` are returned with ``derivatives`` only."""
+    inv = torch.exp(-2 * theta[:, 0])[:, None, None]
+    E = data.D2 * inv if derivatives else None
+    C = torch.exp(E * -0.5) if E is not None else torch.exp(data.D2 * (-0.5 * inv))
+    padded = bool((data.m < 1).any())
+    if padded:
+        C = C * data.mm
+    # A is C with the diagonal added: a copy where C is still needed (derivatives,
+    # or autograd through the exponential)
+    A = C.clone() if derivatives or (not padded and C.requires_grad) else C
     A.diagonal(dim1=-2, dim2=-1).add_(
         torch.exp(theta[:, 1]).unsqueeze(-1) * data.w + (1.0 - data.m)
     )
     L, info = torch.linalg.cholesky_ex(A)
-    return E, C, L, info
+    return E, (C if derivatives else None), L, info
 
 
 def _value(data: _Data, theta: Tensor, q: Tensor, L: Tensor) -> Tensor:
@@ -144,7 +160,7 @@ def _derivatives(data: _Data, theta: Tensor) -> tuple[Tensor, Tensor, Tensor]:
     r]\,SS/r`; for the SE kernel :math:`A_\ell = C\circ E`, :math:`A_{\ell\ell} =
     C\circ(E^2 - 2E)` (:math:`E = D^2/\ell^2`), :math:`A_r = A_{rr} =
     r\,\mathrm{diag}(1/c)`, :math:`A_{\ell r} = 0`."""
-    E, C, L, info = _masked_system(data, theta)
+    E, C, L, info = _masked_system(data, theta, derivatives=True)
     y, w = data.y, data.w
     n = data.n.clamp_min(1.0)
     r = torch.exp(theta[:, 1])
@@ -153,26 +169,28 @@ def _derivatives(data: _Data, theta: Tensor) -> tuple[Tensor, Tensor, Tensor]:
     ss_r = data.ss / r
     q = (y * alpha).sum(-1) + ss_r
     f = _value(data, theta, q, L)
+    # A_l = C o E and A_ll = C o (E^2 - 2E), neither built: A_ll x = (A_l o E) x -
+    # 2 A_l x and tr(Ainv A_ll) = sum(Ainv o A_l o E) - 2 tr(Ainv A_l)
     A1 = C * E
-    A11 = C * (E * E - 2 * E)
     v1 = (A1 @ alpha.unsqueeze(-1)).squeeze(-1)
+    v11 = ((A1 * E) @ alpha.unsqueeze(-1)).squeeze(-1) - 2 * v1
     v2 = r.unsqueeze(-1) * w * alpha
     w1 = (Ainv @ v1.unsqueeze(-1)).squeeze(-1)
     q1 = -(alpha * v1).sum(-1)
     q2 = -(alpha * v2).sum(-1) - ss_r
-    q11 = 2 * (v1 * w1).sum(-1)
-    q11 = q11 - (alpha * (A11 @ alpha.unsqueeze(-1)).squeeze(-1)).sum(-1)
+    q11 = 2 * (v1 * w1).sum(-1) - (alpha * v11).sum(-1)
     q22 = 2 * (v2 * (Ainv @ v2.unsqueeze(-1)).squeeze(-1)).sum(-1)
     q22 = q22 - (alpha * v2).sum(-1) + ss_r
     q12 = 2 * (w1 * v2).sum(-1)
     M1 = Ainv @ A1
     diag_inv = torch.diagonal(Ainv, dim1=-2, dim2=-1)
-    t1 = (Ainv * A1).sum((-1, -2))
+    G = Ainv * A1
+    t1 = G.sum((-1, -2))
     t2 = r * (diag_inv * w).sum(-1)
-    t11 = (Ainv * A11).sum((-1, -2)) - (M1 * M1.transpose(-1, -2)).sum((-1, -2))
-    ww = w.unsqueeze(-1) * w.unsqueeze(-2)
-    t22 = t2 - r.pow(2) * (Ainv.pow(2) * ww).sum((-1, -2))
-    t12 = -r * (w.unsqueeze(-1) * M1 * Ainv).sum((-1, -2))
+    t11 = (G * E).sum((-1, -2)) - 2 * t1 - (M1 * M1.transpose(-1, -2)).sum((-1, -2))
+    sq = ((Ainv * Ainv) @ w.unsqueeze(-1)).squeeze(-1)  # (Ainv o Ainv) w
+    t22 = t2 - r.pow(2) * (sq * w).sum(-1)
+    t12 = -r * (w * (M1 * Ainv).sum(-1)).sum(-1)
     g = torch.stack(
         [
             q1 / (2 * q) + t1 / (2 * n),
@@ -201,6 +219,19 @@ def _derivatives(data: _Data, theta: Tensor) -> tuple[Tensor, Tensor, Tensor]:
     return f, g, H
 
 
+def _chunked(fn: Any, data: _Data, theta: Tensor) -> tuple[Tensor, ...]:
+    """``fn(data, theta)`` (each output ``P``-leading) evaluated chunk by chunk."""
+    P, n = theta.shape[0], data.D2.shape[-1]
+    size = max(1, _CHUNK // max(n * n, 1))
+    if P <= size:
+        return fn(data, theta)
+    parts = [
+        fn(_Data(*(v[a : a + size] for v in data)), theta[a : a + size])
+        for a in range(0, P, size)
+    ]
+    return tuple(torch.cat(p) for p in zip(*parts, strict=True))
+
+
 def _newton(
     data: _Data, theta: Tensor, lo: Tensor, hi: Tensor, iters: int, sets: int
 ) -> Tensor:
@@ -224,7 +255,7 @@ def _newton(
         if idx.numel() == 0:
             break
         sub = data.take(idx)
-        f, g, H = _derivatives(sub, theta[idx])
+        f, g, H = _chunked(_derivatives, sub, theta[idx])
         finite = torch.isfinite(f)
         # a coordinate at a bound whose gradient points out of the box stays there:
         # the Newton step is taken in the other coordinate (projected Newton)
@@ -256,7 +287,7 @@ def _newton(
                 start[left] + frac * step[left], lo[idx[left]], hi[idx[left]]
             )
             with torch.no_grad():
-                vals = profiled_nll(sub.take(left), trial)[0]
+                vals = _chunked(profiled_nll, sub.take(left), trial)[0]
             better = vals < f[left] - 1e-13
             moved[left[better]] = trial[better]
             after[left[better]] = vals[better]
@@ -348,7 +379,7 @@ def fit_gp_multistart(
     data = data.repeat(starts)
     theta = _newton(data, theta, lo, hi, max_iter, B)
     with torch.no_grad():
-        nll, scale = profiled_nll(data, theta)
+        nll, scale = _chunked(profiled_nll, data, theta)
         best = nll.reshape(starts, B).argmin(0)
         pick = best * B + torch.arange(B, device=X.device)
         ls = theta[pick, 0].exp()
