@@ -296,6 +296,10 @@ def test_pivoted_prior_root() -> None:
     assert torch.allclose(R @ R.transpose(-1, -2), engine.covariance_, atol=1e-10)
     with pytest.raises(ValueError, match=r"root_method.*'pivoted'.*'cholesky'"):
         FiniteArmGP(arms, K[0], LAM, keep_root=True, root_method="cholesky")
+    bad = K[0].clone()
+    bad[3, 3] = float("nan")
+    with pytest.raises(ValueError, match="non-finite"):
+        FiniteArmGP(arms, bad, LAM, keep_root=True, root_method="pivoted")
 
 
 def test_collected_downdates_give_the_same_posterior() -> None:

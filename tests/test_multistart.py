@@ -110,6 +110,37 @@ def test_masked_rows_leave_a_data_set_as_if_they_were_absent() -> None:
         )
 
 
+def test_chunks_give_the_fit_of_one_batch(monkeypatch) -> None:
+    """Problems taken a few at a time (a tiny chunk size) give the same fit as all
+    at once, masked rows included; the padded system's derivatives are still those
+    autograd finds through the likelihood."""
+    gen = torch.Generator().manual_seed(4)
+    X = torch.rand(3, 25, 1, generator=gen, dtype=torch.double)
+    Y = torch.sin(9 * X[..., 0]) + 0.1 * torch.randn(3, 25, generator=gen).double()
+    mask = torch.ones(3, 25, dtype=torch.bool)
+    mask[2, 15:] = False
+    whole = fit_gp_multistart(X, Y, mask)
+    monkeypatch.setattr("botorch_bandits.models.multistart._CHUNK", 3 * 25 * 25)
+    chunked = fit_gp_multistart(X, Y, mask)
+    for field in ("lengthscale", "outputscale", "noise", "log_likelihood"):
+        assert torch.allclose(getattr(whole, field), getattr(chunked, field))
+    m = mask.double()
+    data = _Data(
+        torch.cdist(X, X).pow(2),
+        Y * m,
+        m,
+        m.unsqueeze(-1) * m.unsqueeze(-2),
+        m,
+        torch.zeros(3, dtype=torch.double),
+        m.sum(-1),
+        m.sum(-1),
+        torch.zeros(3, dtype=torch.double),
+    )
+    th = torch.tensor([[-2.0, -3.0]] * 3, dtype=torch.double, requires_grad=True)
+    (g,) = torch.autograd.grad(profiled_nll(data, th)[0].sum(), th)
+    assert torch.allclose(_derivatives(data, th.detach())[1], g, atol=1e-10)
+
+
 def test_too_little_data_is_not_fitted_and_bad_input_is_named() -> None:
     X = torch.rand(2, 3, 1, dtype=torch.double)
     Y = torch.zeros(2, 3, dtype=torch.double)

@@ -232,12 +232,15 @@ def simulate_constrained(
     delta: float = 0.1,
     seed: int = 0,
     inner: str = "IGP-UCB",
+    defer: int | None = ENGINE_DEFER,
 ) -> ConstrainedResult:
     """Run ``algorithm`` (see :data:`ALGORITHMS`) for ``horizon`` steps on
     ``num_seeds`` independent runs at once. ``L = ceil(horizon / epoch_length)``
     epochs; a last partial epoch runs with its multipliers like any other.
     ``inner``: ``"IGP-UCB"`` (the paper's Algorithms) or ``"GP-TS"`` (their Remark 1,
-    with :math:`v_t` from the same B, R and epoch confidence)."""
+    with :math:`v_t` from the same B, R and epoch confidence). ``defer``: the
+    engines' collected downdates (``None``: one per step, the same bits on any
+    machine; GP-TS's engine keeps a square root instead)."""
     if algorithm not in ALGORITHMS:
         raise ValueError(f"`algorithm` must be one of {ALGORITHMS}, got {algorithm!r}.")
     if inner not in ("IGP-UCB", "GP-TS"):
@@ -259,7 +262,7 @@ def simulate_constrained(
         problem.noise,
         num_seeds=S,
         keep_root=inner == "GP-TS",
-        defer=None if inner == "GP-TS" else ENGINE_DEFER,
+        defer=None if inner == "GP-TS" else defer,
     )
     X = model.score_points
     g_models = [
@@ -268,7 +271,7 @@ def simulate_constrained(
             problem.K,
             max(problem.noise_sd_g**2, 1e-6),
             num_seeds=S,
-            defer=ENGINE_DEFER,
+            defer=defer,
         )
         for _ in range(m if algorithm == "LogCEI" else 0)
     ]

@@ -585,9 +585,10 @@ class FiniteArmGP(Model):
         (its ``observe`` history, targets and pull counts). Built exactly from the
         pull counts (as :meth:`refactor`, with ``keep_root`` a square root from
         the prior's, :func:`~botorch_bandits.models.roots.posterior_root`),
-        :math:`b` from the targets, and the information gain from :math:`\tfrac12\log\det(I + \lambda^{-1}K_{XX})` over the
-        observations, :math:`\tfrac12[\sum_i\log(n_i/\lambda) +
-        \log\det(K_{UU} + \lambda\,\mathrm{diag}(1/n))]` over the pulled arms
+        :math:`b` from the targets, and the information gain from
+        :math:`\tfrac12\log\det(I + \lambda^{-1}K_{XX})` over the observations,
+        :math:`\tfrac12[\sum_i\log(n_i/\lambda) + \log\det(K_{UU} +
+        \lambda\,\mathrm{diag}(1/n))]` over the pulled arms
         :math:`U` (the sum of the per-observation gains, exactly). ``root_method``:
         that of the new prior's root (default: this engine's)."""
         new = FiniteArmGP(

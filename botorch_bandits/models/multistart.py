@@ -8,8 +8,9 @@ a single start stops at poor local optima (docs/reproducing.md, "Refits")."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import torch
 from torch import Tensor
@@ -17,12 +18,14 @@ from torch import Tensor
 from botorch_bandits.validation import check_count
 
 DEFAULT_STARTS = 10
-_CHUNK = 2**18
-"""Entries of one chunk's ``P x n x n`` tensors: the problems are taken in chunks of
-at most 2 MB per tensor, which stay in the allocator's heap and the caches (one
-batch of hundreds of problems is mapped, zeroed and unmapped per step; 25 data sets
-of 200 points, 10 starts: 5.0-5.3 s in chunks against 8.6-9.7 s at once)."""
 """Starts per data set: the authors' public code refits with 10 restarts."""
+
+_CHUNK = 2**18
+"""On the CPU, entries of one chunk's ``P x n x n`` tensors: the problems are taken
+in chunks of at most 2 MB per tensor, which stay in the allocator's heap and the
+caches (one batch of hundreds of problems is mapped, zeroed and unmapped per step;
+25 data sets of 200 points, 10 starts: 5.0-5.3 s in chunks against 8.6-9.7 s at
+once). Other devices take every problem at once."""
 
 
 @dataclass(frozen=True)
@@ -87,6 +90,7 @@ class _Data(NamedTuple):
     logc: Tensor
 
     def take(self, idx: Tensor) -> _Data:
+        """The problems ``idx`` (sorted, unique: every one is the data itself)."""
         if idx.numel() == self.y.shape[0]:  # every set, in order (idx is sorted)
             return self
         return _Data(*(v[idx] for v in self))
@@ -219,11 +223,14 @@ def _derivatives(data: _Data, theta: Tensor) -> tuple[Tensor, Tensor, Tensor]:
     return f, g, H
 
 
-def _chunked(fn: Any, data: _Data, theta: Tensor) -> tuple[Tensor, ...]:
-    """``fn(data, theta)`` (each output ``P``-leading) evaluated chunk by chunk."""
+def _chunked(
+    fn: Callable[[_Data, Tensor], tuple[Tensor, ...]], data: _Data, theta: Tensor
+) -> tuple[Tensor, ...]:
+    """``fn(data, theta)`` (each output ``P``-leading) evaluated chunk by chunk on
+    the CPU (:data:`_CHUNK`), at once elsewhere."""
     P, n = theta.shape[0], data.D2.shape[-1]
     size = max(1, _CHUNK // max(n * n, 1))
-    if P <= size:
+    if P <= size or theta.device.type != "cpu":
         return fn(data, theta)
     parts = [
         fn(_Data(*(v[a : a + size] for v in data)), theta[a : a + size])
@@ -329,7 +336,8 @@ def fit_gp_multistart(
     gradient and Hessian, :func:`_derivatives`) from ``starts`` starting points per
     data set: lengthscales log-spaced from 1 % to 100 % of the data's diameter (one
     start: 10 %), ratio 0.1. Bounds: :math:`\ell` in [1e-3, 10] x the diameter, the ratio in [1e-6, 10].
-    All starts of all data sets run as one batch; each data set keeps its best start.
+    All starts of all data sets run as one batch (on the CPU in chunks of at most
+    :data:`_CHUNK` entries per matrix); each data set keeps its best start.
     Data sets with fewer than 2 distinct points, or whose targets are all 0, are not
     fitted (``fitted`` False, values NaN)."""
     check_count("starts", starts, 1)

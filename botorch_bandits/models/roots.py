@@ -23,6 +23,8 @@ def pivoted_root(A: Tensor) -> Tensor:
     numerical rank ``r``; its default tolerance ``N eps max(diag A)``), as ``N x N``
     with the columns after ``r`` zero. Far cheaper than :func:`psd_root` for
     kernel matrices of low numerical rank; computed on the CPU."""
+    if not bool(torch.isfinite(A).all()):
+        raise ValueError("The kernel matrix has non-finite entries: no square root.")
     a = A.detach().to("cpu", torch.float64).numpy().copy(order="F")
     c, piv, rank, info = lapack.dpstrf(a, lower=1)
     if info < 0:
