@@ -154,3 +154,26 @@ def test_cli_refuses_contradictory_or_empty_sizes(capsys) -> None:
     assert main(["ax-bench", "--growth", "0,-5"]) == 2
     err = capsys.readouterr().err
     assert "--growth" in err and "'0,-5'" in err and ">= 1" in err
+
+
+def test_the_ax_module_without_ax_names_the_extra() -> None:
+    """Without Ax installed, importing ``botorch_bandits.ax`` fails with one line
+    that names the extra (Ax hidden from the import system in a subprocess)."""
+    code = (
+        "import sys\n"
+        "class Hide:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'ax' or name.startswith('ax.'):\n"
+        "            raise ModuleNotFoundError(f'No module named {name!r}', name=name)\n"
+        "sys.meta_path.insert(0, Hide())\n"
+        "try:\n"
+        "    from botorch_bandits.ax import bandit_generation_strategy\n"
+        "except ModuleNotFoundError as err:\n"
+        "    print(err.name, '|', err)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    name, _, message = result.stdout.strip().partition(" | ")
+    assert name == "ax"
+    assert "botorch-bandits[ax]" in message and "Ax >= 1.3" in message

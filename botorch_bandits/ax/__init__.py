@@ -2,6 +2,17 @@
 storage registration of its classes, SQLite storage, and a runner over any
 ``concurrent.futures.Executor`` (process pool, Dask)."""
 
+try:
+    import ax  # noqa: F401  (the extra this package needs)
+except ModuleNotFoundError as err:  # name the extra, not a traceback into Ax
+    if err.name != "ax":
+        raise
+    raise ModuleNotFoundError(
+        "botorch_bandits.ax needs Ax (the 'ax' extra, Ax >= 1.3): "
+        "pip install 'botorch-bandits[ax]'",
+        name="ax",
+    ) from None
+
 from botorch_bandits.ax.generation import (
     ALGORITHMS,
     PENDING,
