@@ -606,3 +606,28 @@ def test_unclear_messages_now_name_the_file_or_flag(tmp_path, capsys) -> None:
         load_client("demo-igp-ucb", db)
     full = sqlite3.OperationalError("database or disk is full")
     assert "the disk is full" in _unusable("f.db", "path", full)
+
+
+def test_the_writer_lock_leaves_no_file_and_refuses_a_second_writer(tmp_path) -> None:
+    """``writer_lock``: the lock file exists while the block runs, a second writer
+    meanwhile is refused naming the holder's pid, and no file is left after the
+    block (also when it raises); the next writer takes the lock again."""
+    import os
+
+    from botorch_bandits.ax.sql import DatabaseBusyError, writer_lock
+
+    db = tmp_path / "x.db"
+    lock = tmp_path / "x.db.lock"
+    with writer_lock(db):
+        assert lock.read_text() == str(os.getpid())
+        with pytest.raises(DatabaseBusyError, match=f"pid {os.getpid()}"):
+            with writer_lock(db):
+                pass
+    assert not lock.exists()
+    with pytest.raises(RuntimeError, match="boom"):
+        with writer_lock(db):
+            raise RuntimeError("boom")
+    assert not lock.exists()
+    with writer_lock(db):
+        assert lock.exists()
+    assert not lock.exists()

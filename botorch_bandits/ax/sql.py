@@ -98,15 +98,50 @@ class DatabaseBusyError(RuntimeError):
 def writer_lock(path: str | os.PathLike) -> Iterator[Path]:
     """Hold the one-writer lock of the SQLite file ``path`` for the block: an
     exclusive ``flock`` on ``<path>.lock`` (released by the OS when the process
-    dies, even by SIGKILL, so a killed run never leaves a stale lock). A second
+    dies, even by SIGKILL, so a killed run never leaves a stale lock; the file is
+    removed when the block ends, and a lock whose file was removed meanwhile is
+    taken again on the path's new file). A second
     process gets :class:`DatabaseBusyError` at once, naming the file and the pid
     that holds it -- never two writers appending trials to one experiment."""
     import fcntl
 
     db = _check_path(path, "path")
     lock = db.with_name(db.name + ".lock")
+    while True:
+        fd = _open_lock(lock, db)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "?"
+            os.close(fd)
+            raise DatabaseBusyError(
+                f"{db} is in use by another process (pid {holder}): one writer per "
+                "database; wait for it to finish or stop it first."
+            ) from None
+        # the holder before us removes the file as it lets go: a lock on a file
+        # no longer at the path is no lock; open the path again
+        here = os.fstat(fd)
+        try:
+            now = os.stat(lock, follow_symlinks=False)
+        except FileNotFoundError:
+            now = None
+        if now is not None and (now.st_dev, now.st_ino) == (here.st_dev, here.st_ino):
+            break
+        os.close(fd)
     try:
-        fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, str(os.getpid()).encode(), 0)
+        yield db
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(lock)  # no lock file is left behind after the block
+        os.close(fd)  # releases the lock
+
+
+def _open_lock(lock: Path, db: Path) -> int:
+    """Open (create) the lock file, never through a symbolic link."""
+    try:
+        return os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
     except OSError as err:
         if err.errno == errno.ELOOP:  # O_NOFOLLOW met a symbolic link
             raise ValueError(
@@ -114,20 +149,6 @@ def writer_lock(path: str | os.PathLike) -> Iterator[Path]:
                 "taken through one (another file would be written): remove it."
             ) from None
         raise
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "?"
-            raise DatabaseBusyError(
-                f"{db} is in use by another process (pid {holder}): one writer per "
-                "database; wait for it to finish or stop it first."
-            ) from None
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, str(os.getpid()).encode(), 0)
-        yield db
-    finally:
-        os.close(fd)  # releases the lock
 
 
 def experiment_names() -> list[str]:
