@@ -20,21 +20,33 @@ from botorch_bandits.models.multistart import (
 )
 
 
-def _data(X, Y, counts=None, within=None) -> _Data:
-    m = torch.ones_like(Y)
+def _data(X, Y, counts=None, within=None, mask=None) -> _Data:
+    m = torch.ones_like(Y) if mask is None else mask.to(Y.dtype)
     c = torch.ones_like(Y) if counts is None else counts
     ss = torch.zeros_like(Y[:, 0]) if within is None else within
     return _Data(
         torch.cdist(X, X).pow(2),
-        Y,
+        Y * m,
         m,
         m.unsqueeze(-1) * m.unsqueeze(-2),
         m / c,
         ss,
-        c.sum(-1),
+        (c * m).sum(-1),
         m.sum(-1),
-        c.log().sum(-1),
+        (c.log() * m).sum(-1),
     )
+
+
+def _masked_sine(seed: int, sets: int, n: int, freq: float, kept: int):
+    """``sets`` noisy sines of ``n`` points; the last set keeps its first ``kept``
+    rows (the mask)."""
+    gen = torch.Generator().manual_seed(seed)
+    X = torch.rand(sets, n, 1, generator=gen, dtype=torch.double)
+    Y = torch.sin(freq * X[..., 0])
+    Y = Y + 0.1 * torch.randn(sets, n, generator=gen).double()
+    mask = torch.ones(sets, n, dtype=torch.bool)
+    mask[-1, kept:] = False
+    return X, Y, mask
 
 
 def _exact_nll(X, Y, ls, scale, noise) -> float:
@@ -97,11 +109,7 @@ def test_gradient_and_hessian_are_the_likelihoods() -> None:
 
 
 def test_masked_rows_leave_a_data_set_as_if_they_were_absent() -> None:
-    gen = torch.Generator().manual_seed(3)
-    X = torch.rand(2, 20, 1, generator=gen, dtype=torch.double)
-    Y = torch.sin(8 * X[..., 0]) + 0.1 * torch.randn(2, 20, generator=gen).double()
-    mask = torch.ones(2, 20, dtype=torch.bool)
-    mask[1, 12:] = False
+    X, Y, mask = _masked_sine(seed=3, sets=2, n=20, freq=8, kept=12)
     both = fit_gp_multistart(X, Y, mask)
     alone = fit_gp_multistart(X[1:, :12], Y[1:, :12])
     for field in ("lengthscale", "outputscale", "noise", "log_likelihood"):
@@ -114,28 +122,13 @@ def test_chunks_give_the_fit_of_one_batch(monkeypatch) -> None:
     """Problems taken a few at a time (a tiny chunk size) give the same fit as all
     at once, masked rows included; the padded system's derivatives are still those
     autograd finds through the likelihood."""
-    gen = torch.Generator().manual_seed(4)
-    X = torch.rand(3, 25, 1, generator=gen, dtype=torch.double)
-    Y = torch.sin(9 * X[..., 0]) + 0.1 * torch.randn(3, 25, generator=gen).double()
-    mask = torch.ones(3, 25, dtype=torch.bool)
-    mask[2, 15:] = False
+    X, Y, mask = _masked_sine(seed=4, sets=3, n=25, freq=9, kept=15)
     whole = fit_gp_multistart(X, Y, mask)
     monkeypatch.setattr("botorch_bandits.models.multistart._CHUNK", 3 * 25 * 25)
     chunked = fit_gp_multistart(X, Y, mask)
     for field in ("lengthscale", "outputscale", "noise", "log_likelihood"):
         assert torch.allclose(getattr(whole, field), getattr(chunked, field))
-    m = mask.double()
-    data = _Data(
-        torch.cdist(X, X).pow(2),
-        Y * m,
-        m,
-        m.unsqueeze(-1) * m.unsqueeze(-2),
-        m,
-        torch.zeros(3, dtype=torch.double),
-        m.sum(-1),
-        m.sum(-1),
-        torch.zeros(3, dtype=torch.double),
-    )
+    data = _data(X, Y, mask=mask)
     th = torch.tensor([[-2.0, -3.0]] * 3, dtype=torch.double, requires_grad=True)
     (g,) = torch.autograd.grad(profiled_nll(data, th)[0].sum(), th)
     assert torch.allclose(_derivatives(data, th.detach())[1], g, atol=1e-10)
