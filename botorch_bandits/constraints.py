@@ -18,6 +18,20 @@ from typing import Literal
 import torch
 from torch import Tensor
 
+__all__ = [
+    "CallablePenalty",
+    "ExponentialPenalty",
+    "MultiplierCapWarning",
+    "Penalty",
+    "PolynomialPenalty",
+    "additive_update",
+    "check_penalty",
+    "composite_targets",
+    "epoch_schedule",
+    "multiplicative_update",
+    "replay_multipliers",
+]
+
 UpdateRule = Literal["multiplicative", "additive"]
 
 DEFAULT_MAX_LOG_MULTIPLIER = 50.0

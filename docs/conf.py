@@ -7,6 +7,9 @@ with their stored outputs (``make tutorials`` regenerates them); nothing is exec
 
 from __future__ import annotations
 
+import functools
+import importlib
+import re
 import shutil
 from pathlib import Path
 
@@ -101,5 +104,73 @@ def _re_exported_constant_docs(app, what, name, obj, options, lines) -> None:
             return
 
 
+# "Bases:" names only classes a reader can look up: a private base (``_SDFMixin``) or a
+# class of the package without an entry of its own (``ScheduledUCB``, the mixins of
+# ``acquisition._common``) is replaced by its nearest such ancestors (BoTorch's
+# ``AnalyticAcquisitionFunction``, ``AcquisitionFunction``), ``object`` left out when
+# another base remains.
+_AUTODOC_TARGET = re.compile(r"^\s*\.\. auto(class|exception|module)::\s*(\S+)", re.M)
+
+
+def _import_target(name: str) -> object:
+    """The object a directive names: its longest importable module, then attributes."""
+    parts = name.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        for attr in parts[cut:]:
+            obj = getattr(obj, attr)
+        return obj
+    raise ImportError(f"no module in {name!r}")
+
+
+@functools.cache
+def _documented() -> tuple[frozenset[type], frozenset[str]]:
+    """The classes with an ``autoclass``/``autoexception`` entry on a page of the site,
+    and the modules documented whole (``automodule``)."""
+    classes, modules = set(), set()
+    for page in sorted(DOCS.rglob("*.md")):
+        if "_build" in page.parts:
+            continue
+        for kind, target in _AUTODOC_TARGET.findall(page.read_text(encoding="utf-8")):
+            if kind == "module":
+                modules.add(target)
+            else:
+                classes.add(_import_target(target))
+    return frozenset(classes), frozenset(modules)
+
+
+def _has_entry(cls: type) -> bool:
+    if cls.__name__.startswith("_"):
+        return False
+    if cls.__module__.partition(".")[0] != "botorch_bandits":
+        return True  # another library's public class (or a builtin)
+    classes, modules = _documented()
+    return cls in classes or cls.__module__ in modules
+
+
+def _nearest_with_entry(cls: type) -> list[type]:
+    if _has_entry(cls):
+        return [cls]
+    found: list[type] = []
+    for base in cls.__bases__:
+        found += [b for b in _nearest_with_entry(base) if b not in found]
+    return found
+
+
+def _bases_with_entries(app, name, obj, options, bases: list) -> None:
+    shown: list = []
+    for base in bases:  # generic aliases (``Generic[T]``) are kept as written
+        for b in _nearest_with_entry(base) if isinstance(base, type) else [base]:
+            if b not in shown:
+                shown.append(b)
+    if len(shown) > 1 and object in shown:
+        shown.remove(object)
+    bases[:] = shown or [object]
+
+
 def setup(app) -> None:
     app.connect("autodoc-process-docstring", _re_exported_constant_docs)
+    app.connect("autodoc-process-bases", _bases_with_entries)

@@ -122,6 +122,31 @@ def test_site_has_every_page_and_rendered_tutorials(site: Path) -> None:
     assert "mathjax/tex-chtml.js" in (site / "api" / "beta.html").read_text()
 
 
+_BASES = re.compile(r"Bases:(.*?)</p>", re.S)
+_CODE_NAME = re.compile(r'<span class="pre">([^<]*)</span>')
+
+
+def test_api_pages_name_no_private_base(site: Path) -> None:
+    """The API pages' "Bases:" name only classes a reader can look up (docs/conf.py):
+    no private class (``_SDFMixin``), no undocumented base of the package
+    (``ScheduledUCB``, ``RoundScheduleMixin``), but their nearest public ancestors."""
+    shown: dict[str, str] = {}
+    for page in sorted((site / "api").glob("*.html")):
+        for bases in _BASES.findall(page.read_text(encoding="utf-8")):
+            for name in _CODE_NAME.findall(bases):
+                shown.setdefault(name, page.name)
+    private = {
+        name: page
+        for name, page in shown.items()
+        if any(part.startswith("_") for part in name.split("."))
+    }
+    assert not private, f"private bases on the API pages: {private}"
+    undocumented = {"ScheduledUCB", "RoundScheduleMixin"} & set(shown)
+    assert not undocumented, f"bases without an entry: {undocumented}"
+    # GPUCB's and GPThompsonSampling's, in place of the private ones
+    assert {"AnalyticAcquisitionFunction", "AcquisitionFunction"} <= set(shown), shown
+
+
 _BLOCK = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
 
 
@@ -138,6 +163,22 @@ _PAGES_WITH_CODE = sorted(
 
 def test_pages_with_code_are_found() -> None:
     assert Path("docs/quickstart.md") in _PAGES_WITH_CODE
+
+
+#: the site's code box shows about 90 characters (the README's example, which the quick
+#: start repeats verbatim, has a line of 89)
+MAX_CODE_LINE = 90
+
+
+def test_code_lines_fit_the_code_box() -> None:
+    long = [
+        f"{page}: {len(line)} characters: {line[:60]}..."
+        for page in _PAGES_WITH_CODE
+        for block in _blocks(ROOT / page)
+        for line in block.splitlines()
+        if len(line) > MAX_CODE_LINE
+    ]
+    assert not long, "\n".join(long)
 
 
 @pytest.mark.parametrize("page", _PAGES_WITH_CODE, ids=str)

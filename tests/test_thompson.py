@@ -196,7 +196,10 @@ class TestValidation(BotorchTestCase):
         model = _model()
         cand = torch.rand(4, 1, dtype=torch.double)
         cases = [
-            (lambda: GPThompsonSampling(model), "`B`"),
+            (
+                lambda: GPThompsonSampling(model),
+                r"`B`.*`R`.*practical_acquisition\(model, \"GP-TS\"\)",
+            ),
             (lambda: GPThompsonSampling(model, B=1.0, R=1.0, v=2.0), "not both"),
             (lambda: GPThompsonSampling(model, v=-1.0), "`v`"),
             (lambda: GPThompsonSampling(model, v=1.0, delta=2.0), "`delta`"),

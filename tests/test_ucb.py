@@ -211,7 +211,10 @@ class TestUCBValidation(BotorchTestCase):
                 lambda: GPUCB(model, "finite", num_arms=3, beta_scale=0.0),
                 "`beta_scale`",
             ),
-            (lambda: IGPUCB(model), "`B`"),
+            (
+                lambda: IGPUCB(model),
+                r"`B`.*`R`.*practical_acquisition\(model, \"IGP-UCB\"\)",
+            ),
             (lambda: IGPUCB(model, B=1.0, R=-1.0), "`R`"),
             (lambda: IGPUCB(model, B=-1.0, R=1.0), "`B`"),
             (lambda: IGPUCB(model, B=1.0, R=1.0, delta=1.0), "`delta`"),

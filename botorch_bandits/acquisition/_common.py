@@ -220,9 +220,11 @@ def scale_arguments(
     gamma: Any,
     constant: float | None,
     constant_name: str,
+    algorithm: str,
 ) -> tuple[float | None, float | None, float, float | None, Any]:
-    """Validate the (B, R, delta, gamma) schedule of IGP-UCB and GP-TS or its
-    constant replacement (``constant_name``): ``(B, R, delta, constant, gamma)``."""
+    """Validate the (B, R, delta, gamma) schedule of IGP-UCB and GP-TS (``algorithm``)
+    or its constant replacement (``constant_name``): ``(B, R, delta, constant,
+    gamma)``."""
     validation.check_open_unit("delta", delta)
     if constant is not None:
         if B is not None or R is not None:
@@ -239,8 +241,10 @@ def scale_arguments(
         )
     if B is None or R is None:
         raise ValueError(
-            "The schedule needs the RKHS-norm bound `B` and the sub-Gaussian constant "
-            f"`R` (got B={B!r}, R={R!r}); or pass a constant `{constant_name}`."
+            f"{algorithm}'s schedule needs the RKHS-norm bound `B` and the sub-Gaussian "
+            f"constant `R` (got B={B!r}, R={R!r}); pass both, or a constant "
+            f"`{constant_name}`, or build it in one call with the practical B and R "
+            f'read from a fitted model: practical_acquisition(model, "{algorithm}").'
         )
     return (
         validation.check_nonnegative_values("B", B),

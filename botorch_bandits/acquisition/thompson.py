@@ -183,6 +183,11 @@ class GPThompsonSampling(RoundScheduleMixin, AcquisitionFunction):
     and reused by later evaluations of the same instance (so that an optimizer sees a
     single function).
 
+    Conventions: :math:`v_t` (and a constant ``v``) multiplies the posterior standard
+    deviation directly, as :class:`~botorch_bandits.IGPUCB`'s :math:`\beta_t` does;
+    ``B`` bounds the RKHS norm itself, :math:`\|f\|_k \le B`, as IGP-UCB's
+    (:class:`~botorch_bandits.GPUCB`'s ``B_squared`` bounds its square).
+
     Args:
         model: A BoTorch model. ``"exact"`` works with any single-output model or a
             ``posterior_transform``; ``"pathwise"`` needs a single-output exact GP.
@@ -238,7 +243,7 @@ class GPThompsonSampling(RoundScheduleMixin, AcquisitionFunction):
     ) -> None:
         super().__init__(model=model)
         self.B, self.R, self.delta, self.v, self.gamma = scale_arguments(
-            B, R, delta, gamma, v, constant_name="v"
+            B, R, delta, gamma, v, constant_name="v", algorithm="GP-TS"
         )
         if sampler not in ("auto", "exact", "pathwise"):
             raise ValueError(

@@ -235,6 +235,13 @@ class GPUCB(ScheduledUCB):
     schedule scaled down by 5, i.e. ``beta_scale=0.2``); any value other than 1 is a
     practical choice that leaves the theorems.
 
+    Conventions: :math:`\beta_t` (and a constant ``beta``) is under the square root,
+    as in BoTorch's ``UpperConfidenceBound(beta)`` (:math:`\mu + \sqrt{\beta}\sigma`):
+    ``GPUCB(model, "constant", beta=b)`` is ``UpperConfidenceBound(model, beta=b)``;
+    :class:`IGPUCB`'s ``beta`` multiplies :math:`\sigma` directly. ``B_squared``
+    bounds the *squared* RKHS norm, :math:`\|f\|_k^2 \le B` (Srinivas et al.,
+    Theorem 3); :class:`IGPUCB`'s ``B`` bounds the norm, so ``B_squared = B**2``.
+
     Args:
         model: A single-output BoTorch model (or multi-output with
             ``posterior_transform``).
@@ -415,6 +422,13 @@ class IGPUCB(ScheduledUCB):
     :math:`\eta = 2/T`; their experiments use :math:`\lambda = R^2`. Set the model's
     likelihood noise accordingly -- this class reads :math:`\mu, \sigma` from the model.
 
+    Conventions: :math:`\beta_t` (and a constant ``beta``) multiplies :math:`\sigma`
+    directly, while BoTorch's ``UpperConfidenceBound(beta)`` computes
+    :math:`\mu + \sqrt{\beta}\sigma`: ``UpperConfidenceBound(model, beta=b)`` is
+    ``IGPUCB(model, beta=math.sqrt(b))``. ``B`` bounds the RKHS norm itself,
+    :math:`\|f\|_k \le B` (Chowdhury & Gopalan); :class:`GPUCB`'s ``B_squared``
+    bounds its square (``B_squared = B**2``).
+
     Args:
         model: A single-output BoTorch model (or multi-output with
             ``posterior_transform``).
@@ -461,7 +475,9 @@ class IGPUCB(ScheduledUCB):
         super().__init__(
             model=model, t=t, posterior_transform=posterior_transform, maximize=maximize
         )
-        values = scale_arguments(B, R, delta, gamma, beta, constant_name="beta")
+        values = scale_arguments(
+            B, R, delta, gamma, beta, constant_name="beta", algorithm="IGP-UCB"
+        )
         set_plain_attributes(
             self, **dict(zip(("B", "R", "delta", "beta", "gamma"), values, strict=True))
         )

@@ -27,6 +27,15 @@ from botorch_bandits.constraints import (
 from botorch_bandits.models import FiniteArmGP
 from botorch_bandits.seeding import step_seed
 
+# public: what the tutorials use (the rest serves the reproductions)
+__all__ = [
+    "ConstrainedProblem",
+    "ConstrainedResult",
+    "shi2022_e1_problem",
+    "shi2022_e2_problem",
+    "simulate_constrained",
+]
+
 
 @dataclass(frozen=True)
 class ConstrainedProblem:

@@ -22,6 +22,9 @@ from botorch_bandits.delays import DelayDistribution
 from botorch_bandits.models import FiniteArmGP
 from botorch_bandits.models.multistart import fit_gp_multistart
 
+# public: what the tutorials use (the rest serves the reproductions)
+__all__ = ["DelayedResult", "simulate_delayed"]
+
 View = Literal["censor", "ignore", "hallucinate"]
 
 DELAYED_POLICIES: dict[str, tuple[View, str]] = {

@@ -19,6 +19,9 @@ from botorch_bandits.benchmarks.problems import FiniteArmProblem, rkhs_function
 from botorch_bandits.beta import GreedyGamma
 from botorch_bandits.models import fixed_gp
 
+# public: what the tutorials use (the rest serves the reproductions)
+__all__ = ["mean_and_standard_error", "run_bandit"]
+
 ALGORITHMS = ("IGP-UCB", "GP-TS", "GP-UCB")
 
 

@@ -36,11 +36,24 @@ from botorch_bandits.changepoint import (
 from botorch_bandits.models import FiniteArmGP
 from botorch_bandits.validation import check_choice, check_count
 
+# public: what the tutorials use (the rest serves the reproductions)
+__all__ = [
+    "DEFAULT_CPD_C",
+    "PIECEWISE_ALGORITHMS",
+    "PiecewiseProblem",
+    "PiecewiseResult",
+    "piecewise_gp_problem",
+    "simulate_piecewise",
+]
+
 DEFAULT_CPD_C = 20.0
 r"""The detector constant ``c`` of the experiments (:math:`\rho^{CPD}_n = c\,n^{-6/7}`),
 chosen by :func:`calibrate_detector` (``botorch-bandits cpd-detector``)."""
 
 PIECEWISE_ALGORITHMS = ("GP-UCB-CPD", "GP-UCB-Oracle", "GP-UCB-NO-Detector", "GP-UCB")
+"""The algorithms of Avanesov's experiments, for :func:`simulate_piecewise`: the
+detector's restarts, restarts at the true change points (an oracle), uniform exploration
+without restarts, and GP-UCB alone (one uniform step)."""
 
 NOISE_VARIANCES = ("theorem", "noise")
 """Readings of the GP's sigma^2: Eq. 3.4's 6 g^2 log T, or the noise variance g^2."""

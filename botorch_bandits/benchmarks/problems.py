@@ -17,7 +17,17 @@ from torch import Tensor
 from botorch_bandits.models import make_kernel, one_thread
 from botorch_bandits.validation import check_count, check_positive
 
-__all__ = ["make_kernel", "one_thread"]  # re-exported from the core (models)
+# public: what the tutorials use (the rest serves the reproductions); make_kernel and
+# one_thread are re-exported from the core (models)
+__all__ = [
+    "BanditProblem",
+    "FiniteArmProblem",
+    "make_kernel",
+    "one_thread",
+    "rkhs_function",
+    "rkhs_problem",
+    "verma_gp_problem",
+]
 
 
 @dataclass(frozen=True)

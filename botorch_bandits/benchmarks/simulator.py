@@ -26,6 +26,9 @@ from botorch_bandits.beta import CallableGamma, GammaOrder
 from botorch_bandits.models import FiniteArmGP
 from botorch_bandits.seeding import step_seed
 
+# public: what the tutorials use (the rest serves the reproductions)
+__all__ = ["SimulationResult", "gamma_order", "simulate"]
+
 
 @dataclass
 class StepContext:
