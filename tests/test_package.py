@@ -176,4 +176,4 @@ def test_the_ax_module_without_ax_names_the_extra() -> None:
     )
     name, _, message = result.stdout.strip().partition(" | ")
     assert name == "ax"
-    assert "botorch-bandits[ax]" in message and "Ax >= 1.3" in message
+    assert "pip install '.[ax]'" in message and "Ax >= 1.3" in message

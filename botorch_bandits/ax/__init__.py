@@ -9,7 +9,7 @@ except ModuleNotFoundError as err:  # name the extra, not a traceback into Ax
         raise
     raise ModuleNotFoundError(
         "botorch_bandits.ax needs Ax (the 'ax' extra, Ax >= 1.3): "
-        "pip install 'botorch-bandits[ax]'",
+        "pip install '.[ax]' in the top directory of a clone of the repository",
         name="ax",
     ) from None
 

@@ -116,7 +116,7 @@ def local_cluster(workers: int) -> tuple[Any, Any]:
     except ImportError as err:  # pragma: no cover - cryptography is in the extra
         raise ImportError(
             "--dask needs the `cryptography` package for the local cluster's TLS: "
-            "pip install 'botorch-bandits[dask]'"
+            "pip install '.[dask]' from a clone of the repository"
         ) from err
     routes = {
         "distributed.scheduler.http.routes": [],
@@ -185,7 +185,7 @@ def dask_map(
         from distributed import as_completed as dask_completed
     except ImportError as err:  # pragma: no cover - distributed is in the dask extra
         raise ImportError(
-            "--dask needs the `distributed` package: pip install 'botorch-bandits[dask]'"
+            "--dask needs the `distributed` package: pip install '.[dask]' from a clone of the repository"
         ) from err
     check_dask_address(address, allow_remote)
     cluster = None

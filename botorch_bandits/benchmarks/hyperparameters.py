@@ -51,7 +51,7 @@ def breast_cancer_split() -> tuple[Tensor, Tensor, Tensor, Tensor]:
         from sklearn.model_selection import train_test_split
     except ImportError as err:  # pragma: no cover - scikit-learn is in the lr extra
         raise ImportError(
-            "The LR workload needs scikit-learn: pip install 'botorch-bandits[lr]'"
+            "The LR workload needs scikit-learn: pip install '.[lr]' from a clone of the repository"
         ) from err
     data = load_breast_cancer()
     X_tr, X_va, y_tr, y_va = train_test_split(

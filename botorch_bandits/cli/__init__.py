@@ -1,7 +1,7 @@
 """The ``botorch-bandits`` command: :data:`COMMANDS`, the table from a command's name
 to its :class:`~botorch_bandits.cli.common.Command` (help, options, handler, extras
 needed), the parser built from it, and :func:`main`. The commands live in
-``ax_commands``, ``reproduction`` and ``studies``; each imports torch, BoTorch or Ax
+``ax_commands``, ``reproduction``, ``studies`` and ``docs``; each imports torch, BoTorch or Ax
 only when it runs, so ``--help`` loads none of them."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from botorch_bandits.cli import ax_commands, reproduction, studies
+from botorch_bandits.cli import ax_commands, docs, reproduction, studies
 from botorch_bandits.cli.common import Command, CommandError, missing
 
 __all__ = ["COMMANDS", "NEEDS", "Command", "CommandError", "build_parser", "main"]
@@ -37,6 +37,7 @@ COMMANDS: dict[str, Command] = {
     "reproduction-report": reproduction.REPRODUCTION_REPORT,
     "cpd-detector": studies.CPD_DETECTOR,
     "fit-quality": studies.FIT_QUALITY,
+    "docs-figures": docs.DOCS_FIGURES,
 }
 
 #: the packages each command needs beyond the core, and the extra that brings them
@@ -52,7 +53,7 @@ def check_extras(command: str) -> None:
         extras = ",".join(sorted({extra for _, extra in needed}))
         names = ", ".join(m for m, _ in needed)
         raise CommandError(
-            f"`{command}` needs {names}: pip install 'botorch-bandits[{extras}]'"
+            f"`{command}` needs {names}: pip install '.[{extras}]' from a clone of the repository"
         )
 
 
@@ -69,7 +70,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True)
     for name, command in COMMANDS.items():
-        command.add_arguments(sub.add_parser(name, help=command.help))
+        own = sub.add_parser(name, help=command.help)
+        command.add_arguments(own)
+        own.set_defaults(command_parser=own)  # its usage errors show its own usage
     return parser
 
 
@@ -126,7 +129,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"--out {out} is a file; --out names the folder the outputs go to: "
                 "give a folder (it is created if missing)."
             )
-        return COMMANDS[args.command].run(args, parser)
+        return COMMANDS[args.command].run(args, args.command_parser)
     except KeyboardInterrupt:
         return _interrupted(args)
     except Exception as err:
