@@ -225,13 +225,16 @@ def test_tiny_run_through_the_command(tmp_path, capsys):
     assert all(r["gen_seconds_median_t10"] == "" for r in summary)  # 5 < 10 trials
     for p in problems:
         assert (out / f"{p}.png").stat().st_size > 0
-    # the Markdown the docs paste: a row per summary row, with its figures, and the
-    # tally of every bandit strategy against Ax's default under each half
+    # the Markdown the docs paste: a row per summary row, with its figures (one seed:
+    # the means alone), and the tally of every bandit strategy against Ax's default
+    # under each half
     markdown = (out / "summary.md").read_text().splitlines()
+    assert markdown[0].startswith("1 seed (no s.e.) x 5 trials")
     for r in summary:
         mean = float(r["cumulative_regret_mean"])
-        row = f"| {r['problem']} | {r['strategy']} | {mean:.4g} ± "
+        row = f"| {r['problem']} | {r['strategy']} | {mean:.4g} | "
         assert sum(line.startswith(row) for line in markdown) == 1, row
+    assert "±" not in "".join(markdown) and "±" not in printed
     for s in strategies:
         if s != "Ax default":
             assert any(

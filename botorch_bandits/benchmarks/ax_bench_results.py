@@ -48,6 +48,9 @@ SUMMARY_COLUMNS = (
 )
 GEN_MARK = 10
 """The trial whose median generation seconds the summary reports (with the last)."""
+ONE_SEED = "1 seed: no s.e."
+"""What the tables say instead of a standard error (and a verdict by it) for one
+seed."""
 
 
 @dataclass
@@ -66,8 +69,9 @@ class BenchResult:
     def comparison_lines(self, label: str = "IGP-UCB") -> list[str]:
         """Per half, then per problem: is the mean cumulative regret of ``label``
         below Ax default's, and is its mean final simple regret within one s.e.
-        (Ax's) of Ax default's, or below it; each half ends with the tallies and
-        the median generation seconds of both. Empty unless both strategies ran."""
+        (Ax's) of Ax default's, or below it (one seed: both simple regrets, no
+        verdict); each half ends with the tallies and the median generation seconds
+        of both. Empty unless both strategies ran."""
         if not {label, AX_DEFAULT} <= set(self.strategies):
             return []
         lines = []
@@ -98,23 +102,33 @@ class BenchResult:
             )
             below_count += below
             close_count += close
+            simple = (
+                f"simple regret {ours['simple_regret_mean']:.4g} vs "
+                f"{ax['simple_regret_mean']:.4g} ({ONE_SEED})"
+                if self.seeds == 1
+                else f"simple regret within one s.e. of Ax default or better: "
+                f"{'yes' if close else 'no ':3s} ({ours['simple_regret_mean']:.4g} "
+                f"vs {ax['simple_regret_mean']:.4g} ± {ax['simple_regret_se']:.2g})"
+            )
             lines.append(
                 f"    {p:26s} cumulative regret below Ax default: "
                 f"{'yes' if below else 'no ':3s} "
                 f"({ours['cumulative_regret_mean']:.4g} vs "
-                f"{ax['cumulative_regret_mean']:.4g});  simple regret within one "
-                f"s.e. of Ax default or better: {'yes' if close else 'no ':3s} "
-                f"({ours['simple_regret_mean']:.4g} vs "
-                f"{ax['simple_regret_mean']:.4g} ± {ax['simple_regret_se']:.2g})"
+                f"{ax['cumulative_regret_mean']:.4g});  {simple}"
             )
         gen = {
             s: float(np.median([rows[(p, s)]["gen_seconds_median"] for p in probs]))
             for s in (label, AX_DEFAULT)
         }
+        simple = (
+            f"simple regret: {ONE_SEED}"
+            if self.seeds == 1
+            else f"simple regret within one s.e. or better on {close_count} of "
+            f"{len(probs)}"
+        )
         tally = (
             f"{label}: cumulative regret below Ax default on {below_count} of "
-            f"{len(probs)}, simple regret within one s.e. or better on "
-            f"{close_count} of {len(probs)}; median generation seconds "
+            f"{len(probs)}, {simple}; median generation seconds "
             f"{gen[label]:.3f} vs {gen[AX_DEFAULT]:.3f}"
         )
         return lines, tally
@@ -124,9 +138,11 @@ class BenchResult:
         regret, mean ± s.e. over the seeds; median generation seconds; mean
         repeated configurations; mean share of coordinates on a bound), each
         followed by the tally of every bandit strategy against Ax's default: the
-        text the docs' tables are pasted from (``OUT/summary.md``)."""
+        text the docs' tables are pasted from (``OUT/summary.md``). One seed: the
+        means alone."""
+        seeds = "1 seed (no s.e.)" if self.seeds == 1 else f"{self.seeds} seeds"
         lines = [
-            f"{self.seeds} seeds x {self.trials} trials, one trial at a time; "
+            f"{seeds} x {self.trials} trials, one trial at a time; "
             "regrets of the noise-free objective, minimized.",
         ]
         for half in self.halves():
@@ -143,10 +159,8 @@ class BenchResult:
                 if r["problem"] in probs:
                     lines.append(
                         f"| {r['problem']} | {r['strategy']} "
-                        f"| {r['cumulative_regret_mean']:.4g} ± "
-                        f"{r['cumulative_regret_se']:.2g} "
-                        f"| {r['simple_regret_mean']:.4g} ± "
-                        f"{r['simple_regret_se']:.2g} "
+                        f"| {self._spread(r, 'cumulative_regret', '.4g', '.2g')} "
+                        f"| {self._spread(r, 'simple_regret', '.4g', '.2g')} "
                         f"| {r['gen_seconds_median']:.2f} | {r['repeats_mean']:.1f} "
                         f"| {r['on_bound_mean']:.0%} |"
                     )
@@ -159,22 +173,33 @@ class BenchResult:
                 lines += ["", *(f"- {t}" for t in tallies)]
         return lines
 
+    def _spread(self, row: dict[str, Any], key: str, mean: str, se: str) -> str:
+        """``mean ± s.e.`` of ``row[key + '_mean' / '_se']``; the mean alone for one
+        seed."""
+        text = f"{row[f'{key}_mean']:{mean}}"
+        return text if self.seeds == 1 else f"{text} ± {row[f'{key}_se']:{se}}"
+
     def table_lines(self) -> list[str]:
-        """The summary as a printed table."""
+        """The summary as a printed table: the regrets (mean ± s.e.; the mean alone
+        for one seed), the median generation seconds at trial :data:`GEN_MARK` (a
+        column only when more trials ran) and at the last trial, repeats and the
+        share on a bound."""
+        cum, simple = (17, 13) if self.seeds == 1 else (21, 21)  # column widths
+        mark = self.trials > GEN_MARK
         head = (
-            f"  {'problem':26s} {'strategy':17s} {'cumulative regret':>21s}  "
-            f"{'simple regret':>21s}  {f'gen s t={GEN_MARK}':>10s} "
-            f"{f'gen s t={self.trials}':>10s} {'repeats':>7s} {'on bound':>8s}"
+            f"  {'problem':26s} {'strategy':17s} {'cumulative regret':>{cum}s}  "
+            f"{'simple regret':>{simple}s}  "
+            + (f"{f'gen s t={GEN_MARK}':>10s} " if mark else "")
+            + f"{f'gen s t={self.trials}':>10s} {'repeats':>7s} {'on bound':>8s}"
         )
         lines = [head]
         for r in self.summary:
-            mark = r["gen_seconds_median_t10"]
             lines.append(
                 f"  {r['problem']:26s} {r['strategy']:17s} "
-                f"{r['cumulative_regret_mean']:10.4g} ± {r['cumulative_regret_se']:8.3g}  "
-                f"{r['simple_regret_mean']:10.4g} ± {r['simple_regret_se']:8.3g}  "
-                f"{'n/a' if mark is None else f'{mark:.3f}':>10s} "
-                f"{r['gen_seconds_median_last']:10.3f} {r['repeats_mean']:7.1f} "
+                f"{self._spread(r, 'cumulative_regret', '10.4g', '8.3g'):>{cum}s}  "
+                f"{self._spread(r, 'simple_regret', '10.4g', '8.3g'):>{simple}s}  "
+                + (f"{r['gen_seconds_median_t10']:10.3f} " if mark else "")
+                + f"{r['gen_seconds_median_last']:10.3f} {r['repeats_mean']:7.1f} "
                 f"{r['on_bound_mean']:8.0%}"
             )
         return lines
@@ -293,10 +318,8 @@ def plot(result: BenchResult, problem: str, path: Path) -> Path:
         ax.set_xlabel("trial t")
         ax.grid(alpha=0.3)
     left.legend(fontsize="small")
-    fig.suptitle(
-        f"{PROBLEMS[problem].title}: {result.seeds} seed"
-        f"{'s' if result.seeds > 1 else ''}, mean ± s.e."
-    )
+    seeds = "1 seed" if result.seeds == 1 else f"{result.seeds} seeds, mean ± s.e."
+    fig.suptitle(f"{PROBLEMS[problem].title}: {seeds}")
     fig.tight_layout()
     with atomic_path(path) as tmp:
         fig.savefig(tmp, dpi=120)

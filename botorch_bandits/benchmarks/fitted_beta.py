@@ -11,13 +11,13 @@ References:
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import math
 import statistics
 import time
 import warnings
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -33,7 +33,7 @@ from botorch_bandits.benchmarks.ax_bench import run_job
 from botorch_bandits.benchmarks.ax_bench_problems import Range, unit_to_params
 from botorch_bandits.benchmarks.ax_bench_results import BenchResult, summarize
 from botorch_bandits.benchmarks.ax_bench_suite import PROBLEMS
-from botorch_bandits.benchmarks.executors import init_worker
+from botorch_bandits.benchmarks.executors import worker_pool
 from botorch_bandits.benchmarks.problems import regularized_norm
 from botorch_bandits.beta import (
     gp_ts_scale,
@@ -159,8 +159,10 @@ def fit_table(
     problems: Sequence[str] = FIT_PROBLEMS,
     sizes: Sequence[int] = (10, 30, 100),
     seeds: int = 5,
+    progress: Callable[[int, int], None] | None = None,
 ) -> list[FitRow]:
-    r""":func:`fit_row` for every problem, size and seed ``0 .. seeds - 1``.
+    r""":func:`fit_row` for every problem, size and seed ``0 .. seeds - 1``
+    (``progress(done, total)``: called with the fits done, 0 first).
 
     Each row fits BoTorch's default ``SingleTaskGP`` (RBF kernel with
     :math:`k(x, x) = 1`, ``Standardize`` outcome transform, likelihood noise fitted) on
@@ -193,7 +195,15 @@ def fit_table(
     Hartmann6 with noise sd 0.1 (the Ax benchmark's problems).
     """
     check_count("seeds", seeds, 1)
-    return [fit_row(p, n, s) for p in problems for n in sizes for s in range(seeds)]
+    cases = [(p, n, s) for p in problems for n in sizes for s in range(seeds)]
+    rows: list[FitRow] = []
+    if progress is not None:
+        progress(0, len(cases))
+    for case in cases:
+        rows.append(fit_row(*case))
+        if progress is not None:
+            progress(len(rows), len(cases))
+    return rows
 
 
 def _median(rows: Sequence[FitRow], key: str) -> float:
@@ -247,7 +257,11 @@ def _loop_job(args: tuple[str, str, str, dict[str, Any], int, int]) -> dict[str,
 
 
 def closed_loop(
-    B_hats: dict[str, float], seeds: int = 4, trials: int = 40, workers: int = 2
+    B_hats: dict[str, float],
+    seeds: int = 4,
+    trials: int = 40,
+    workers: int = 2,
+    progress: Callable[[int, int], None] | None = None,
 ) -> list[dict[str, Any]]:
     r"""The Ax benchmark's summary
     (:func:`~botorch_bandits.benchmarks.ax_bench_results.summarize`: final cumulative
@@ -257,7 +271,8 @@ def closed_loop(
     :func:`~botorch_bandits.benchmarks.ax_bench.run_job`) of the practical IGP-UCB
     strategy with ``B = 1`` (the default before 0.5), with :math:`B = \hat B` (the median estimate at
     ``n = 30`` from the fit table), with constant multipliers :math:`\beta = 0.5` and
-    :math:`\beta = 2`, and GP-TS (``B = 1``)."""
+    :math:`\beta = 2`, and GP-TS (``B = 1``). ``progress(done, total)`` is called
+    with the loops done (0 first)."""
     check_count("seeds", seeds, 1)
     check_count("trials", trials, 1)
     check_count("workers", workers, 1)
@@ -269,11 +284,18 @@ def closed_loop(
         for seed in range(seeds)
     ]
     start = time.perf_counter()
-    if workers == 1:
-        results = [_loop_job(job) for job in jobs]
-    else:
-        with ProcessPoolExecutor(workers, initializer=init_worker) as pool:
-            results = list(pool.map(_loop_job, jobs))
+    results: list[dict[str, Any]] = []
+    if progress is not None:
+        progress(0, len(jobs))
+    with contextlib.ExitStack() as stack:
+        if workers == 1:
+            done = map(_loop_job, jobs)
+        else:
+            done = stack.enter_context(worker_pool(workers)).map(_loop_job, jobs)
+        for result in done:  # in the order of the jobs, as each is done
+            results.append(result)
+            if progress is not None:
+                progress(len(results), len(jobs))
     bench = BenchResult(
         results, tuple(B_hats), labels, seeds, trials, time.perf_counter() - start
     )
@@ -299,7 +321,8 @@ def fit_report(summary: Sequence[dict[str, Any]]) -> list[str]:
 
 
 def loop_report(rows: Sequence[dict[str, Any]]) -> list[str]:
-    """The closed-loop table as Markdown."""
+    """The closed-loop table as Markdown (mean ± s.e. over seeds; the mean alone for
+    one seed)."""
     lines = [
         "| problem | strategy | cumulative regret | simple regret |",
         "| --- | --- | ---: | ---: |",
@@ -308,10 +331,12 @@ def loop_report(rows: Sequence[dict[str, Any]]) -> list[str]:
         label = r["strategy"]
         if label == B_HAT_LABEL:
             label = f"{label} = {r['B_hat']:g}"
+        one = r["seeds"] == 1
+        cum = "" if one else f" ± {r['cumulative_regret_se']:.1f}"
+        simple = "" if one else f" ± {r['simple_regret_se']:.2g}"
         lines.append(
-            f"| {r['problem']} | {label} | {r['cumulative_regret_mean']:.1f} ± "
-            f"{r['cumulative_regret_se']:.1f} | {r['simple_regret_mean']:.3g} ± "
-            f"{r['simple_regret_se']:.2g} |"
+            f"| {r['problem']} | {label} | {r['cumulative_regret_mean']:.1f}{cum} "
+            f"| {r['simple_regret_mean']:.3g}{simple} |"
         )
     return lines
 

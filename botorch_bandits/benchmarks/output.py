@@ -177,3 +177,17 @@ def record_timing(out_dir: Path, result: ReproduceResult, seconds: float) -> Non
         writer = csv.DictWriter(fh, fieldnames=TIMING_COLUMNS)
         writer.writeheader()
         writer.writerows(rows.values())
+
+
+def written_files(result: ReproduceResult, out_dir: str | Path) -> list[Path]:
+    """The files a run of ``reproduce`` leaves in ``out_dir``: the per-step CSV, the
+    runs CSV, the plot and ``timings.csv``, then a piecewise experiment's detector
+    table (written, or reused when one with the same settings was there)."""
+    out = Path(out_dir)
+    paths = [result.csv_path, result.runs_path, result.png_path, out / "timings.csv"]
+    if result.calibration is not None:
+        paths.append(result.calibration.path)
+    if result.tuning is not None:  # calibration.tune's name for its table
+        measure = result.experiment.options.get("measure", "volume")
+        paths.append(out / f"avanesov-tuning-{measure}-m{result.tuning.samples}.csv")
+    return [p for p in paths if p is not None]

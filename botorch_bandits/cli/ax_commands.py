@@ -19,7 +19,12 @@ def _demo_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--parallelism", type=positive_int, default=3, help="trials in flight (3)"
     )
-    parser.add_argument("--seed", type=int, default=0, help="seed (0)")
+    parser.add_argument(
+        "--seeds",
+        type=positive_int,
+        help="seeds, each its own RKHS function, noise and schedule (5; 2 with --smoke)",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="the first seed (0)")
     parser.add_argument("--out", default="runs/demo", help="output folder (runs/demo)")
     parser.add_argument(
         "--resume",
@@ -31,14 +36,16 @@ def _demo_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="run only the bandit strategy (no Ax-default comparison)",
     )
-    parser.add_argument("--smoke", action="store_true", help="tiny run: 8 trials")
+    parser.add_argument(
+        "--smoke", action="store_true", help="tiny run: 8 trials, 2 seeds"
+    )
     parser.add_argument(
         "--mode",
         choices=("theory", "practical"),
-        default="theory",
-        help="the bandit's mode: 'theory' (the function's known kernel, B and R; "
-        "default) or 'practical' (fitted GP, standardized outcomes, gradient "
-        "optimizer)",
+        default="practical",
+        help="the bandit's mode: 'practical' (default: fitted GP, standardized "
+        "outcomes, told nothing about f, like Ax's default) or 'theory' (told the "
+        "function's kernel, B and R: not like with like against Ax's default)",
     )
     parser.add_argument(
         "--no-progress", action="store_true", help="hide the progress bar"
@@ -46,39 +53,47 @@ def _demo_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_demo(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from botorch_bandits.benchmarks.ax_demo import run_demo, summary_lines
+    from botorch_bandits.benchmarks.ax_demo import run_demo
+    from botorch_bandits.benchmarks.ax_demo_report import summary_lines
 
-    if args.smoke and args.trials is not None:
-        raise CommandError(
-            f"--smoke runs 8 trials and cannot be combined with --trials "
-            f"{args.trials}: give one of them."
-        )
+    for flag, value in (("--trials", args.trials), ("--seeds", args.seeds)):
+        if args.smoke and value is not None:
+            raise CommandError(
+                f"--smoke runs 8 trials on 2 seeds and cannot be combined with "
+                f"{flag} {value}: give one of them."
+            )
     trials = 8 if args.smoke else (args.trials or 30)
+    seeds = 2 if args.smoke else (args.seeds or 5)
     start = time.perf_counter()
     result = run_demo(
         out_dir=args.out,
         trials=trials,
         parallelism=args.parallelism,
         seed=args.seed,
+        seeds=seeds,
         resume=args.resume,
         show_progress=not args.no_progress,
         strategies=("bandit",) if args.bandit_only else ("bandit", "ax-default"),
         mode=args.mode,
     )
-    for line in summary_lines(result, trials):
+    for line in summary_lines(result):
         print(line)
+    out = Path(args.out)
+    written = ", ".join(
+        str(out / f) for f in ("demo.db", "regret.csv", "regret.png", "cost.csv")
+    )
     print(
-        f"wrote {args.out}/demo.db, {args.out}/regret.png, {args.out}/regret.csv "
-        f"and {args.out}/cost.png (seconds per trial) "
+        f"wrote {written} and {out / 'cost.png'} (seconds per trial) "
         f"in {time.perf_counter() - start:.1f} s"
     )
     return 0
 
 
 DEMO = Command(
-    help="The main job: an Ax experiment with the IGP-UCB bandit strategy on an "
-    "RKHS function, 3 trials in flight on a process pool, stored in SQLite "
-    "(OUT/demo.db), against Ax's default strategy; writes OUT/regret.png, "
+    help="The main job: Ax experiments with the IGP-UCB bandit strategy (practical "
+    "mode: told nothing about f) against Ax's default strategy on 5 seeds' RKHS "
+    "functions, 3 trials in flight on a process pool, stored in SQLite "
+    "(OUT/demo.db); writes OUT/regret.png (mean ± s.e. over seeds), "
     "OUT/regret.csv and OUT/cost.png / cost.csv (seconds per trial). --resume "
     "continues a killed run.",
     add_arguments=_demo_arguments,
@@ -94,9 +109,16 @@ DEMO = Command(
 
 def _ax_check_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("check", choices=["piecewise", "constrained"])
-    parser.add_argument("--seeds", type=positive_int, default=4, help="seeds (4)")
-    parser.add_argument("--trials", type=positive_int, default=300, help="trials (300)")
+    parser.add_argument("--seeds", type=positive_int, help="seeds (4; 2 with --smoke)")
+    parser.add_argument(
+        "--trials", type=positive_int, help="trials (300; 30 with --smoke)"
+    )
     parser.add_argument("--jobs", type=positive_int, default=2, help="processes (2)")
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="quick check: 2 seeds x 30 trials (the piecewise change after 15)",
+    )
     parser.add_argument(
         "--cpd-c", type=float, help="detector constant c for 'piecewise' (20)"
     )
@@ -105,13 +127,13 @@ def _ax_check_arguments(parser: argparse.ArgumentParser) -> None:
 def _run_ax_check(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from botorch_bandits.benchmarks.ax_checks import run_check
 
+    seeds = args.seeds or (2 if args.smoke else 4)
+    trials = args.trials or (30 if args.smoke else 300)
     start = time.perf_counter()
-    for line in run_check(
-        args.check, args.seeds, args.trials, args.jobs, cpd_c=args.cpd_c
-    ):
+    for line in run_check(args.check, seeds, trials, args.jobs, cpd_c=args.cpd_c):
         print(line)
     print(
-        f"{args.check}: {args.seeds} seeds x {args.trials} trials in "
+        f"{args.check}: {seeds} seed{'s' if seeds > 1 else ''} x {trials} trials in "
         f"{time.perf_counter() - start:.1f} s"
     )
     return 0
@@ -190,7 +212,7 @@ def _ax_bench_arguments(parser: argparse.ArgumentParser) -> None:
 def _run_ax_bench(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if args.dask and missing("distributed"):
         raise CommandError(
-            "`ax-bench --dask` needs distributed: pip install 'botorch-bandits[dask]'"
+            "`ax-bench --dask` needs distributed: pip install '.[dask]' from a clone of the repository"
         )
     from botorch_bandits.benchmarks.ax_bench import AX_DEFAULT, run_bench
 
@@ -285,9 +307,10 @@ def _run_ax_bench(args: argparse.Namespace, parser: argparse.ArgumentParser) -> 
         f"{count(trials, 'trial')} each: {count(len(result.jobs), 'job')} in "
         f"{result.seconds:.1f} s"
     )
+    spread = "1 seed: no s.e." if seeds == 1 else f"mean ± s.e. over {seeds} seeds"
     print(
-        f"final regrets after {trials} trials (mean ± s.e. over seeds); median "
-        "seconds of get_next_trials"
+        f"final regrets after {count(trials, 'trial')} ({spread}); median seconds "
+        "of get_next_trials"
     )
     for line in result.table_lines():
         print(line)

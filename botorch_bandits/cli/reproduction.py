@@ -5,21 +5,92 @@ engine, or every one of them, and the summary it prints) and
 from __future__ import annotations
 
 import argparse
+import difflib
+import textwrap
 from typing import Any
 
 from botorch_bandits.cli.common import (
     Command,
+    CommandError,
     cpd_constant,
     positive_int,
     record_steps,
 )
 
+#: ``reproduce``'s experiments and their titles, as in
+#: ``benchmarks.experiments.EXPERIMENTS`` (a test keeps them equal): ``--help`` and the
+#: error for an unknown name use them without importing torch
+EXPERIMENT_TITLES: dict[str, str] = {
+    "avanesov-fig1": "GP-UCB-CPD, K = 3 pieces, T = 900..2400 (Avanesov, Fig. 1)",
+    "avanesov-fig1-log10": "GP-UCB-CPD, K = 3 pieces, T = 900..2400 (Avanesov, Fig. 1; log10 reading)",
+    "avanesov-fig2": "GP-UCB-CPD, T = 2700, K = 3..9 pieces (Avanesov, Fig. 2)",
+    "avanesov-fig2-log10": "GP-UCB-CPD, T = 2700, K = 3..9 pieces (Avanesov, Fig. 2; log10 reading)",
+    "avanesov-fig3": "T = 1200, K = 4: CPD vs Oracle vs NO-Detector vs GP-UCB (Avanesov, Fig. 3)",
+    "avanesov-fig3-log10": "T = 1200, K = 4: CPD vs Oracle vs NO-Detector vs GP-UCB (Avanesov, Fig. 3; log10 reading)",
+    "chowdhury2017-fig1": "RKHS functions (Chowdhury & Gopalan 2017, Fig. 1)",
+    "chowdhury2017-fig2": "GP samples (Chowdhury & Gopalan 2017, Fig. 2)",
+    "chowdhury2017-fig3": "Rosenbrock and Hartmann3 (Chowdhury & Gopalan 2017, Fig. 3)",
+    "shi2022-fig1": "E.1, exact g: Alg. 2 with epoch lengths S = 5..70, T = 350 (Shi & Eryilmaz 2022, Fig. 1)",
+    "shi2022-fig2": "E.1, noiseless g: Alg. 2 (Shi & Eryilmaz 2022, Figs. 2-3)",
+    "shi2022-fig3": "E.1, noiseless g: Alg. 2 (Shi & Eryilmaz 2022, Figs. 2-3)",
+    "shi2022-fig4": "E.1, noisy g: Alg. 3, mu = 0.5 (Shi & Eryilmaz 2022, Figs. 4-5)",
+    "shi2022-fig5": "E.1, noisy g: Alg. 3, mu = 0.5 (Shi & Eryilmaz 2022, Figs. 4-5)",
+    "shi2022-fig6": "E.2 data-rate allocation, noiseless g: Alg. 2 (Shi & Eryilmaz 2022, Figs. 6-7)",
+    "shi2022-fig7": "E.2 data-rate allocation, noiseless g: Alg. 2 (Shi & Eryilmaz 2022, Figs. 6-7)",
+    "shi2022-fig8": "E.2 data-rate allocation, noisy g: Alg. 3 (Shi & Eryilmaz 2022, Figs. 8-9)",
+    "shi2022-fig9": "E.2 data-rate allocation, noisy g: Alg. 3 (Shi & Eryilmaz 2022, Figs. 8-9)",
+    "srinivas2010-fig5a": "GP samples, SE kernel (Srinivas et al. 2010, Fig. 5a)",
+    "srinivas2010-fig5a-sv0.5": "GP samples, SE kernel of variance 0.5 (Srinivas et al. 2010, Fig. 5a)",
+    "verma2022-fig1a": "GP-UCB-SDF under Poisson(mu) delays, m = 2 mu (Verma et al. 2022, Fig. 1a)",
+    "verma2022-fig1b": "GP-UCB-SDF, Poisson(10) delays, m = 1..40 (Verma et al. 2022, Fig. 1b)",
+    "verma2022-fig1c": "Poisson(10) delays, m = 20: UCB family (Verma et al. 2022, Fig. 1c)",
+    "verma2022-fig1d": "Fixed delay 10, m = 20: UCB family (Verma et al. 2022, Fig. 1d)",
+    "verma2022-fig5": "TS family, Poisson(10) and fixed-10 delays, m = 20 (Verma et al. 2022, Fig. 5)",
+    "verma2022-lr": "Logistic regression on breast cancer, Poisson(10) and fixed-10 delays, m = 20 (Verma et al. 2022, Fig. 3)",
+    "verma2022-fig1a-known": "GP-UCB-SDF under Poisson(mu) delays, m = 2 mu (Verma et al. 2022, Fig. 1a; fixed kernel, no refits)",
+    "verma2022-fig1b-known": "GP-UCB-SDF, Poisson(10) delays, m = 1..40 (Verma et al. 2022, Fig. 1b; fixed kernel, no refits)",
+    "verma2022-fig1c-known": "Poisson(10) delays, m = 20: UCB family (Verma et al. 2022, Fig. 1c; fixed kernel, no refits)",
+    "verma2022-fig1d-known": "Fixed delay 10, m = 20: UCB family (Verma et al. 2022, Fig. 1d; fixed kernel, no refits)",
+    "verma2022-fig5-known": "TS family, Poisson(10) and fixed-10 delays, m = 20 (Verma et al. 2022, Fig. 5; fixed kernel, no refits)",
+    "verma2022-lr-known": "Logistic regression on breast cancer, Poisson(10) and fixed-10 delays, m = 20 (Verma et al. 2022, Fig. 3; fixed kernel, no refits)",
+    "verma2022-fig1c-refit": "Poisson(10) delays, m = 20: UCB family (Verma et al. 2022, Fig. 1c)",
+}
+
+
+def _experiments_epilog() -> str:
+    width = max(map(len, EXPERIMENT_TITLES)) + 2
+    lines = ["experiments (`--list`: the names alone):"]
+    for name, title in {**EXPERIMENT_TITLES, "all": "every one above, in turn"}.items():
+        lines += textwrap.wrap(
+            title,
+            100,
+            initial_indent=f"  {name:{width}s}",
+            subsequent_indent=" " * (width + 2),
+        )
+    return "\n".join(lines)
+
+
+def _check_experiment(name: str) -> None:
+    """One line naming an unknown experiment, its nearest names and every name."""
+    if name in EXPERIMENT_TITLES:
+        return
+    near = sorted(difflib.get_close_matches(name, EXPERIMENT_TITLES, n=3))
+    hint = ", ".join(near[:-1]) + " or " * (len(near) > 1) + "".join(near[-1:])
+    hint = f" (did you mean {hint}?)" if near else ""
+    raise CommandError(
+        f"unknown experiment {name!r}{hint}; the experiments are: "
+        + ", ".join(EXPERIMENT_TITLES)
+        + " (or 'all'; `botorch-bandits reproduce --help` gives their titles)"
+    )
+
 
 def _reproduce_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter  # the list below
+    parser.epilog = _experiments_epilog()
     parser.add_argument(
         "experiment",
         nargs="?",
-        help="experiment name (see --list), or 'all': every figure of the five "
+        help="experiment name (listed below), or 'all': every figure of the five "
         "papers under every reading, one after the other",
     )
     parser.add_argument(
@@ -92,9 +163,12 @@ def _reproduce_all(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
 
     for flag in ("seeds", "horizon", "dask", "algorithms", "cpd_c", "device"):
         if getattr(args, flag) is not None:
-            parser.error(f"'all' runs every experiment at its own sizes; drop --{flag}")
+            flag = flag.replace("_", "-")
+            raise CommandError(
+                f"'all' runs every experiment at its own sizes; drop --{flag}"
+            )
     if args.seed != 0:
-        parser.error("'all' runs with the base seed 0; drop --seed")
+        raise CommandError("'all' runs with the base seed 0; drop --seed")
 
     def report(name: str, result) -> None:
         if result is None:
@@ -122,23 +196,23 @@ def _reproduce_all(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
 
 
 def _run_reproduce(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from botorch_bandits.benchmarks.reproduce import EXPERIMENTS, reproduce
-
     if args.list:
-        for name in EXPERIMENTS:
+        for name in EXPERIMENT_TITLES:
             print(name)
         return 0
     if args.experiment is None:
-        parser.error("reproduce needs an experiment name (see --list)")
+        raise CommandError(
+            "reproduce needs an experiment name, or 'all' (`botorch-bandits reproduce "
+            "--help` lists them)"
+        )
     if args.experiment == "all":
         return _reproduce_all(args, parser)
     if args.resume:
-        parser.error("--resume goes with 'all'")
-    if args.experiment not in EXPERIMENTS:
-        parser.error(
-            f"unknown experiment {args.experiment!r}; choose one of: "
-            + ", ".join(EXPERIMENTS)
-        )
+        raise CommandError("--resume goes with 'all'")
+    _check_experiment(args.experiment)
+    from botorch_bandits.benchmarks.output import written_files
+    from botorch_bandits.benchmarks.reproduce import reproduce
+
     result = reproduce(
         args.experiment,
         seeds=args.seeds,
@@ -179,7 +253,8 @@ def _run_reproduce(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
             print(f"exponent fitted on individual runs (log-log), 95% CI: {per_run}")
     for a, b, d in result.paired_differences():
         print(f"paired R_T difference {a} - {b}: {d} (mean ± s.e. over runs)")
-    print(f"wrote {result.csv_path} and {result.png_path}")
+    paths = [str(p) for p in written_files(result, args.out)]
+    print(f"wrote {', '.join(paths[:-1])} and {paths[-1]}")
     return 0
 
 
@@ -280,8 +355,9 @@ def _print_restarts(result: Any) -> None:
 
 
 REPRODUCE = Command(
-    help="Run a paper's experiment on the finite-arm engine; writes "
-    "OUT/<experiment>.csv (long form) and OUT/<experiment>.png.",
+    help="Run a paper's experiment (`reproduce --help` lists them); writes "
+    "OUT/<experiment>.csv (long form), OUT/<experiment>-runs.csv (each run's final "
+    "regret), OUT/<experiment>.png and OUT/timings.csv.",
     add_arguments=_reproduce_arguments,
     run=_run_reproduce,
     needs=(("matplotlib", "plot"), ("tqdm", "plot")),

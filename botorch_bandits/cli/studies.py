@@ -1,15 +1,113 @@
 """The commands that check one piece and print a table: ``loop-demo`` (a plain
 BoTorch loop), ``ts-variance``, ``batch-tradeoff``, ``beta-guide``,
 ``benchmark-engine``, ``cpd-detector``, ``fit-quality``, ``botorch-loop`` and
-``ts-where``."""
+``ts-where``; the long ones take ``--smoke`` and report their progress on stderr
+(:class:`_Progress`)."""
 
 from __future__ import annotations
 
 import argparse
+import sys
 import time
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
-from botorch_bandits.cli.common import Command, positive_int
+from botorch_bandits.cli.common import Command, missing, positive_int
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.0f} min"
+
+
+def _where(workers: int) -> str:
+    return "in this process" if workers == 1 else f"on {workers} processes"
+
+
+class _Progress:
+    """Feedback on stderr for one long phase of a command, fed as ``progress(done,
+    total)`` or, like a tqdm bar, ``update(n)``: a tqdm bar when tqdm is installed and
+    stderr is a terminal; otherwise a line when the phase starts, then, once 3 s have
+    passed, one with the time left (extrapolated from the rate so far) and one at each
+    further quarter of the work. Silent when ``show`` is false."""
+
+    def __init__(
+        self,
+        command: str,
+        phase: str,
+        unit: str,
+        show: bool = True,
+        total: int | None = None,
+    ) -> None:
+        self.command, self.unit, self.show = command, unit, show
+        self.done, self.total, self.quarter, self.estimated = 0, total, 0, False
+        self.start = time.perf_counter()
+        self.bar: Any = None
+        if show and not missing("tqdm") and sys.stderr.isatty():
+            from tqdm.auto import tqdm
+
+            self.bar = tqdm(total=total, desc=phase, unit=unit, file=sys.stderr)
+        elif show:
+            print(f"{command}: {phase}...", file=sys.stderr, flush=True)
+
+    def __enter__(self) -> _Progress:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+    def update(self, n: int = 1) -> None:
+        self(self.done + n, self.total or 0)
+
+    def __call__(self, done: int, total: int) -> None:
+        previous, self.done, self.total = self.done, done, total
+        if self.bar is not None:
+            self.bar.total = total
+            self.bar.update(done - previous)
+            return
+        if not (self.show and 0 < done < total):
+            return
+        elapsed = time.perf_counter() - self.start
+        quarter = 4 * done // total
+        if elapsed >= 3 and (quarter > self.quarter or not self.estimated):
+            self.quarter, self.estimated = quarter, True
+            left = elapsed * (total - done) / done
+            print(
+                f"{self.command}: {done} of {total} {self.unit}s in "
+                f"{_duration(elapsed)}, about {_duration(left)} left",
+                file=sys.stderr,
+                flush=True,
+            )
+
+
+def _run_jobs(
+    function: Callable[..., Any],
+    specs: Sequence[Mapping[str, Any]],
+    workers: int,
+    progress: _Progress,
+) -> list[Any]:
+    """``executors.run_specs`` (jobs in completion order), advancing ``progress``."""
+    from botorch_bandits.benchmarks.executors import pool_map, worker_pool
+
+    progress(0, len(specs))
+
+    def each(job: Any) -> Any:
+        progress.update()
+        return job
+
+    if workers > 1:
+        with worker_pool(workers) as pool:
+            return pool_map(pool, function, specs, each)
+    return [each(function(**spec)) for spec in specs]
+
+
+def _smoke(parser: argparse.ArgumentParser, sizes: str) -> None:
+    parser.add_argument("--smoke", action="store_true", help=sizes)
+
+
+def _no_progress(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--no-progress", action="store_true", help="hide the progress")
 
 
 def _loop_demo_arguments(parser: argparse.ArgumentParser) -> None:
@@ -59,20 +157,32 @@ LOOP_DEMO = Command(
 
 
 def _ts_variance_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--draws", type=positive_int, default=2000, help="draws (2000)")
     parser.add_argument(
-        "--features", type=positive_int, default=4096, help="random features (4096)"
+        "--draws", type=positive_int, help="draws (2000; 100 with --smoke)"
     )
+    parser.add_argument(
+        "--features",
+        type=positive_int,
+        help="random features (4096; 512 with --smoke)",
+    )
+    _smoke(parser, "tiny run (seconds): 100 draws, 512 features (noisy ratios)")
 
 
 def _run_ts_variance(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from botorch_bandits.benchmarks.ts_variance import report
+    from botorch_bandits.benchmarks.ts_variance import SAMPLERS, ts_variance_ratios
 
-    print(f"variance ratio of {args.draws} GP-TS draws to v_t^2 sigma^2 at 5 points")
-    for kernel, sampler, ratios in report(args.draws, args.features):
-        values = " ".join(f"{r:.3f}" for r in ratios.tolist())
-        worst = float((ratios - 1).abs().max())
-        print(f"  {kernel:9s} {sampler:15s} {values}   max |ratio-1| = {worst:.3f}")
+    draws = args.draws or (100 if args.smoke else 2000)
+    features = args.features or (512 if args.smoke else 4096)
+    print(f"variance ratio of {draws} GP-TS draws to v_t^2 sigma^2 at 5 points")
+    for kernel in ("rbf", "matern52"):  # ts_variance.report's rows, each as it ends
+        for sampler in SAMPLERS:
+            ratios = ts_variance_ratios(kernel, sampler, draws, features)
+            values = " ".join(f"{r:.3f}" for r in ratios.tolist())
+            worst = float((ratios - 1).abs().max())
+            print(
+                f"  {kernel:9s} {sampler:15s} {values}   max |ratio-1| = {worst:.3f}",
+                flush=True,
+            )
     return 0
 
 
@@ -87,9 +197,13 @@ TS_VARIANCE = Command(
 def _batch_tradeoff_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--batch-size", type=positive_int, default=5, help="B (5)")
     parser.add_argument(
-        "--horizon", type=positive_int, default=200, help="evaluations (200)"
+        "--horizon",
+        type=positive_int,
+        help="evaluations, a multiple of B (200; 20 with --smoke)",
     )
-    parser.add_argument("--seeds", type=positive_int, default=25, help="seeds (25)")
+    parser.add_argument("--seeds", type=positive_int, help="seeds (25; 2 with --smoke)")
+    _smoke(parser, "tiny run (seconds): 2 seeds, 20 evaluations")
+    _no_progress(parser)
 
 
 def _run_batch_tradeoff(
@@ -101,12 +215,22 @@ def _run_batch_tradeoff(
         report,
     )
 
-    problem = main_problem(num_seeds=args.seeds)
+    seeds = args.seeds or (2 if args.smoke else 25)
+    horizon = args.horizon or (20 if args.smoke else 200)
+    problem = main_problem(num_seeds=seeds)
     print(
-        f"{problem.name}: {args.seeds} seeds, {args.horizon} evaluations, beta = 1 "
-        "(the experiments' constant) for every policy"
+        f"{problem.name}: {seeds} seeds, {horizon} evaluations, beta = 1 "
+        "(the experiments' constant) for every policy",
+        flush=True,
     )
-    result = batch_tradeoff(problem, args.batch_size, args.horizon)
+    with _Progress(
+        "batch-tradeoff",
+        f"3 policies x {horizon} evaluations, {seeds} seeds batched",
+        "step",
+        not args.no_progress,
+        total=3 * horizon,
+    ) as progress:
+        result = batch_tradeoff(problem, args.batch_size, horizon, progress=progress)
     print("\n".join(report(result)))
     return 0
 
@@ -120,48 +244,86 @@ BATCH_TRADEOFF = Command(
 )
 
 
+#: ``beta-guide --smoke``: the fit table's n (30 is where B-hat is read), fits per
+#: problem and n, closed-loop seeds and trials (5 Sobol trials, then 1 decided)
+BETA_SMOKE = {"sizes": (10, 30), "seeds": 1, "loop_seeds": 1, "trials": 6}
+
+
 def _beta_guide_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--seeds", type=positive_int, default=5, help="fits per problem and n (5)"
+        "--seeds", type=positive_int, help="fits per problem and n (5; 1 with --smoke)"
     )
     parser.add_argument(
-        "--loop-seeds", type=positive_int, default=5, help="closed-loop seeds (5)"
+        "--loop-seeds",
+        type=positive_int,
+        help="closed-loop seeds (5; 1 with --smoke)",
     )
     parser.add_argument(
-        "--trials", type=positive_int, default=50, help="closed-loop trials (50)"
+        "--trials", type=positive_int, help="closed-loop trials (50; 6 with --smoke)"
     )
     parser.add_argument("--workers", type=positive_int, default=2, help="processes (2)")
     parser.add_argument(
-        "--no-loop", action="store_true", help="only the fit table (seconds)"
+        "--no-loop", action="store_true", help="only the fit table (a minute)"
+    )
+    _smoke(
+        parser,
+        "tiny run of the same steps (under a minute, not about 6 min): fits "
+        "at n = 10 and 30 only (not 100), 1 per problem and n; closed loop of 1 seed "
+        "x 6 trials (5 of them Sobol)",
     )
     parser.add_argument("--out", default="runs/beta-guide", help="output folder")
+    _no_progress(parser)
 
 
 def _run_beta_guide(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from botorch_bandits.benchmarks import fitted_beta as fb
 
+    smoke = BETA_SMOKE if args.smoke else {}
+    seeds = args.seeds or smoke.get("seeds", 5)
+    loop_seeds = args.loop_seeds or smoke.get("loop_seeds", 5)
+    trials = args.trials or smoke.get("trials", 50)
+    sizes = smoke.get("sizes", (10, 30, 100))
+    show = not args.no_progress
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
-    rows = fb.fit_table(seeds=args.seeds)
+    phase = (
+        f"fitting {len(fb.FIT_PROBLEMS)} problems x n = "
+        f"{', '.join(map(str, sizes))} x {seeds} seed{'s' if seeds > 1 else ''}"
+    )
+    with _Progress("beta-guide", phase, "fit", show) as progress:
+        rows = fb.fit_table(sizes=sizes, seeds=seeds, progress=progress)
     fb.write_csv(rows, out / "fits.csv")
     print(
-        f"BoTorch's default SingleTaskGP on n Sobol points, medians over {args.seeds} "
-        f"seeds; multipliers of sigma at t = n + 1, delta = 0.1, standardized scale "
-        f"({time.perf_counter() - start:.1f} s)"
+        f"BoTorch's default SingleTaskGP on n Sobol points, medians over {seeds} "
+        f"seed{'s' if seeds > 1 else ''}; multipliers of sigma at t = n + 1, "
+        f"delta = 0.1, standardized scale ({time.perf_counter() - start:.1f} s)"
     )
-    print("\n".join(fb.fit_report(fb.fit_summary(rows))))
+    print("\n".join(fb.fit_report(fb.fit_summary(rows))), flush=True)
     if args.no_loop:
+        print(f"wrote {out}/fits.csv in {time.perf_counter() - start:.0f} s")
         return 0
     B_hats = {p: fb.b_hat(rows, p) for p in fb.LOOP_PROBLEMS}
     print(
-        f"\nax.Client loops, {args.loop_seeds} seeds x {args.trials} trials; B-hat = "
-        f"median at n = {fb.B_HAT_AT}: "
-        + ", ".join(f"{p} {b:g}" for p, b in B_hats.items())
+        f"\nax.Client loops, {loop_seeds} seed{'s' if loop_seeds > 1 else ''} x "
+        f"{trials} trials; B-hat = median at n = {fb.B_HAT_AT}: "
+        + ", ".join(f"{p} {b:g}" for p, b in B_hats.items()),
+        flush=True,
     )
-    loop = fb.closed_loop(
-        B_hats, seeds=args.loop_seeds, trials=args.trials, workers=args.workers
+    variants = len(fb.loop_variants(1.0))
+    phase = (
+        f"{len(B_hats) * variants * loop_seeds} ax.Client loops of {trials} trials "
+        f"({len(B_hats)} problems x {variants} strategies x {loop_seeds} "
+        f"seed{'s' if loop_seeds > 1 else ''}) {_where(args.workers)}"
     )
+    with _Progress("beta-guide", phase, "loop", show) as progress:
+        loop = fb.closed_loop(
+            B_hats,
+            seeds=loop_seeds,
+            trials=trials,
+            workers=args.workers,
+            progress=progress,
+        )
     fb.write_csv(loop, out / "loop.csv")
     print("\n".join(fb.loop_report(loop)))
     print(
@@ -182,13 +344,25 @@ BETA_GUIDE = Command(
 )
 
 
+#: ``benchmark-engine``'s rounds t of the per-step times (and with --smoke)
+ENGINE_CHECKPOINTS, ENGINE_SMOKE_CHECKPOINTS = (500, 2000), (100, 300)
+
+
 def _benchmark_engine_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--horizon", type=positive_int, default=30000, help="updates (30000)"
+        "--horizon",
+        type=positive_int,
+        help="updates of the drift check (30000; 500 with --smoke)",
     )
     parser.add_argument(
-        "--seeds", type=positive_int, default=25, help="seed batch (25)"
+        "--seeds", type=positive_int, help="seed batch (25; 5 with --smoke)"
     )
+    _smoke(
+        parser,
+        "tiny run (seconds): drift over 500 updates x 5 seeds, per-step times "
+        "at t = 100 and 300 (not 500 and 2000)",
+    )
+    _no_progress(parser)
 
 
 def _run_benchmark_engine(
@@ -196,13 +370,26 @@ def _run_benchmark_engine(
 ) -> int:
     from botorch_bandits.benchmarks.engine import drift, step_times
 
-    d = drift(args.horizon, args.seeds)
+    horizon = args.horizon or (500 if args.smoke else 30000)
+    seeds = args.seeds or (5 if args.smoke else 25)
+    checkpoints = ENGINE_SMOKE_CHECKPOINTS if args.smoke else ENGINE_CHECKPOINTS
+    show = not args.no_progress
+    phase = f"drift over {horizon} updates x {seeds} seeds"
+    with _Progress("benchmark-engine", phase, "update", show) as progress:
+        d = drift(horizon, seeds, progress=progress)
     print(
-        f"drift after {args.horizon} updates x {args.seeds} seeds (no rebuild): "
+        f"drift after {horizon} updates x {seeds} seeds (no rebuild): "
         f"covariance {d['cov_drift']:.2e}, mean {d['mean_drift']:.2e} "
-        f"({1e6 * d['seconds_per_update']:.0f} us per batched update)"
+        f"({1e6 * d['seconds_per_update']:.0f} us per batched update)",
+        flush=True,
     )
-    for row in step_times():
+    phase = (
+        "per-step times of the plain BoTorch loop and the engine at t = "
+        + ", ".join(map(str, checkpoints))
+    )
+    with _Progress("benchmark-engine", phase, "seed-update", show) as progress:
+        rows = step_times(checkpoints, progress=progress)
+    for row in rows:
         print(
             f"t = {row['t']:5d}: plain BoTorch loop {1e3 * row['plain_s']:9.2f} ms/step, "
             f"engine + IGPUCB {1e3 * row['engine_s']:7.3f} ms/step "
@@ -222,21 +409,26 @@ BENCHMARK_ENGINE = Command(
 
 
 def _cpd_detector_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--runs", type=positive_int, default=64, help="runs per c (64)")
+    parser.add_argument(
+        "--runs", type=positive_int, help="runs per c (64; 8 with --smoke)"
+    )
     parser.add_argument(
         "--c", default="5,10,20,50", help="comma-separated constants c (5,10,20,50)"
     )
+    _smoke(parser, "tiny run (seconds): 8 runs per c")
 
 
 def _run_cpd_detector(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from botorch_bandits.benchmarks.piecewise import calibrate_detector
 
     cs = tuple(float(v) for v in args.c.split(","))
+    runs = args.runs or (8 if args.smoke else 64)
     print(
-        f"{args.runs} runs per c; 60 uniform samples each; change after 30 in the "
-        "changing runs; theta_n = 2.6 n^(-6/7)"
+        f"{runs} runs per c; 60 uniform samples each; change after 30 in the "
+        "changing runs; theta_n = 2.6 n^(-6/7)",
+        flush=True,
     )
-    for rep in calibrate_detector(cs, runs=args.runs):
+    for rep in calibrate_detector(cs, runs=runs):
         print(
             f"  c = {rep.c:6g}: false-positive rate {rep.false_positive_rate:.3f}; "
             f"changes detected {rep.detected}/{rep.runs} (early {rep.early}), mean "
@@ -299,13 +491,19 @@ def _botorch_loop_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--policies", help="comma-separated policies (default: all five)"
     )
-    parser.add_argument("--seeds", type=positive_int, default=5, help="seeds (5)")
+    parser.add_argument("--seeds", type=positive_int, help="seeds (5; 1 with --smoke)")
     parser.add_argument(
-        "--trials", type=positive_int, default=40, help="trials per run (40)"
+        "--trials",
+        type=positive_int,
+        help="trials per run, the 5 Sobol points included (40; 7 with --smoke)",
     )
     parser.add_argument(
         "--workers", type=positive_int, default=1, help="worker processes (1)"
     )
+    _smoke(
+        parser, "tiny run: 1 seed x 7 trials (2 decided) of every problem and policy"
+    )
+    _no_progress(parser)
 
 
 def _run_botorch_loop(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
@@ -314,31 +512,38 @@ def _run_botorch_loop(args: argparse.Namespace, parser: argparse.ArgumentParser)
         run_loop,
         summarize_loops,
     )
-    from botorch_bandits.benchmarks.executors import run_specs
 
+    seeds = args.seeds or (1 if args.smoke else 5)
+    trials = args.trials or (7 if args.smoke else 40)
     problems = [p.strip() for p in args.problems.split(",")]
     policies = (
         [p.strip() for p in args.policies.split(",")] if args.policies else POLICIES
     )
     specs = [
-        {"problem": p, "policy": q, "seed": s, "trials": args.trials}
+        {"problem": p, "policy": q, "seed": s, "trials": trials}
         for p in problems
         for q in policies
-        for s in range(args.seeds)
+        for s in range(seeds)
     ]
     start = time.perf_counter()
-    jobs = run_specs(run_loop, specs, args.workers)
+    phase = f"{len(specs)} runs of {trials} trials {_where(args.workers)}"
+    with _Progress("botorch-loop", phase, "run", not args.no_progress) as progress:
+        jobs = _run_jobs(run_loop, specs, args.workers, progress)
+    spread = "1 seed: no s.e." if seeds == 1 else f"mean ± s.e. over {seeds} seeds"
     print(
-        f"botorch-loop: {len(jobs)} runs of {args.trials} trials in "
-        f"{time.perf_counter() - start:.0f} s; final regrets (mean ± s.e. over "
-        f"{args.seeds} seeds), repeated points, share of coordinates on a bound"
+        f"botorch-loop: {len(jobs)} runs of {trials} trials in "
+        f"{time.perf_counter() - start:.0f} s; final regrets ({spread}), repeated "
+        "points, share of coordinates on a bound"
     )
     for r in summarize_loops(jobs):
+        cum, sr = r["cumulative_regret_se"], r["simple_regret_se"]
         print(
             f"  {r['problem']:18s} {r['policy']:32s} cumulative "
-            f"{r['cumulative_regret_mean']:10.4g} ± {r['cumulative_regret_se']:8.3g}"
-            f"  simple {r['simple_regret_mean']:9.4g} ± {r['simple_regret_se']:8.3g}"
-            f"  repeats {r['repeats_mean']:4.1f}  on bound {r['on_bound_mean']:4.0%}"
+            f"{r['cumulative_regret_mean']:10.4g}"
+            + (f" ± {cum:8.3g}" if seeds > 1 else "")
+            + f"  simple {r['simple_regret_mean']:9.4g}"
+            + (f" ± {sr:8.3g}" if seeds > 1 else "")
+            + f"  repeats {r['repeats_mean']:4.1f}  on bound {r['on_bound_mean']:4.0%}"
         )
     return 0
 
@@ -367,17 +572,21 @@ def _ts_where_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--evaluations",
         type=positive_int,
-        default=60,
-        help="evaluations per run, the 5 Sobol points included (60)",
+        help="evaluations per run, the 5 Sobol points included (60; 8 with --smoke)",
     )
     parser.add_argument(
         "--horizons",
-        default="20,40,60",
-        help="report the regrets after these many evaluations (20,40,60)",
+        help="report the regrets after these many evaluations (20,40,60; 6,8 "
+        "with --smoke)",
     )
-    parser.add_argument("--seeds", type=positive_int, default=3, help="seeds (3)")
+    parser.add_argument("--seeds", type=positive_int, help="seeds (3; 1 with --smoke)")
     parser.add_argument(
         "--workers", type=positive_int, default=1, help="worker processes (1)"
+    )
+    _smoke(
+        parser,
+        "small run: 1 seed x 8 evaluations (3 decided; regrets after 6 and 8) of "
+        "every problem, batch size and algorithm",
     )
     parser.add_argument(
         "--out",
@@ -385,13 +594,16 @@ def _ts_where_arguments(parser: argparse.ArgumentParser) -> None:
         help="output folder; finished jobs are kept in OUT/jobs and reused "
         "(runs/ts-where)",
     )
+    _no_progress(parser)
 
 
 def _run_ts_where(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from botorch_bandits.benchmarks.botorch_loop import float_problems
-    from botorch_bandits.benchmarks.executors import run_specs
     from botorch_bandits.benchmarks.ts_where import ALGORITHMS, run_kept, summarize
 
+    evaluations = args.evaluations or (8 if args.smoke else 60)
+    seeds = args.seeds or (1 if args.smoke else 3)
+    given = args.horizons or ("6,8" if args.smoke else "20,40,60")
     problems = [p.strip() for p in args.problems.split(",")]
     unknown = [p for p in problems if p not in float_problems()]
     if unknown:
@@ -401,16 +613,16 @@ def _run_ts_where(args: argparse.Namespace, parser: argparse.ArgumentParser) -> 
         )
     try:
         batches = [int(b) for b in args.batches.split(",")]
-        horizons = [int(n) for n in args.horizons.split(",")]
+        horizons = [int(n) for n in given.split(",")]
     except ValueError:
         parser.error(
             f"--batches / --horizons: integers separated by commas, got "
-            f"{args.batches!r} / {args.horizons!r}"
+            f"{args.batches!r} / {given!r}"
         )
-    if min(batches) < 1 or min(horizons) < 1 or max(horizons) > args.evaluations:
+    if min(batches) < 1 or min(horizons) < 1 or max(horizons) > evaluations:
         parser.error(
             f"--batches must be >= 1 and --horizons in 1..--evaluations "
-            f"({args.evaluations}), got {args.batches!r} / {args.horizons!r}"
+            f"({evaluations}), got {args.batches!r} / {given!r}"
         )
     specs = [
         {
@@ -419,21 +631,23 @@ def _run_ts_where(args: argparse.Namespace, parser: argparse.ArgumentParser) -> 
             "algorithm": a,
             "batch": q,
             "seed": s,
-            "evaluations": args.evaluations,
+            "evaluations": evaluations,
         }
         for p in problems
         for q in batches
-        for s in range(args.seeds)
+        for s in range(seeds)
         for a in ALGORITHMS
     ]
     start = time.perf_counter()
-    jobs = run_specs(run_kept, specs, args.workers)
+    phase = f"{len(specs)} runs of {evaluations} evaluations {_where(args.workers)}"
+    with _Progress("ts-where", phase, "run", not args.no_progress) as progress:
+        jobs = _run_jobs(run_kept, specs, args.workers, progress)
+    spread = "1 seed: no s.e." if seeds == 1 else f"mean ± s.e. over {seeds} seeds"
     print(
-        f"ts-where: {len(jobs)} runs of {args.evaluations} evaluations in "
+        f"ts-where: {len(jobs)} runs of {evaluations} evaluations in "
         f"{time.perf_counter() - start:.0f} s (finished jobs reused from "
         f"{args.out}/jobs); practical IGP-UCB and GP-TS through the decision core, "
-        f"q decisions per round; regrets (mean ± s.e. over {args.seeds} seeds) after "
-        f"n evaluations"
+        f"q decisions per round; regrets ({spread}) after n evaluations"
     )
     head = "| problem (d) | q | algorithm | rounds | " + " | ".join(
         f"cumulative @{n} | simple @{n}" for n in horizons
@@ -445,7 +659,7 @@ def _run_ts_where(args: argparse.Namespace, parser: argparse.ArgumentParser) -> 
         for n in horizons:
             for key in ("cumulative_regret", "simple_regret"):
                 mean, se = r[f"{key}@{n}"]
-                cells.append(f"{mean:.4g} ± {se:.2g}")
+                cells.append(f"{mean:.4g}" + (f" ± {se:.2g}" if seeds > 1 else ""))
         print(
             f"| {r['problem']} ({r['dim']}) | {r['batch']} | {r['algorithm']} | "
             f"{r['rounds']} | " + " | ".join(cells) + " |"
