@@ -304,6 +304,12 @@ def generator_key(generator_run: Any) -> str | None:
     return generator_run._generator_key
 
 
+def generation_node_name(generator_run: Any) -> str | None:
+    """The name of the generation node that made ``generator_run`` (a node's
+    fallback generator keeps the node's name: the key differs)."""
+    return generator_run._generation_node_name
+
+
 def set_gen_metadata(generator_run: Any, metadata: dict[str, Any]) -> None:
     """Replace the metadata a ``GeneratorRun`` returns as ``gen_metadata`` (Ax has
     no setter; ``ExternalGenerationNode`` makes its runs without metadata)."""

@@ -18,9 +18,18 @@ import pytest
 pytest.importorskip("ax")
 pytest.importorskip("sqlalchemy")
 
-from botorch_bandits.benchmarks.ax_demo import demo_function, duration, run_demo
+from botorch_bandits.benchmarks import ax_demo
+from botorch_bandits.benchmarks.ax_demo import demo_function, duration
+from botorch_bandits.benchmarks.ax_demo_report import read_regret, summary_lines
 
 COMPLETED = 3  # ax.core.trial_status.TrialStatus.COMPLETED
+BANDIT, AX = "demo-igp-ucb-seed0", "demo-ax-default-seed0"  # seed 0's experiments
+
+
+def run_demo(*args, **kwargs):
+    """The demo, by default on one seed in the theory mode (fast, as the tests
+    were written; the command's defaults are 5 seeds, practical mode)."""
+    return ax_demo.run_demo(*args, **{"seeds": 1, "mode": "theory", **kwargs})
 
 
 def _trials(db: Path, name: str) -> list[tuple]:
@@ -56,6 +65,10 @@ def _demo(out: Path, *extra: str) -> list[str]:
     return _command(
         "demo",
         "--bandit-only",
+        "--seeds",
+        "1",
+        "--mode",
+        "theory",
         "--trials",
         "14",
         "--no-progress",
@@ -66,23 +79,55 @@ def _demo(out: Path, *extra: str) -> list[str]:
 
 
 def test_demo_writes_sqlite_plot_and_compares_with_ax_default(tmp_path) -> None:
-    result = run_demo(tmp_path, trials=7, parallelism=3, show_progress=False)
-    assert set(result) == {"bandit", "ax-default"}
-    assert all(v >= 0 for v in result.values())  # cumulative regret
+    """Two seeds, both halves: every seed's experiments in the file, regret.csv with
+    every seed's curve and where each trial came from, the plot, and a summary
+    that says what was compared and that lower is better."""
+    result = run_demo(
+        tmp_path, trials=7, seeds=2, mode="practical", show_progress=False
+    )
+    assert set(result.curves) == {"bandit", "ax-default"} and result.seeds == (0, 1)
+    assert all(c.shape == (2, 7) and (c >= 0).all() for c in result.curves.values())
+    # Ax's default and the practical strategy both start at the centre, then Sobol
+    assert (result.sources["ax-default"][:, :5] == "initial").all()
+    assert (result.sources["bandit"][:, :5] == "initial").all()
     png = (tmp_path / "regret.png").read_bytes()
     assert png.startswith(b"\x89PNG") and len(png) > 5000
     assert (tmp_path / "cost.png").read_bytes().startswith(b"\x89PNG")
+    rows = (tmp_path / "regret.csv").read_text().splitlines()
+    assert rows[0] == "strategy,mode,parallelism,seed,trial,source,cumulative_regret"
+    assert len(rows) == 1 + 2 * 2 * 7
+    assert rows[1].startswith("bandit,practical,3,0,1,initial,")
     costs = (tmp_path / "cost.csv").read_text().splitlines()
-    assert costs[0] == "strategy,trial,seconds" and len(costs) == 1 + 2 * 6
-    assert all(float(row.split(",")[2]) >= 0 for row in costs[1:])
-    for name in ("demo-igp-ucb", "demo-ax-default"):
-        rows = _trials(tmp_path / "demo.db", name)
-        assert [r[0] for r in rows] == list(range(7))
-        assert all(r[1] == "COMPLETED" and r[3] is not None for r in rows)
-    # the stored values are the function plus its seeded noise
-    fn = demo_function(0)
-    rows = _trials(tmp_path / "demo.db", "demo-igp-ucb")
-    assert all(abs(m - float(fn(x))) < 6 * fn.noise_sd for _, _, x, m in rows)
+    assert costs[0] == "strategy,seed,trial,seconds" and len(costs) == 1 + 2 * 2 * 6
+    assert all(float(row.split(",")[3]) >= 0 for row in costs[1:])
+    for seed in (0, 1):
+        for name in ("demo-igp-ucb", "demo-ax-default"):
+            stored = _trials(tmp_path / "demo.db", f"{name}-seed{seed}")
+            assert [r[0] for r in stored] == list(range(7))
+            assert all(r[1] == "COMPLETED" and r[3] is not None for r in stored)
+        # the stored values are the seed's function plus its seeded noise
+        fn = demo_function(seed)
+        stored = _trials(tmp_path / "demo.db", f"demo-igp-ucb-seed{seed}")
+        assert all(abs(m - float(fn(x))) < 6 * fn.noise_sd for _, _, x, m in stored)
+    assert demo_function(0).coefficients != demo_function(1).coefficients
+    text = "\n".join(summary_lines(result))
+    for said in ("practical mode", "told nothing about f", "lower is better"):
+        assert said in text
+    assert "2 seeds (0-1)" in text and "mean ± s.e. over seeds" in text
+    final = result.final("bandit")
+    assert f"{final.mean():.3f} ± " in text
+    # the summary is a function of regret.csv alone (the docs render it from there)
+    again = read_regret(tmp_path / "regret.csv")
+    assert summary_lines(again) == summary_lines(result)
+
+
+def test_one_seed_prints_no_standard_error_and_theory_mode_says_unlike(
+    tmp_path,
+) -> None:
+    result = run_demo(tmp_path, trials=4, show_progress=False)
+    text = "\n".join(summary_lines(result))
+    assert "±" not in text and "1 seed: no s.e." in text
+    assert "Not like with like" in text and "theory mode" in text
 
 
 def test_trials_complete_out_of_order() -> None:
@@ -111,14 +156,14 @@ def test_sigkill_and_resume_lose_nothing_and_decide_the_same(tmp_path) -> None:
     os.killpg(proc.pid, signal.SIGKILL)  # kill -9 the whole job, pool included
     proc.wait()
     assert proc.returncode == -signal.SIGKILL
-    at_kill = _trials(killed / "demo.db", "demo-igp-ucb")
+    at_kill = _trials(killed / "demo.db", BANDIT)
     assert k <= sum(r[1] == "COMPLETED" for r in at_kill) < 14
     res = subprocess.run(
         _demo(killed, "--resume"), capture_output=True, text=True, env=env
     )
     assert res.returncode == 0, res.stderr[-2000:]
-    expected = _trials(whole / "demo.db", "demo-igp-ucb")
-    resumed = _trials(killed / "demo.db", "demo-igp-ucb")
+    expected = _trials(whole / "demo.db", BANDIT)
+    resumed = _trials(killed / "demo.db", BANDIT)
     # nothing stored before the kill was lost or changed (a trial the kill caught
     # inside ``complete_trial`` -- stored COMPLETED, its data not yet -- is
     # evaluated again on resume and gets its seeded value) ...
@@ -131,14 +176,23 @@ def test_sigkill_and_resume_lose_nothing_and_decide_the_same(tmp_path) -> None:
 
 # ------------------------------------------------------------------ both halves
 def _both(out: Path, *extra: str) -> list[str]:
-    """The default demo (the bandit half, then Ax's default strategy), small."""
-    return _command("demo", "--trials", "6", "--no-progress", "--out", str(out), *extra)
+    """Both halves (the bandit, then Ax's default strategy), one seed, small;
+    ``extra`` may give other values (argparse keeps the last)."""
+    return _command(
+        "demo",
+        *("--trials", "6", "--seeds", "1", "--mode", "theory"),
+        *("--no-progress", "--out", str(out)),
+        *extra,
+    )
 
 
-def _state(out: Path) -> tuple:
+def _state(out: Path, seeds: int = 1) -> tuple:
     return (
-        _trials(out / "demo.db", "demo-igp-ucb"),
-        _trials(out / "demo.db", "demo-ax-default"),
+        *(
+            _trials(out / "demo.db", f"{name}-seed{k}")
+            for k in range(seeds)
+            for name in ("demo-igp-ucb", "demo-ax-default")
+        ),
         (out / "regret.csv").read_text(),
     )
 
@@ -164,39 +218,39 @@ def _kill_after(out: Path, k: int, env: dict, *extra: str) -> None:
 
 #: kill points: completed trials over both halves (6 per half; 6..11 are Ax's)
 KILL_POINTS = (1, 3, 5, 7, 9, 11)
-#: the default run's point, inside Ax's half (a kill in the bandit half is the default
-#: run's test_sigkill_and_resume_lose_nothing_and_decide_the_same); the slow marker
-#: runs (3, 9), and all six in both modes (each point costs a demo and a resume)
+#: the slow marker runs (3, 9), and all six in both modes (each point costs a demo
+#: and a resume); the default run kills a two-seed run (4 trials per half) after 13
+#: completions: inside the second seed's Ax half (a kill in the bandit half is the
+#: default run's test_sigkill_and_resume_lose_nothing_and_decide_the_same)
 QUICK_KILL_POINTS = (3, 9)
-DEFAULT_KILL_POINTS = (9,)
 
 
 @pytest.mark.parametrize(
-    ("mode", "points"),
+    ("mode", "seeds", "trials", "points"),
     [
-        ("theory", DEFAULT_KILL_POINTS),
-        pytest.param("theory", QUICK_KILL_POINTS, marks=pytest.mark.slow),  # ~60 s
-        pytest.param("theory", KILL_POINTS, marks=pytest.mark.slow),
-        pytest.param("practical", KILL_POINTS, marks=pytest.mark.slow),  # ~100 s
+        ("theory", 2, 4, (13,)),
+        pytest.param("theory", 1, 6, QUICK_KILL_POINTS, marks=pytest.mark.slow),
+        pytest.param("theory", 1, 6, KILL_POINTS, marks=pytest.mark.slow),
+        pytest.param("practical", 1, 6, KILL_POINTS, marks=pytest.mark.slow),
     ],
-    ids=["theory-ax-half", "theory", "theory-all-points", "practical"],
+    ids=["theory-two-seeds-ax-half", "theory", "theory-all-points", "practical"],
 )
 def test_sigkill_anywhere_in_either_half_resumes_exactly(
-    tmp_path, mode, points
+    tmp_path, mode, seeds, trials, points
 ) -> None:
-    """A real SIGKILL at several points spread over both halves (1, in Ax's half, in
-    the default run; all 6 under the slow marker); each resumed run ends
-    with the uninterrupted run's trials, stored values and regret.csv (on main
-    a kill in the first half could never be resumed: the second experiment was
+    """A real SIGKILL at several points spread over both halves (1, in the second
+    seed's Ax half, in the default run; all 6 under the slow marker); each resumed
+    run ends with the uninterrupted run's trials, stored values and regret.csv (on
+    main a kill in the first half could never be resumed: the second experiment was
     missing; and Ax's default strategy drifted after a resume). In the practical
     mode too: its fits start from the fit recorded in the last trial's metadata,
     so a resumed run fits from the same point."""
     env = {**os.environ, "PYTHONWARNINGS": "ignore"}
-    flag = ("--mode", mode)
+    flag = ("--mode", mode, "--seeds", str(seeds), "--trials", str(trials))
     ref = subprocess.run(_both(tmp_path / "whole", *flag), capture_output=True, env=env)
     assert ref.returncode == 0, ref.stderr[-2000:]
-    expected = _state(tmp_path / "whole")
-    assert len(expected[0]) == len(expected[1]) == 6
+    expected = _state(tmp_path / "whole", seeds)
+    assert [len(t) for t in expected[:-1]] == [trials] * (2 * seeds)
     start = time.time()
     for k in points:
         out = tmp_path / f"killed-{k}"
@@ -205,7 +259,7 @@ def test_sigkill_anywhere_in_either_half_resumes_exactly(
             _both(out, "--resume", *flag), capture_output=True, env=env
         )
         assert res.returncode == 0, (k, res.stderr[-2000:])
-        assert _state(out) == expected, f"kill after {k} completed trials"
+        assert _state(out, seeds) == expected, f"kill after {k} completed trials"
     print(f"{len(points)} kill points resumed in {time.time() - start:.1f} s")
 
 
@@ -217,6 +271,7 @@ def _record_options(db, **given) -> None:
         trials=30,
         parallelism=3,
         seed=0,
+        seeds=1,
         mode="theory",
         strategies=["bandit", "ax-default"],
     )
@@ -230,6 +285,7 @@ def _record_options(db, **given) -> None:
         (dict(parallelism=1), r"parallelism \(--parallelism\) 3 when it began, 1"),
         (dict(trials=6), r"trials \(--trials/--smoke\) 5 when it began, 6 now"),
         (dict(mode="practical"), r"mode \(--mode\) 'theory' when it began"),
+        (dict(seeds=2), r"seeds \(--seeds/--smoke\) 1 when it began, 2 now"),
         (dict(strategies=("bandit",)), r"strategies \(--bandit-only\)"),
     ],
 )
@@ -239,11 +295,11 @@ def test_a_resume_refuses_options_that_would_change_the_run(
     """Before: ``--resume --seed 1`` on a seed-0 run was accepted and mixed two
     objective functions (exit 0); so was ``--parallelism 1``."""
     run_demo(tmp_path, trials=5, show_progress=False, stop_after=1)
-    before = _trials(tmp_path / "demo.db", "demo-igp-ucb")
+    before = _trials(tmp_path / "demo.db", BANDIT)
     options = {"trials": 5, **change}
     with pytest.raises(ValueError, match=named):
         run_demo(tmp_path, show_progress=False, resume=True, **options)
-    assert _trials(tmp_path / "demo.db", "demo-igp-ucb") == before
+    assert _trials(tmp_path / "demo.db", BANDIT) == before
 
 
 def test_a_resume_of_a_file_without_a_run_is_refused(tmp_path) -> None:
@@ -275,7 +331,7 @@ def test_a_kill_during_the_setup_resumes_with_the_right_strategy(
     _record_options(tmp_path / "cut" / "demo.db", trials=5)
     client = Client(storage_config=sqlite_storage(tmp_path / "cut" / "demo.db"))
     client.configure_experiment(
-        name="demo-igp-ucb",
+        name=BANDIT,
         parameters=[
             RangeParameterConfig(name="x", bounds=(0.0, 1.0), parameter_type="float")
         ],
@@ -284,12 +340,12 @@ def test_a_kill_during_the_setup_resumes_with_the_right_strategy(
         client.configure_optimization(objective="f")
     run_demo(tmp_path / "cut", trials=5, show_progress=False, resume=True)
     run_demo(tmp_path / "whole", trials=5, show_progress=False)
-    assert _trials(tmp_path / "cut" / "demo.db", "demo-igp-ucb") == _trials(
-        tmp_path / "whole" / "demo.db", "demo-igp-ucb"
+    assert _trials(tmp_path / "cut" / "demo.db", BANDIT) == _trials(
+        tmp_path / "whole" / "demo.db", BANDIT
     )
     from botorch_bandits.ax.sql import load_client
 
-    gs = load_client("demo-igp-ucb", tmp_path / "cut" / "demo.db")._generation_strategy
+    gs = load_client(BANDIT, tmp_path / "cut" / "demo.db")._generation_strategy
     assert gs.name == "Sobol+IGP-UCB"
 
 
@@ -305,7 +361,7 @@ def test_a_resume_refuses_a_stored_strategy_of_another_name(tmp_path) -> None:
     _record_options(tmp_path / "demo.db", trials=5, mode="practical")
     client = Client(storage_config=sqlite_storage(tmp_path / "demo.db"))
     client.configure_experiment(
-        name="demo-igp-ucb",
+        name=BANDIT,
         parameters=[
             RangeParameterConfig(name="x", bounds=(0.0, 1.0), parameter_type="float")
         ],
@@ -320,7 +376,7 @@ def test_a_resume_refuses_a_stored_strategy_of_another_name(tmp_path) -> None:
         r"'Center\+Sobol\+IGP-UCB \(practical\)'",
     ):
         run_demo(tmp_path, trials=5, show_progress=False, resume=True, mode="practical")
-    assert _trials(tmp_path / "demo.db", "demo-igp-ucb") == []
+    assert _trials(tmp_path / "demo.db", BANDIT) == []
 
 
 @pytest.mark.slow  # two demos racing on one file (~35 s)
@@ -386,7 +442,7 @@ def test_cli_errors_are_one_line(tmp_path) -> None:
         text=True,
     )
     assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1
-    assert "pip install 'botorch-bandits[ax]'" in res.stderr
+    assert "pip install '.[ax]' from a clone" in res.stderr
     assert not (tmp_path / "x").exists()
     # --debug shows the traceback
     res = _cli("--debug", "demo", "--resume", "--out", str(tmp_path / "missing"))
@@ -518,7 +574,7 @@ def test_loading_never_writes(tmp_path) -> None:
             return {t: con.execute(f"select * from {t}").fetchall() for t in tables}
 
     before = snapshot()
-    client = load_client("demo-igp-ucb", db)
+    client = load_client(BANDIT, db)
     assert len(client._experiment.trials) == 4
     assert snapshot() == before
     assert db.stat().st_size > 0
@@ -603,7 +659,7 @@ def test_unclear_messages_now_name_the_file_or_flag(tmp_path, capsys) -> None:
         data[page * 4096 + 100 : page * 4096 + 300] = bytes(range(200))
     db.write_bytes(bytes(data))
     with pytest.raises(ValueError, match=r"demo.db cannot be read as a SQLite"):
-        load_client("demo-igp-ucb", db)
+        load_client(BANDIT, db)
     full = sqlite3.OperationalError("database or disk is full")
     assert "the disk is full" in _unusable("f.db", "path", full)
 

@@ -147,8 +147,13 @@ def constrained_run(seed: int, trials: int, constrained: bool) -> dict[str, Any]
             delta=0.1,
             num_candidates=625,
             long_term_constraints=constrained,
-            epoch_length=20,
-            num_epochs=math.ceil(trials / 20),
+            # the epochs are the constraints' options: the unconstrained baseline
+            # takes none (they are refused when the constraints are off)
+            **(
+                dict(epoch_length=20, num_epochs=math.ceil(trials / 20))
+                if constrained
+                else {}
+            ),
         )
     )
     _sequential(client, trials, data)

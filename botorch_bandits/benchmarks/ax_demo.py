@@ -1,13 +1,14 @@
 """The main job (``botorch-bandits demo``): an Ax experiment with the bandit strategy
-on Chowdhury & Gopalan's RKHS test function, trials evaluated asynchronously (out of
-order, yet as a function of the seed: a virtual clock), stored in SQLite, resumable
-after a kill, and compared with Ax's default strategy on the same budget, schedule
-and noise. What runs and what a resume restores: ``docs/demo.md``.
+on Chowdhury & Gopalan's RKHS test functions (one per seed), trials evaluated
+asynchronously (out of order, yet as a function of the seed: a virtual clock),
+stored in SQLite, resumable after a kill, and compared with Ax's default strategy
+on the same functions, budget, schedule and noise. By default the bandit runs in
+the practical mode (told nothing about f, like Ax's default); what runs and what a
+resume restores: ``docs/demo.md``.
 """
 
 from __future__ import annotations
 
-import csv
 import json
 import logging
 import sqlite3
@@ -19,20 +20,37 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import torch
 
 from botorch_bandits._io import (
-    atomic_open,
-    atomic_path,
     check_not_symlink,
     ignore_sigint,
 )
+from botorch_bandits.benchmarks.ax_demo_report import (
+    DemoResult,
+    label,
+    write_costs,
+    write_regret,
+)
 from botorch_bandits.benchmarks.executors import stop_now
 from botorch_bandits.benchmarks.problems import rkhs_function
-from botorch_bandits.upstream import client_experiment, client_generation_strategy
+from botorch_bandits.upstream import (
+    client_experiment,
+    client_generation_strategy,
+    generation_node_name,
+    generator_key,
+)
 from botorch_bandits.validation import check_seed
 
 EXPERIMENTS = {"bandit": "demo-igp-ucb", "ax-default": "demo-ax-default"}
 LABELS = {"bandit": "IGP-UCB (botorch_bandits)", "ax-default": "Ax default strategy"}
+#: Ax generation nodes that choose points without a model (the initial trials)
+INITIAL_NODES = ("CenterOfSearchSpace", "Sobol")
+
+
+def experiment_name(strategy: str, seed: int) -> str:
+    """The name of one half of one seed in ``demo.db``."""
+    return f"{EXPERIMENTS[strategy]}-seed{seed}"
 
 
 @dataclass(frozen=True)
@@ -189,15 +207,8 @@ MODES = ("theory", "practical")
 def _bandit_strategy(seed: int, fn: DemoFunction, mode: str = "theory") -> Any:
     from botorch_bandits.ax.generation import bandit_generation_strategy
 
-    if mode == "practical":  # B, R and the kernel treated as unknown: fitted
-        return bandit_generation_strategy(
-            algorithm="IGP-UCB",
-            mode="practical",
-            num_init=3,
-            seed=seed,
-            pending="hallucinate",
-            num_candidates=512,
-        )
+    if mode == "practical":  # as a user runs it: every option at its default
+        return bandit_generation_strategy(algorithm="IGP-UCB", seed=seed)
     return bandit_generation_strategy(
         algorithm="IGP-UCB",
         mode="theory",  # the RKHS test function's B, R and kernel are known
@@ -286,6 +297,33 @@ def regret_curve(client: Any, fn: DemoFunction) -> np.ndarray:
     return np.cumsum(fn.optimum - fn(np.asarray(xs, dtype=float)))
 
 
+class _CountedFallbacks(logging.Filter):
+    """Drops Ax's warning that a node switched to its fallback generator: the
+    demo counts those trials from the stored runs (:func:`trial_sources`) and
+    prints the count with the results."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "switching to fallback" not in record.getMessage()
+
+
+_NODE_LOGGER = "ax.generation_strategy.generation_node"
+
+
+def trial_sources(client: Any) -> np.ndarray:
+    """Where each trial (in index order) came from: ``"initial"`` (a node that
+    chooses points without a model, :data:`INITIAL_NODES`), ``"fallback"`` (a
+    model node's fallback generator, e.g. Ax's Sobol after its model proposed
+    already-evaluated points) or ``"model"``."""
+
+    def source(gr: Any) -> str:
+        if generation_node_name(gr) in INITIAL_NODES:
+            return "initial"
+        return "model" if generator_key(gr) not in INITIAL_NODES else "fallback"
+
+    trials = sorted(client_experiment(client).trials.values(), key=lambda t: t.index)
+    return np.asarray([source(t.generator_runs[0]) for t in trials], dtype=object)
+
+
 def trial_seconds(client: Any) -> np.ndarray:
     """Seconds from each trial's creation to the next trial's, in index order (one
     fewer than the trials): the cost of a trial -- the decision, the completion and
@@ -306,6 +344,7 @@ RUN_OPTIONS: dict[str, str] = {
     "trials": "--trials/--smoke",
     "parallelism": "--parallelism",
     "seed": "--seed",
+    "seeds": "--seeds/--smoke",
     "mode": "--mode",
     "strategies": "--bandit-only",
 }
@@ -375,21 +414,30 @@ def run_demo(
     trials: int = 30,
     parallelism: int = 3,
     seed: int = 0,
+    seeds: int = 5,
     resume: bool = False,
     executor: Executor | None = None,
     show_progress: bool = True,
     strategies: tuple[str, ...] = ("bandit", "ax-default"),
     stop_after: int | None = None,
-    mode: str = "theory",
-) -> dict[str, float]:
-    """Run (or resume) the demo; writes ``demo.db`` (SQLite), ``regret.csv`` and
-    ``regret.png`` to ``out_dir``; returns the final cumulative regret per strategy.
-    ``stop_after``: stop each strategy after that many completions in this call (a
-    stand-in for a kill, for tests). Also writes ``cost.csv`` / ``cost.png``, the
-    seconds each trial took (:func:`trial_seconds`) against the trial's index."""
-    from botorch_bandits.ax.sql import sqlite_storage, writer_lock
+    mode: str = "practical",
+    torch_threads: int | None = 1,
+) -> DemoResult:
+    """Run (or resume) the demo on the RKHS functions of seeds ``seed, ...,
+    seed + seeds - 1`` (each seed: its own function, noise, schedule and Ax seed);
+    writes ``demo.db`` (SQLite), ``regret.csv`` and ``regret.png`` (mean ± s.e. over
+    seeds), ``cost.csv`` and ``cost.png`` (:func:`trial_seconds`) to ``out_dir``.
+    ``stop_after``: stop each experiment after that many completions in this call
+    (a stand-in for a kill, for tests). ``torch_threads``: torch's threads during
+    the run (restored after; None leaves them): the decisions fit GPs on a few
+    dozen points, where one thread is as fast as two on an idle machine and, on a
+    loaded one, avoids the thread contention that made a run 10x slower."""
 
-    for name, value, low in (("trials", trials, 4), ("parallelism", parallelism, 1)):
+    for name, value, low in (
+        ("trials", trials, 4),
+        ("parallelism", parallelism, 1),
+        ("seeds", seeds, 1),
+    ):
         if isinstance(value, bool) or not isinstance(value, int) or value < low:
             raise ValueError(f"`{name}` must be an integer >= {low}, got {value!r}.")
     check_seed("seed", seed)
@@ -406,8 +454,48 @@ def run_demo(
         raise FileNotFoundError(f"Nothing to resume: {db} does not exist.")
     out.mkdir(parents=True, exist_ok=True)
     for name in ("demo.db", "regret.csv", "regret.png", "cost.csv", "cost.png"):
-        path = out / name
-        check_not_symlink(path)  # before any work, not at the end of the run
+        check_not_symlink(out / name)  # before any work, not at the end of the run
+    run_seeds = tuple(range(seed, seed + seeds))
+    threads = torch.get_num_threads()
+    if torch_threads is not None:
+        torch.set_num_threads(torch_threads)
+    try:
+        return _run(
+            out,
+            db,
+            run_seeds,
+            trials,
+            parallelism,
+            seed,
+            seeds,
+            resume,
+            executor,
+            show_progress,
+            strategies,
+            stop_after,
+            mode,
+        )
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _run(
+    out: Path,
+    db: Path,
+    run_seeds: tuple[int, ...],
+    trials: int,
+    parallelism: int,
+    seed: int,
+    seeds: int,
+    resume: bool,
+    executor: Executor | None,
+    show_progress: bool,
+    strategies: tuple[str, ...],
+    stop_after: int | None,
+    mode: str,
+) -> DemoResult:
+    from botorch_bandits.ax.sql import sqlite_storage, writer_lock
+
     with writer_lock(db):  # one writer per database, for the whole run
         if not resume and db.exists():
             db.unlink()  # a fresh run replaces the previous one
@@ -418,12 +506,12 @@ def run_demo(
                 trials=trials,
                 parallelism=parallelism,
                 seed=seed,
+                seeds=seeds,
                 mode=mode,
                 strategies=list(strategies),
             ),
         )
         storage = sqlite_storage(db)
-        fn = demo_function(seed)
         own = executor is None
         # (a SIGKILL of this process alone leaves the idle pool workers behind; kill
         # the job's process group, ``kill -9 -PGID``, to stop it whole -- no data
@@ -434,133 +522,97 @@ def run_demo(
             else executor
         )
         logging.disable(logging.INFO)  # Ax logs every trial at INFO
+        quiet = _CountedFallbacks()
+        logging.getLogger(_NODE_LOGGER).addFilter(quiet)
         bar = None
         if show_progress:
             from tqdm.auto import tqdm
 
-            bar = tqdm(total=trials * len(strategies), desc="demo", unit="trial")
-        curves, costs = {}, {}
+            bar = tqdm(
+                total=trials * len(strategies) * seeds, desc="demo", unit="trial"
+            )
+        curves = {s: [] for s in strategies}
+        sources = {s: [] for s in strategies}
+        costs = {s: [] for s in strategies}
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                for strategy in strategies:
-                    name = EXPERIMENTS[strategy]
-                    client = _open_client(
-                        name, storage, seed, strategy, fn, resume, mode
-                    )
-                    if bar is not None:
-                        bar.set_postfix_str(LABELS[strategy])
-                        done = sum(
-                            t.status.is_completed
-                            for t in client_experiment(client).trials.values()
+                for run_seed in run_seeds:
+                    fn = demo_function(run_seed)
+                    for strategy in strategies:
+                        client = _open_client(
+                            experiment_name(strategy, run_seed),
+                            storage,
+                            run_seed,
+                            strategy,
+                            fn,
+                            resume,
+                            mode,
                         )
-                        bar.update(done)
-                    run_async(
-                        client,
-                        lambda params, idx: pool.submit(evaluate, fn, params, idx),
-                        total=trials,
-                        parallelism=parallelism,
-                        seed=seed,
-                        on_complete=(lambda _i, _c: bar.update(1))
-                        if bar is not None
-                        else None,
-                        stop_after=stop_after,
-                    )
-                    curves[strategy] = regret_curve(client, fn)
-                    costs[strategy] = trial_seconds(client)
+                        if bar is not None:
+                            bar.set_postfix_str(
+                                f"{label(strategy, mode)}, seed {run_seed}"
+                            )
+                            bar.update(
+                                sum(
+                                    t.status.is_completed
+                                    for t in client_experiment(client).trials.values()
+                                )
+                            )
+                        run_async(
+                            client,
+                            lambda params, idx, fn=fn: pool.submit(
+                                evaluate, fn, params, idx
+                            ),
+                            total=trials,
+                            parallelism=parallelism,
+                            seed=run_seed,
+                            on_complete=(lambda _i, _c: bar.update(1))
+                            if bar is not None
+                            else None,
+                            stop_after=stop_after,
+                        )
+                        curves[strategy].append(regret_curve(client, fn))
+                        sources[strategy].append(trial_sources(client))
+                        costs[strategy].append(trial_seconds(client))
         except KeyboardInterrupt:
             if own:  # the workers ignore Ctrl-C: stop them, do not wait for them
                 stop_now(pool)
             raise
         finally:
+            logging.getLogger(_NODE_LOGGER).removeFilter(quiet)
             if bar is not None:
                 bar.close()
             if own:
                 pool.shutdown(cancel_futures=True)
-        _write(out, curves, trials, parallelism)
-        _write_costs(out, costs, parallelism)
-        return {s: float(c[-1]) for s, c in curves.items()}
-
-
-def _write(out: Path, curves: dict[str, np.ndarray], trials: int, parallelism: int):
-    with atomic_open(out / "regret.csv", "w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(["strategy", "trial", "cumulative_regret"])
-        for s, c in curves.items():
-            w.writerows((s, i + 1, float(v)) for i, v in enumerate(c))
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6, 4))
-    for s, c in curves.items():
-        ax.plot(np.arange(1, len(c) + 1), c, label=LABELS[s])
-    ax.set_xlabel("trial")
-    ax.set_ylabel("cumulative regret")
-    ax.set_title(
-        f"RKHS function (Chowdhury & Gopalan 2017), {parallelism} trials in flight"
-    )
-    ax.legend()
-    ax.grid(alpha=0.3)
-    fig.tight_layout()
-    with atomic_path(out / "regret.png") as tmp:
-        fig.savefig(tmp, dpi=120)
-    plt.close(fig)
-
-
-def _write_costs(out: Path, costs: dict[str, np.ndarray], parallelism: int) -> None:
-    with atomic_open(out / "cost.csv", "w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(["strategy", "trial", "seconds"])
-        for s, c in costs.items():
-            w.writerows((s, i, float(v)) for i, v in enumerate(c))
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6, 4))
-    for s, c in costs.items():
-        if len(c) == 0:
-            continue
-        x = np.arange(len(c))
-        (line,) = ax.plot(x, c, ".", ms=2, alpha=0.3)
-        k = max(1, min(51, len(c) // 20))  # a running median over k trials
-        med = [float(np.median(c[max(0, i - k // 2) : i + k // 2 + 1])) for i in x]
-        label = LABELS[s] if k == 1 else f"{LABELS[s]} (running median of {k})"
-        ax.plot(x, med, color=line.get_color(), label=label)
-    ax.set_yscale("log")
-    ax.set_xlabel("trial (the trials made before it)")
-    ax.set_ylabel("seconds to the next trial")
-    ax.set_title(f"Cost of a trial, {parallelism} in flight")
-    ax.legend()
-    ax.grid(alpha=0.3, which="both")
-    fig.tight_layout()
-    with atomic_path(out / "cost.png") as tmp:
-        fig.savefig(tmp, dpi=120)
-    plt.close(fig)
-
-
-def summary_lines(result: dict[str, float], trials: int) -> list[str]:
-    return [
-        f"{LABELS[s]:<28s} cumulative regret after {trials} trials: {v:.3f}"
-        for s, v in result.items()
-    ] + (
-        [f"ratio (Ax default / IGP-UCB): {result['ax-default'] / result['bandit']:.2f}"]
-        if {"bandit", "ax-default"} <= set(result) and result["bandit"] > 0
-        else []
-    )
+        if stop_after is not None:  # curves of unequal length: nothing to draw
+            lengths = {len(c) for v in curves.values() for c in v}
+            if lengths != {trials}:
+                return DemoResult(run_seeds, mode, trials, parallelism, {}, {}, costs)
+        result = DemoResult(
+            seeds=run_seeds,
+            mode=mode,
+            trials=trials,
+            parallelism=parallelism,
+            curves={s: np.stack(c) for s, c in curves.items()},
+            sources={s: np.stack(c) for s, c in sources.items()},
+            seconds=costs,
+        )
+        write_regret(out, result)
+        write_costs(out, result)
+        return result
 
 
 __all__ = [
     "DemoFunction",
+    "DemoResult",
     "demo_function",
     "duration",
     "evaluate",
+    "experiment_name",
     "regret_curve",
     "run_async",
     "run_demo",
-    "summary_lines",
     "trial_seconds",
+    "trial_sources",
 ]
