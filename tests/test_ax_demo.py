@@ -493,7 +493,7 @@ def interrupted(connection):
     raise KeyboardInterrupt
 
 # the pool Ax's storage uses for a file (NullPool) closes on check-in
-engine = sqlalchemy.create_engine("sqlite:///" + sys.argv[2])
+engine = sqlalchemy.create_engine("sqlite:///" + sys.argv[2], poolclass=sqlalchemy.pool.NullPool)
 try:
     with engine.connect() as conn:
         conn.exec_driver_sql("select 1")

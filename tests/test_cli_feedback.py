@@ -13,14 +13,14 @@ import torch
 
 from botorch_bandits.benchmarks import engine
 from botorch_bandits.benchmarks import fitted_beta as fb
-from botorch_bandits.cli import main, reproduction, studies
+from botorch_bandits.cli import common, main, reproduction, studies
 
 
 def _clock(monkeypatch: pytest.MonkeyPatch) -> list[float]:
     """A clock the progress lines read: set ``now[0]`` to move it."""
     now = [0.0]
     fake = types.SimpleNamespace(perf_counter=lambda: now[0])
-    monkeypatch.setattr(studies, "time", fake)
+    monkeypatch.setattr(common, "time", fake)
     return now
 
 
@@ -28,7 +28,7 @@ def test_progress_lines_off_a_terminal(monkeypatch, capsys) -> None:
     """A line when the phase starts; after 3 s one with the time left, then one per
     quarter of the work; nothing with show=False."""
     now = _clock(monkeypatch)
-    with studies._Progress("cmd", "phase of 8 things", "thing") as progress:
+    with common.Progress("cmd", "phase of 8 things", "thing") as progress:
         progress(0, 8)
         now[0] = 1.0
         progress(1, 8)  # before 3 s: quiet
@@ -43,7 +43,7 @@ def test_progress_lines_off_a_terminal(monkeypatch, capsys) -> None:
         "cmd: 2 of 8 things in 4 s, about 12 s left",
         "cmd: 4 of 8 things in 8 s, about 8 s left",
     ]
-    with studies._Progress("cmd", "quiet", "thing", show=False) as progress:
+    with common.Progress("cmd", "quiet", "thing", show=False) as progress:
         now[0] = 100.0
         progress(1, 8)
     assert capsys.readouterr().err == ""
@@ -57,8 +57,8 @@ def test_progress_is_a_bar_on_a_terminal(monkeypatch) -> None:
             return True
 
     terminal = Terminal()
-    monkeypatch.setattr(studies.sys, "stderr", terminal)
-    with studies._Progress("cmd", "phase", "thing") as progress:
+    monkeypatch.setattr(common.sys, "stderr", terminal)
+    with common.Progress("cmd", "phase", "thing") as progress:
         assert progress.bar is not None
         progress(0, 4)
         progress.update(3)

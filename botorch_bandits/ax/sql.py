@@ -24,15 +24,18 @@ def _bind_engine(url: str, argument: str) -> None:
     """Point Ax's process-wide engine at ``url`` and create the tables."""
     from ax.storage.sqa_store import db
     from sqlalchemy.exc import DatabaseError
+    from sqlalchemy.pool import NullPool  # 2.x pools a file's connections; 1.4 did not
 
     previous = None if db.SESSION_FACTORY is None else str(db.get_engine().url)
     if previous != url:
-        db.init_engine_and_session_factory(url=url, force_init=True)
+        db.init_engine_and_session_factory(url=url, force_init=True, poolclass=NullPool)
     try:
         db.create_all_tables(db.get_engine())
     except DatabaseError as err:
         if previous is not None and previous != url:  # back to the last good file
-            db.init_engine_and_session_factory(url=previous, force_init=True)
+            db.init_engine_and_session_factory(
+                url=previous, force_init=True, poolclass=NullPool
+            )
         raise ValueError(_unusable(url[len("sqlite:///") :], argument, err)) from err
 
 

@@ -11,7 +11,7 @@ import logging
 import math
 import warnings
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any
 
 import numpy as np
@@ -174,9 +174,15 @@ def _mean_se(rows: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
 
 
 def run_check(
-    name: str, seeds: int, trials: int, jobs: int = 1, cpd_c: float | None = None
+    name: str,
+    seeds: int,
+    trials: int,
+    jobs: int = 1,
+    cpd_c: float | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> list[str]:
-    """Run a check over ``seeds`` seeds (``jobs`` processes); the report lines."""
+    """Run a check over ``seeds`` seeds (``jobs`` processes); the report lines.
+    ``progress(done, total)`` is called as each run ends."""
     torch.set_num_threads(1)
     if name == "piecewise":
         fn, arms = piecewise_run, {"GP-UCB-CPD (restarts)": True, "no restarts": False}
@@ -189,7 +195,11 @@ def run_check(
         (fn, s, trials, flag, extra) for flag in arms.values() for s in range(seeds)
     ]
     with ProcessPoolExecutor(max_workers=jobs) as pool:
-        results = list(pool.map(_call, jobs_list))
+        futures = [pool.submit(_call, job) for job in jobs_list]
+        for done, _ in enumerate(as_completed(futures), 1):
+            if progress is not None:
+                progress(done, len(futures))
+        results = [f.result() for f in futures]
     lines = []
     checkpoints = [t for t in (40, 100, 200, 350, trials) if t <= trials]
     checkpoints = sorted(set(checkpoints))

@@ -9,7 +9,13 @@ import argparse
 import time
 from pathlib import Path
 
-from botorch_bandits.cli.common import Command, CommandError, missing, positive_int
+from botorch_bandits.cli.common import (
+    Command,
+    CommandError,
+    Progress,
+    missing,
+    positive_int,
+)
 
 
 def _demo_arguments(parser: argparse.ArgumentParser) -> None:
@@ -130,7 +136,13 @@ def _run_ax_check(args: argparse.Namespace, parser: argparse.ArgumentParser) -> 
     seeds = args.seeds or (2 if args.smoke else 4)
     trials = args.trials or (30 if args.smoke else 300)
     start = time.perf_counter()
-    for line in run_check(args.check, seeds, trials, args.jobs, cpd_c=args.cpd_c):
+    with Progress(
+        "ax-check", f"{args.check}: {2 * seeds} runs of {trials} trials", "run"
+    ) as progress:
+        lines = run_check(
+            args.check, seeds, trials, args.jobs, cpd_c=args.cpd_c, progress=progress
+        )
+    for line in lines:
         print(line)
     print(
         f"{args.check}: {seeds} seed{'s' if seeds > 1 else ''} x {trials} trials in "

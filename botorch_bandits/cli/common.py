@@ -1,14 +1,18 @@
 """What every command module of the CLI shares: the :class:`Command` record (help,
 arguments, handler, extras needed), :class:`CommandError`, the check that an optional
-package is installed, and the argument types of the parsers."""
+package is installed, the argument types of the parsers, and :class:`Progress`
+(feedback on stderr for a long phase of a command)."""
 
 from __future__ import annotations
 
 import argparse
 import importlib.util
 import math
+import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 #: a command's handler: the parsed arguments and the parser (for usage errors) -> the
 #: exit code
@@ -84,3 +88,64 @@ def cpd_constant(text: str) -> float | str:
             f"must be a number > 0, 'suggested' or 'calibrated', got {text!r}"
         )
     return value
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.0f} min"
+
+
+class Progress:
+    """Feedback on stderr for one long phase of a command, fed as ``progress(done,
+    total)`` or, like a tqdm bar, ``update(n)``: a tqdm bar when tqdm is installed and
+    stderr is a terminal; otherwise a line when the phase starts, then, once 3 s have
+    passed, one with the time left (extrapolated from the rate so far) and one at each
+    further quarter of the work. Silent when ``show`` is false."""
+
+    def __init__(
+        self,
+        command: str,
+        phase: str,
+        unit: str,
+        show: bool = True,
+        total: int | None = None,
+    ) -> None:
+        self.command, self.unit, self.show = command, unit, show
+        self.done, self.total, self.quarter, self.estimated = 0, total, 0, False
+        self.start = time.perf_counter()
+        self.bar: Any = None
+        if show and not missing("tqdm") and sys.stderr.isatty():
+            from tqdm.auto import tqdm
+
+            self.bar = tqdm(total=total, desc=phase, unit=unit, file=sys.stderr)
+        elif show:
+            print(f"{command}: {phase}...", file=sys.stderr, flush=True)
+
+    def __enter__(self) -> Progress:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+    def update(self, n: int = 1) -> None:
+        self(self.done + n, self.total or 0)
+
+    def __call__(self, done: int, total: int) -> None:
+        previous, self.done, self.total = self.done, done, total
+        if self.bar is not None:
+            self.bar.total = total
+            self.bar.update(done - previous)
+            return
+        if not (self.show and 0 < done < total):
+            return
+        elapsed = time.perf_counter() - self.start
+        quarter = 4 * done // total
+        if elapsed >= 3 and (quarter > self.quarter or not self.estimated):
+            self.quarter, self.estimated = quarter, True
+            left = elapsed * (total - done) / done
+            print(
+                f"{self.command}: {done} of {total} {self.unit}s in "
+                f"{_duration(elapsed)}, about {_duration(left)} left",
+                file=sys.stderr,
+                flush=True,
+            )

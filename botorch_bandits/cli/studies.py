@@ -2,90 +2,28 @@
 BoTorch loop), ``ts-variance``, ``batch-tradeoff``, ``beta-guide``,
 ``benchmark-engine``, ``cpd-detector``, ``fit-quality``, ``botorch-loop`` and
 ``ts-where``; the long ones take ``--smoke`` and report their progress on stderr
-(:class:`_Progress`)."""
+(:class:`Progress`)."""
 
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from botorch_bandits.cli.common import Command, missing, positive_int
-
-
-def _duration(seconds: float) -> str:
-    return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.0f} min"
+from botorch_bandits.cli.common import Command, Progress, positive_int
 
 
 def _where(workers: int) -> str:
     return "in this process" if workers == 1 else f"on {workers} processes"
 
 
-class _Progress:
-    """Feedback on stderr for one long phase of a command, fed as ``progress(done,
-    total)`` or, like a tqdm bar, ``update(n)``: a tqdm bar when tqdm is installed and
-    stderr is a terminal; otherwise a line when the phase starts, then, once 3 s have
-    passed, one with the time left (extrapolated from the rate so far) and one at each
-    further quarter of the work. Silent when ``show`` is false."""
-
-    def __init__(
-        self,
-        command: str,
-        phase: str,
-        unit: str,
-        show: bool = True,
-        total: int | None = None,
-    ) -> None:
-        self.command, self.unit, self.show = command, unit, show
-        self.done, self.total, self.quarter, self.estimated = 0, total, 0, False
-        self.start = time.perf_counter()
-        self.bar: Any = None
-        if show and not missing("tqdm") and sys.stderr.isatty():
-            from tqdm.auto import tqdm
-
-            self.bar = tqdm(total=total, desc=phase, unit=unit, file=sys.stderr)
-        elif show:
-            print(f"{command}: {phase}...", file=sys.stderr, flush=True)
-
-    def __enter__(self) -> _Progress:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self.bar is not None:
-            self.bar.close()
-
-    def update(self, n: int = 1) -> None:
-        self(self.done + n, self.total or 0)
-
-    def __call__(self, done: int, total: int) -> None:
-        previous, self.done, self.total = self.done, done, total
-        if self.bar is not None:
-            self.bar.total = total
-            self.bar.update(done - previous)
-            return
-        if not (self.show and 0 < done < total):
-            return
-        elapsed = time.perf_counter() - self.start
-        quarter = 4 * done // total
-        if elapsed >= 3 and (quarter > self.quarter or not self.estimated):
-            self.quarter, self.estimated = quarter, True
-            left = elapsed * (total - done) / done
-            print(
-                f"{self.command}: {done} of {total} {self.unit}s in "
-                f"{_duration(elapsed)}, about {_duration(left)} left",
-                file=sys.stderr,
-                flush=True,
-            )
-
-
 def _run_jobs(
     function: Callable[..., Any],
     specs: Sequence[Mapping[str, Any]],
     workers: int,
-    progress: _Progress,
+    progress: Progress,
 ) -> list[Any]:
     """``executors.run_specs`` (jobs in completion order), advancing ``progress``."""
     from botorch_bandits.benchmarks.executors import pool_map, worker_pool
@@ -223,7 +161,7 @@ def _run_batch_tradeoff(
         "(the experiments' constant) for every policy",
         flush=True,
     )
-    with _Progress(
+    with Progress(
         "batch-tradeoff",
         f"3 policies x {horizon} evaluations, {seeds} seeds batched",
         "step",
@@ -291,7 +229,7 @@ def _run_beta_guide(args: argparse.Namespace, parser: argparse.ArgumentParser) -
         f"fitting {len(fb.FIT_PROBLEMS)} problems x n = "
         f"{', '.join(map(str, sizes))} x {seeds} seed{'s' if seeds > 1 else ''}"
     )
-    with _Progress("beta-guide", phase, "fit", show) as progress:
+    with Progress("beta-guide", phase, "fit", show) as progress:
         rows = fb.fit_table(sizes=sizes, seeds=seeds, progress=progress)
     fb.write_csv(rows, out / "fits.csv")
     print(
@@ -316,7 +254,7 @@ def _run_beta_guide(args: argparse.Namespace, parser: argparse.ArgumentParser) -
         f"({len(B_hats)} problems x {variants} strategies x {loop_seeds} "
         f"seed{'s' if loop_seeds > 1 else ''}) {_where(args.workers)}"
     )
-    with _Progress("beta-guide", phase, "loop", show) as progress:
+    with Progress("beta-guide", phase, "loop", show) as progress:
         loop = fb.closed_loop(
             B_hats,
             seeds=loop_seeds,
@@ -375,7 +313,7 @@ def _run_benchmark_engine(
     checkpoints = ENGINE_SMOKE_CHECKPOINTS if args.smoke else ENGINE_CHECKPOINTS
     show = not args.no_progress
     phase = f"drift over {horizon} updates x {seeds} seeds"
-    with _Progress("benchmark-engine", phase, "update", show) as progress:
+    with Progress("benchmark-engine", phase, "update", show) as progress:
         d = drift(horizon, seeds, progress=progress)
     print(
         f"drift after {horizon} updates x {seeds} seeds (no rebuild): "
@@ -387,7 +325,7 @@ def _run_benchmark_engine(
         "per-step times of the plain BoTorch loop and the engine at t = "
         + ", ".join(map(str, checkpoints))
     )
-    with _Progress("benchmark-engine", phase, "seed-update", show) as progress:
+    with Progress("benchmark-engine", phase, "seed-update", show) as progress:
         rows = step_times(checkpoints, progress=progress)
     for row in rows:
         print(
@@ -527,7 +465,7 @@ def _run_botorch_loop(args: argparse.Namespace, parser: argparse.ArgumentParser)
     ]
     start = time.perf_counter()
     phase = f"{len(specs)} runs of {trials} trials {_where(args.workers)}"
-    with _Progress("botorch-loop", phase, "run", not args.no_progress) as progress:
+    with Progress("botorch-loop", phase, "run", not args.no_progress) as progress:
         jobs = _run_jobs(run_loop, specs, args.workers, progress)
     spread = "1 seed: no s.e." if seeds == 1 else f"mean ± s.e. over {seeds} seeds"
     print(
@@ -640,7 +578,7 @@ def _run_ts_where(args: argparse.Namespace, parser: argparse.ArgumentParser) -> 
     ]
     start = time.perf_counter()
     phase = f"{len(specs)} runs of {evaluations} evaluations {_where(args.workers)}"
-    with _Progress("ts-where", phase, "run", not args.no_progress) as progress:
+    with Progress("ts-where", phase, "run", not args.no_progress) as progress:
         jobs = _run_jobs(run_kept, specs, args.workers, progress)
     spread = "1 seed: no s.e." if seeds == 1 else f"mean ± s.e. over {seeds} seeds"
     print(
