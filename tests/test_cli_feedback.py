@@ -13,7 +13,7 @@ import torch
 
 from botorch_bandits.benchmarks import engine
 from botorch_bandits.benchmarks import fitted_beta as fb
-from botorch_bandits.cli import common, main, reproduction, studies
+from botorch_bandits.cli import common, main, reproduction
 
 
 def _clock(monkeypatch: pytest.MonkeyPatch) -> list[float]:
