@@ -479,7 +479,8 @@ def test_ctrl_c_stops_cleanly_and_says_how_to_resume(tmp_path) -> None:
     assert proc.returncode == 130, err
     lines = err.strip().splitlines()
     assert len(lines) == 1, err
-    assert f"botorch-bandits demo --resume --out {out}" in lines[0]
+    # the hint repeats the run's options (a resume with others is refused)
+    assert f"botorch-bandits demo --resume --trials 40 --out {out}" in lines[0]
 
 
 _INTERRUPTED_CLOSE = """

@@ -154,7 +154,26 @@ FILE_OUT = ("reproduction-report",)
 def _interrupted(args: argparse.Namespace) -> int:
     """Ctrl-C: one line saying how to continue; exit status 130."""
     hint = ""
-    if args.command == "demo":
-        hint = f"; continue with: botorch-bandits demo --resume --out {args.out}"
+    if args.command == "demo":  # the run's own options: a resume must repeat them
+        given = [
+            f"{flag} {value}"
+            for flag, value, default in (
+                ("--trials", args.trials, None),
+                ("--seeds", args.seeds, None),
+                ("--seed", args.seed, 0),
+                ("--parallelism", args.parallelism, 3),
+                ("--mode", args.mode, "practical"),
+            )
+            if value != default
+        ]
+        given += [
+            f
+            for f, on in (("--smoke", args.smoke), ("--bandit-only", args.bandit_only))
+            if on
+        ]
+        options = "".join(f" {g}" for g in given)
+        hint = (
+            f"; continue with: botorch-bandits demo --resume{options} --out {args.out}"
+        )
     print(f"botorch-bandits: interrupted{hint}", file=sys.stderr)
     return 130
