@@ -57,7 +57,8 @@ html_title = f"botorch_bandits {release}"
 html_static_path: list[str] = []
 html_show_sourcelink = False
 
-exclude_patterns = ["_build", "**.ipynb_checkpoints"]
+# data: the files the figures are rendered from (docs-figures), not pages
+exclude_patterns = ["_build", "**.ipynb_checkpoints", "data"]
 source_suffix = {".md": "myst-nb", ".ipynb": "myst-nb", ".rst": "restructuredtext"}
 
 

@@ -13,7 +13,7 @@ from torch import Tensor
 from botorch_bandits.acquisition.factory import Confidence, make_acquisition
 
 #: the practical reading's bound on the RKHS norm of a unit-variance objective,
-#: chosen on the Ax benchmark's development half (B = 0.5 against 1; docs/measured.md)
+#: chosen on the Ax benchmark's development half (B = 0.5 against 1; ``botorch-bandits ax-bench``)
 PRACTICAL_B = 0.5
 
 
@@ -60,7 +60,7 @@ def practical_acquisition(
     draws with ``seed`` on ``candidates`` or with ``sampler`` (``"pathwise"`` for a
     gradient optimizer). GP-TS is for a randomized rule in few dimensions, not for
     regret: it trailed IGP-UCB in 6 and 20 dimensions at every batch size measured
-    (``bandit_generation_strategy`` says where, docs/measured.md the figures)."""
+    (``bandit_generation_strategy`` says where; ``botorch-bandits ax-bench`` measures it)."""
     noise = float(model.likelihood.noise.detach().reshape(-1).mean())
     outputscale = getattr(model.covar_module, "outputscale", None)
     if outputscale is not None:

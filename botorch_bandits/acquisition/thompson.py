@@ -2,7 +2,7 @@ r"""GP-TS (Chowdhury & Gopalan 2017, Algorithm 2): :class:`GPThompsonSampling` v
 one draw :math:`f_t \sim GP(\mu_{t-1}, v_t^2 k_{t-1})` per decision, exact on a finite
 candidate set (``sampler="exact"``) or pathwise on a box (``sampler="pathwise"``,
 :func:`draw_posterior_paths`: every path with its own random-feature frequencies).
-Guide: docs/algorithms.md; sampler accuracy: docs/measured.md.
+Guide: docs/algorithms.md; sampler accuracy: ``botorch-bandits ts-variance``.
 
 Reference:
     Chowdhury, Gopalan. On Kernelized Multi-armed Bandits. ICML 2017.

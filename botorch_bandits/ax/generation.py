@@ -320,20 +320,18 @@ def bandit_generation_strategy(
     strategy does), the others Sobol; Ax skips the centre when it is already an arm
     or no feasible centre exists, leaving ``num_init - 1`` initial trials (up to
     ``num_init`` in a first call of several). A call's fixed parameters hold for it. ``None``
-    (default): on in the practical mode (chosen on ``ax-bench``'s development half,
-    docs/measured.md), off in the theory mode, which stays as it was.
+    (default): on in the practical mode (chosen on ``ax-bench``'s development half),
+    off in the theory mode, which stays as it was.
 
-    Which ``algorithm``: IGP-UCB (the default) had the lowest cumulative regret of the
-    three on 21 of ``ax-bench``'s 22 problems (GP-TS on the SVC task); GP-UCB's own
-    beta_t schedule was last or next to last on all 22 and below Ax's default on none.
-    Use ``"GP-TS"`` where a randomized rule is the point
-    (many workers drawing independently), in few dimensions, and not for its regret:
-    through this core (``botorch-bandits ts-where``, 3 development problems, 3 seeds,
-    60 evaluations, batches of q = 1, 5, 10) its cumulative regret was 2.6-3.3 times
-    IGP-UCB's in 6 and 20 dimensions at every q (final simple regret 0.97-1.65
-    against 0.04-0.26); only on the 2-D Branin with batches was it close (q = 5:
-    675 +- 44 against 542 +- 118). Larger batches did not close the gap; BoTorch's
-    ``PathwiseThompsonSampling`` does about as badly (docs/measured.md)."""
+    Which ``algorithm``: IGP-UCB (the default) for low cumulative regret; it had the
+    lowest of the three on almost every ``ax-bench`` problem, and GP-UCB's own beta_t
+    schedule was last or next to last and below Ax's default on none. Use ``"GP-TS"``
+    where a randomized rule is the point (many workers drawing independently), in few
+    dimensions, and not for its regret: in 6 and 20 dimensions its cumulative regret
+    was several times IGP-UCB's at every batch size (``botorch-bandits ts-where``), and
+    larger batches did not close the gap; BoTorch's ``PathwiseThompsonSampling`` does
+    about as badly. The measurements and when to prefer Ax's default:
+    docs/guide/which-algorithm.md."""
     if num_init is None:  # Ax's own default initialization budget in practice
         num_init = 5 if mode == "practical" else 3
     check_count("num_init", num_init, 1)

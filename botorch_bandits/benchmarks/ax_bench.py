@@ -5,7 +5,7 @@ generation time against the number of completed trials (:func:`generation_growth
 
 The problems, strategies and results are in ``ax_bench_problems``,
 ``ax_bench_strategies`` and ``ax_bench_results`` (their public names are re-exported
-here); what is run and recorded is described in ``docs/measured.md``.
+here); what is run and recorded is listed by ``botorch-bandits ax-bench --help``.
 """
 
 from __future__ import annotations

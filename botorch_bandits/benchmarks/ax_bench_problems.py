@@ -1,7 +1,7 @@
 """The Ax benchmark's problems: standard test functions (Branin, Hartmann6, a mixed
 space, a linear parameter constraint, a log-scale parameter, observation noise), all
 minimized, each with a stated minimum at or below the true one, and their parameters
-as Ax configurations. The problems are described in ``docs/measured.md``.
+as Ax configurations. ``botorch-bandits ax-bench --list`` names them.
 
 References:
     Branin, Hartmann: L. C. W. Dixon, G. P. Szegő. *The Global Optimisation Problem:

@@ -2,7 +2,7 @@
 that the Ax integration behaves as the simulators do (``botorch-bandits ax-check``):
 ``piecewise`` (Avanesov's piecewise-stationary GP draws, restarts against none) and
 ``constrained`` (Shi & Eryilmaz App. E.1, long-term constraints against unconstrained
-IGP-UCB), trials one at a time. The settings and measurements: ``docs/measured.md``.
+IGP-UCB), trials one at a time. The settings: ``botorch-bandits ax-check --help``.
 """
 
 from __future__ import annotations

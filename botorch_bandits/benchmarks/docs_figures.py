@@ -125,8 +125,13 @@ def render(text: str, root: Path) -> str:
 
 
 def pages(root: Path) -> list[Path]:
-    """The documentation pages: README.md and every Markdown page under docs/."""
-    docs = [p for p in sorted((root / "docs").rglob("*.md")) if "_build" not in p.parts]
+    """The documentation pages: README.md and every Markdown page under docs/ (not
+    the built site, nor the data files in docs/data)."""
+    docs = [
+        p
+        for p in sorted((root / "docs").rglob("*.md"))
+        if p.relative_to(root / "docs").parts[0] not in ("_build", "data")
+    ]
     return [root / "README.md", *docs]
 
 

@@ -3,7 +3,7 @@ drifts, evaluations return after random delays, or a cost must stay within a bud
 on average; each job is one (problem, strategy, seed), a fresh in-memory
 ``ax.Client``. Strategies: practical IGP-UCB, IGP-UCB with the problem's matching
 extension, Ax's default, and a sliding window of recent trials. What is run and
-measured is described in ``docs/measured.md``."""
+measured is listed by ``botorch-bandits ax-online --help``."""
 
 from __future__ import annotations
 
