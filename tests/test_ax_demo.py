@@ -13,6 +13,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 pytest.importorskip("ax")
@@ -130,6 +131,52 @@ def test_one_seed_prints_no_standard_error_and_theory_mode_says_unlike(
     assert "Not like with like" in text and "theory mode" in text
 
 
+@pytest.mark.parametrize(
+    ("node", "key", "source"),
+    [
+        ("CenterOfSearchSpace", "CenterOfSearchSpace", "initial"),
+        ("Sobol", "Sobol", "initial"),
+        ("MBM", "BoTorch", "model"),
+        ("MBM", "Fallback_Sobol", "fallback"),  # Ax 1.3's name for a fallback run
+        ("bandit", "bandit", "model"),
+    ],
+)
+def test_each_trial_has_its_source(node, key, source) -> None:
+    assert ax_demo.source_of(node, key) == source
+
+
+def test_fallback_trials_are_counted_in_the_summary() -> None:
+    from botorch_bandits.benchmarks.ax_demo_report import DemoResult
+
+    sources = np.array([["initial"] * 5 + ["model", "fallback", "fallback"]] * 2)
+    curves = np.tile(np.arange(1.0, 9.0), (2, 1))
+    result = DemoResult(
+        seeds=(0, 1),
+        mode="practical",
+        trials=8,
+        parallelism=3,
+        curves={"bandit": curves, "ax-default": curves + 1},
+        sources={
+            "bandit": np.full((2, 8), "model", dtype=object),
+            "ax-default": sources,
+        },
+        seconds={},
+    )
+    text = "\n".join(summary_lines(result))
+    assert "Ax default: 4 of its 16 trials came from its fallback generator" in text
+
+
+def test_read_regret_refuses_a_file_with_missing_rows(tmp_path) -> None:
+    rows = ["strategy,mode,parallelism,seed,trial,source,cumulative_regret"]
+    rows += [f"bandit,practical,3,0,{t},model,{t}.0" for t in (1, 2, 3)]
+    (tmp_path / "regret.csv").write_text("\n".join(rows[:-1]) + "\n")
+    assert read_regret(tmp_path / "regret.csv").curves["bandit"].shape == (1, 2)
+    rows.append("bandit,practical,3,1,1,model,1.0")  # seed 1 holds one trial of 3
+    (tmp_path / "regret.csv").write_text("\n".join(rows) + "\n")
+    with pytest.raises(ValueError, match=r"expected one row per strategy, seed"):
+        read_regret(tmp_path / "regret.csv")
+
+
 def test_trials_complete_out_of_order() -> None:
     """The virtual schedule: durations differ, so completion order != index order."""
     ds = [duration(0, i) for i in range(20)]
@@ -197,6 +244,15 @@ def _state(out: Path, seeds: int = 1) -> tuple:
     )
 
 
+def _planned(extra: tuple[str, ...]) -> int:
+    """Trials the run makes in all (both halves, every seed) under ``_both``."""
+    value = {"--trials": 6, "--seeds": 1}
+    for i, word in enumerate(extra[:-1]):
+        if word in value:
+            value[word] = int(extra[i + 1])
+    return 2 * value["--trials"] * value["--seeds"]
+
+
 def _kill_after(out: Path, k: int, env: dict, *extra: str) -> None:
     """Start the demo and SIGKILL its process group once ``k`` trials (over both
     experiments) are stored COMPLETED."""
@@ -214,26 +270,29 @@ def _kill_after(out: Path, k: int, env: dict, *extra: str) -> None:
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
     assert proc.returncode == -signal.SIGKILL, f"the run ended before {k} trials"
+    # the kill came while the run had trials left (not while it drew its plots)
+    assert _completed(out / "demo.db") < _planned(extra), "killed after the last trial"
 
 
 #: kill points: completed trials over both halves (6 per half; 6..11 are Ax's)
 KILL_POINTS = (1, 3, 5, 7, 9, 11)
 #: the slow marker runs (3, 9), and all six in both modes (each point costs a demo
-#: and a resume); the default run kills a two-seed run (4 trials per half) after 13
-#: completions: inside the second seed's Ax half (a kill in the bandit half is the
-#: default run's test_sigkill_and_resume_lose_nothing_and_decide_the_same)
+#: and a resume); the default run kills a two-seed practical run (7 trials per half)
+#: after 26 of 28 completions: in the second seed's Ax half, after Ax's model has
+#: begun (5 initial trials; a kill in the bandit half is the default run's
+#: test_sigkill_and_resume_lose_nothing_and_decide_the_same)
 QUICK_KILL_POINTS = (3, 9)
 
 
 @pytest.mark.parametrize(
     ("mode", "seeds", "trials", "points"),
     [
-        ("theory", 2, 4, (13,)),
+        ("practical", 2, 7, (26,)),
         pytest.param("theory", 1, 6, QUICK_KILL_POINTS, marks=pytest.mark.slow),
         pytest.param("theory", 1, 6, KILL_POINTS, marks=pytest.mark.slow),
         pytest.param("practical", 1, 6, KILL_POINTS, marks=pytest.mark.slow),
     ],
-    ids=["theory-two-seeds-ax-half", "theory", "theory-all-points", "practical"],
+    ids=["practical-two-seeds-ax-model", "theory", "theory-all-points", "practical"],
 )
 def test_sigkill_anywhere_in_either_half_resumes_exactly(
     tmp_path, mode, seeds, trials, points
@@ -300,6 +359,27 @@ def test_a_resume_refuses_options_that_would_change_the_run(
     with pytest.raises(ValueError, match=named):
         run_demo(tmp_path, show_progress=False, resume=True, **options)
     assert _trials(tmp_path / "demo.db", BANDIT) == before
+
+
+def test_a_resume_of_an_earlier_versions_file_says_so(tmp_path) -> None:
+    """A file whose record lacks an option of this version (before issue 33: no
+    seeds) cannot be resumed; the message says why instead of naming a value the
+    user cannot give."""
+    con = sqlite3.connect(tmp_path / "demo.db")
+    with con:
+        con.execute("CREATE TABLE botorch_bandits_demo_run (option TEXT, value TEXT)")
+        con.executemany(
+            "INSERT INTO botorch_bandits_demo_run VALUES (?, ?)",
+            [
+                ("trials", "5"),
+                ("parallelism", "3"),
+                ("seed", "0"),
+                ("mode", '"theory"'),
+            ],
+        )
+    con.close()
+    with pytest.raises(ValueError, match=r"written by an earlier version .*no seeds"):
+        run_demo(tmp_path, trials=5, show_progress=False, resume=True)
 
 
 def test_a_resume_of_a_file_without_a_run_is_refused(tmp_path) -> None:

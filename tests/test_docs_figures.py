@@ -1,7 +1,7 @@
 """Every measured figure on the documentation pages comes from a file a command
 wrote: the pages' figure blocks equal what ``botorch-bandits docs-figures`` renders
-from their files, and no page has a measured-looking figure (± interval, ratio,
-time, size, percentage) outside a block."""
+from their files, and no page has a measured-looking figure (± interval, decimal
+ratio, time, size) outside a block."""
 
 from __future__ import annotations
 
@@ -91,10 +91,10 @@ def test_loose_figures_are_found_outside_blocks_only() -> None:
         "<!-- figures: text docs/x.md -->\nInside 1.0 ± 0.1, 3 s.\n<!-- /figures -->\n"
         "```text\n7.0 ± 1.0 in code\n```\n"
         "Inline `2.0 ± 0.5` and maths $1 \\pm 2$; `1.5×` growth; 7 models × 5.\n"
-        "It took 45.2 s.\nIt was 2.5× faster.\nIt peaked at 502 MiB.\n"
+        "It took 45.2 s.\nIt was 2.5× faster.\nIt peaked at 502 MiB.\nIn 105 s.\n"
     )
     found = figures.loose_figures(text)
-    assert [n for n, _ in found] == [2, 10, 11, 12]
+    assert [n for n, _ in found] == [2, 10, 11, 12, 13]
 
 
 def test_record_keeps_the_command_and_its_output(tmp_path) -> None:

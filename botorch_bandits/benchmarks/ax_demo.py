@@ -9,6 +9,7 @@ resume restores: ``docs/demo.md``.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import logging
 import sqlite3
@@ -133,8 +134,10 @@ def run_async(
     # rebuild the virtual clock: a trial starts at the end of the last completion
     # stored before it was created
     ends: dict[int, float] = {}
+    # completed and failed trials both ended (the loop counts both as done)
+    ended = (TrialStatus.COMPLETED, TrialStatus.FAILED)
     done = sorted(
-        (t for t in trials if t.status == TrialStatus.COMPLETED),
+        (t for t in trials if t.status in ended and t.time_completed is not None),
         key=lambda t: t.time_completed,
     )
     start: dict[int, float] = {}
@@ -150,7 +153,7 @@ def run_async(
     df = exp.lookup_data().df
     have = set(df.loc[df["metric_name"] == objective, "trial_index"].astype(int))
     for t in done:
-        if t.index not in have:
+        if t.status == TrialStatus.COMPLETED and t.index not in have:
             data = evaluate_trial(t.arms[0].parameters, t.index).result()
             client.attach_data(trial_index=t.index, raw_data=data)
     running: dict[int, tuple[float, Future]] = {}
@@ -315,13 +318,25 @@ def trial_sources(client: Any) -> np.ndarray:
     model node's fallback generator, e.g. Ax's Sobol after its model proposed
     already-evaluated points) or ``"model"``."""
 
-    def source(gr: Any) -> str:
-        if generation_node_name(gr) in INITIAL_NODES:
-            return "initial"
-        return "model" if generator_key(gr) not in INITIAL_NODES else "fallback"
-
     trials = sorted(client_experiment(client).trials.values(), key=lambda t: t.index)
-    return np.asarray([source(t.generator_runs[0]) for t in trials], dtype=object)
+    return np.asarray(
+        [
+            source_of(generation_node_name(gr), generator_key(gr))
+            for gr in (t.generator_runs[0] for t in trials)
+        ],
+        dtype=object,
+    )
+
+
+def source_of(node: str | None, key: str | None) -> str:
+    """A trial's source from the name of the node that made it and its generator's
+    key: Ax names a node's fallback run ``Fallback_<generator>`` (Ax 1.3:
+    ``Fallback_Sobol``); an initial node's own Sobol run is initial."""
+    if node in INITIAL_NODES:
+        return "initial"
+    if key is not None and (key.startswith("Fallback") or key in INITIAL_NODES):
+        return "fallback"
+    return "model"
 
 
 def trial_seconds(client: Any) -> np.ndarray:
@@ -394,6 +409,13 @@ def check_run_options(db: Path, resume: bool, options: dict[str, Any]) -> None:
             "earlier version); it was left as it is. Start a fresh run without "
             "--resume (which replaces it)."
         )
+    unknown = [k for k in RUN_OPTIONS if k not in stored]
+    if unknown:
+        raise ValueError(
+            f"--resume: {db} was written by an earlier version of the demo (it records "
+            f"no {', '.join(unknown)}), which this version cannot resume; it was left "
+            "as it is. Start a fresh run without --resume (which replaces it)."
+        )
     differ = [k for k in RUN_OPTIONS if stored.get(k) != values[k]]
     if differ:
         said = "; ".join(
@@ -430,13 +452,14 @@ def run_demo(
     ``stop_after``: stop each experiment after that many completions in this call
     (a stand-in for a kill, for tests). ``torch_threads``: torch's threads during
     the run (restored after; None leaves them): the decisions fit GPs on a few
-    dozen points, where one thread is as fast as two on an idle machine and, on a
-    loaded one, avoids the thread contention that made a run 10x slower."""
+    dozen points, and one thread keeps torch's threads from contending with other
+    processes on a loaded machine."""
 
     for name, value, low in (
         ("trials", trials, 4),
         ("parallelism", parallelism, 1),
         ("seeds", seeds, 1),
+        ("torch_threads", 1 if torch_threads is None else torch_threads, 1),
     ):
         if isinstance(value, bool) or not isinstance(value, int) or value < low:
             raise ValueError(f"`{name}` must be an integer >= {low}, got {value!r}.")
@@ -455,6 +478,13 @@ def run_demo(
     out.mkdir(parents=True, exist_ok=True)
     for name in ("demo.db", "regret.csv", "regret.png", "cost.csv", "cost.png"):
         check_not_symlink(out / name)  # before any work, not at the end of the run
+    for module in ("matplotlib", "tqdm") if show_progress else ("matplotlib",):
+        if importlib.util.find_spec(module) is None:  # before the run, not after it
+            raise ModuleNotFoundError(
+                f"run_demo needs {module} (the 'plot' extra): pip install '.[plot]' "
+                "from a clone of the repository",
+                name=module,
+            )
     run_seeds = tuple(range(seed, seed + seeds))
     threads = torch.get_num_threads()
     if torch_threads is not None:
@@ -521,6 +551,7 @@ def _run(
             if own
             else executor
         )
+        disabled = logging.root.manager.disable  # restored after the run
         logging.disable(logging.INFO)  # Ax logs every trial at INFO
         quiet = _CountedFallbacks()
         logging.getLogger(_NODE_LOGGER).addFilter(quiet)
@@ -581,6 +612,7 @@ def _run(
             raise
         finally:
             logging.getLogger(_NODE_LOGGER).removeFilter(quiet)
+            logging.disable(disabled)
             if bar is not None:
                 bar.close()
             if own:

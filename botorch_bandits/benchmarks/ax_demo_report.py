@@ -47,22 +47,43 @@ class DemoResult:
 
 def read_regret(path: Path) -> DemoResult:
     """The curves of a run back from its ``regret.csv`` (no seconds: ``cost.csv``
-    holds them)."""
+    holds them); every (strategy, seed, trial) must be there once, with one mode
+    and one parallelism."""
     with open(path, newline="") as fh:
         rows = list(csv.DictReader(fh))
     if not rows:
         raise ValueError(f"{path} holds no rows")
+    for column in ("mode", "parallelism"):
+        if len({r[column] for r in rows}) != 1:
+            raise ValueError(f"{path}: the rows differ in {column!r}")
     strategies = list(dict.fromkeys(r["strategy"] for r in rows))
-    seeds = tuple(dict.fromkeys(int(r["seed"]) for r in rows))
+    seeds = tuple(sorted({int(r["seed"]) for r in rows}))
     trials = max(int(r["trial"]) for r in rows)
-    curves, sources = {}, {}
-    for s in strategies:
-        mine = [r for r in rows if r["strategy"] == s]
-        shape = (len(seeds), trials)
-        curves[s] = np.array([float(r["cumulative_regret"]) for r in mine]).reshape(
-            shape
+    cells = {(r["strategy"], int(r["seed"]), int(r["trial"])): r for r in rows}
+    want = [(s, k, t) for s in strategies for k in seeds for t in range(1, trials + 1)]
+    if len(cells) != len(rows) or set(cells) != set(want):
+        raise ValueError(
+            f"{path}: expected one row per strategy, seed and trial 1..{trials} "
+            f"({len(want)} rows), found {len(rows)} ({len(cells)} distinct)"
         )
-        sources[s] = np.array([r["source"] for r in mine], dtype=object).reshape(shape)
+    shape = (len(seeds), trials)
+    curves = {
+        s: np.array(
+            [
+                float(cells[s, k, t]["cumulative_regret"])
+                for k in seeds
+                for t in range(1, trials + 1)
+            ]
+        ).reshape(shape)
+        for s in strategies
+    }
+    sources = {
+        s: np.array(
+            [cells[s, k, t]["source"] for k in seeds for t in range(1, trials + 1)],
+            dtype=object,
+        ).reshape(shape)
+        for s in strategies
+    }
     return DemoResult(
         seeds=seeds,
         mode=rows[0]["mode"],

@@ -23,11 +23,11 @@ BLOCK = re.compile(
     r"(<!-- figures: (?P<kind>[\w-]+) (?P<path>\S+) -->\n)(?P<body>.*?)(<!-- /figures -->)",
     re.S,
 )
-#: a measured-looking figure: an interval (1.2 ± 0.3), a decimal time (4.5 s, 0.42 ms),
-#: a decimal ratio (2.4×) or a size (2.3 MB). Settings are not figures: written in
-#: inline code (`1.5×`, `0.05` s) or as integers they pass; percentages are not read
+#: a measured-looking figure: an interval (1.2 ± 0.3), a time (45 s, 0.42 ms), a
+#: decimal ratio (2.4×) or a size (2.3 MB). Settings are not figures: written in inline
+#: code (`1.5×`, `30` s) they pass; plain numbers and percentages are not read
 FIGURE = re.compile(
-    r"\d\s?±\s?\d|\b\d+\.\d+\s?(?:s|ms|min)\b|\d\.\d+\s?×"
+    r"\d\s?±\s?\d|\b\d+(?:\.\d+)?\s?(?:s|ms|min)\b|\d\.\d+\s?×"
     r"|\b\d+(?:\.\d+)?\s?(?:GiB|MiB|MB)\b"
 )
 
@@ -132,7 +132,10 @@ def pages(root: Path) -> list[Path]:
         for p in sorted((root / "docs").rglob("*.md"))
         if p.relative_to(root / "docs").parts[0] not in ("_build", "data")
     ]
-    return [root / "README.md", *docs]
+    # CHANGELOG.md is a page too (docs/changelog.md includes it); REPRODUCTION.md,
+    # which docs/reproduction-report.md includes, is written whole by
+    # `reproduction-report` from a reproduce run's CSVs (tests/test_reproduction_report.py)
+    return [root / "README.md", root / "CHANGELOG.md", *docs]
 
 
 def update(root: Path, check: bool = False) -> list[Path]:
@@ -182,6 +185,11 @@ def record(command: list[str], out: Path, root: Path) -> str:
         capture_output=True,
         text=True,
     ).stdout.strip()
+    dirty = subprocess.run(  # the package's code differs from the commit's
+        ["git", "diff", "--quiet", "HEAD", "--", "botorch_bandits"], cwd=root
+    ).returncode
+    if commit and dirty:
+        commit += " with uncommitted changes to botorch_bandits/"
     head = (
         f"# recorded by: {' '.join(command)}\n"
         f"# date: {_dt.date.today().isoformat()}\n"

@@ -8,6 +8,7 @@ the multi-start fit (:mod:`botorch_bandits.models.multistart`)."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -50,11 +51,15 @@ def single_start_fit(X: Tensor, Y: Tensor) -> tuple[Tensor, Tensor, Tensor]:
 
 
 def fit_quality(
-    draws: int = 8, points: int = 200, seed: int = 0, starts: int = DEFAULT_STARTS
+    draws: int = 8,
+    points: int = 200,
+    seed: int = 0,
+    starts: int = DEFAULT_STARTS,
+    progress: Callable[[int, int], None] | None = None,
 ) -> dict[str, Any]:
     """Both fits on ``draws`` data sets of ``points`` observations each; per draw the
     lengthscales and log marginal likelihoods per point (both evaluated by the same
-    exact formula), and each fit's wall time."""
+    exact formula), and each fit's wall time. ``progress(done, 2)`` after each fit."""
     check_count("draws", draws, 1)
     check_count("points", points, 2)
     problem = verma_gp_problem(num_seeds=draws, seed=seed)
@@ -66,9 +71,13 @@ def fit_quality(
     start = time.perf_counter()
     old = single_start_fit(X, Y)
     old_seconds = time.perf_counter() - start
+    if progress is not None:
+        progress(1, 2)
     start = time.perf_counter()
     new = fit_gp_multistart(X, Y, starts=starts)
     new_seconds = time.perf_counter() - start
+    if progress is not None:
+        progress(2, 2)
     return {
         "true_lengthscale": 0.02,
         "noise_variance": problem.noise_sd.pow(2).reshape(-1).tolist(),

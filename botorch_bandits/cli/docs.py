@@ -43,6 +43,21 @@ def _run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from botorch_bandits.benchmarks import docs_figures as figures
 
     root = Path(args.root)
+    given = [
+        flag
+        for flag, on in (
+            ("--check", args.check),
+            ("--record", args.record),
+            ("--collect-finals", args.collect_finals),
+        )
+        if on
+    ]
+    if len(given) > 1:
+        raise CommandError(f"give one of {', '.join(given)}, not several")
+    if args.record_command and not args.record:
+        raise CommandError(
+            f"a command ({' '.join(args.record_command)}) goes with --record FILE only"
+        )
     if args.record:
         command = (
             args.record_command[1:]

@@ -200,12 +200,10 @@ def _beta_guide_arguments(parser: argparse.ArgumentParser) -> None:
         "--trials", type=positive_int, help="closed-loop trials (50; 6 with --smoke)"
     )
     parser.add_argument("--workers", type=positive_int, default=2, help="processes (2)")
-    parser.add_argument(
-        "--no-loop", action="store_true", help="only the fit table (a minute)"
-    )
+    parser.add_argument("--no-loop", action="store_true", help="only the fit table")
     _smoke(
         parser,
-        "tiny run of the same steps (under a minute, not about 6 min): fits "
+        "tiny run of the same steps: fits "
         "at n = 10 and 30 only (not 100), 1 per problem and n; closed loop of 1 seed "
         "x 6 trials (5 of them Sobol)",
     )
@@ -395,6 +393,9 @@ def _fit_quality_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--starts", type=positive_int, default=10, help="starts of the new fit (10)"
     )
+    parser.add_argument(
+        "--no-progress", action="store_true", help="no progress lines on stderr"
+    )
 
 
 def _run_fit_quality(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
@@ -402,7 +403,15 @@ def _run_fit_quality(args: argparse.Namespace, parser: argparse.ArgumentParser) 
 
     if args.points < 2:
         parser.error(f"--points must be at least 2, got {args.points}")
-    result = fit_quality(args.draws, args.points, args.seed, args.starts)
+    with Progress(
+        "fit-quality",
+        f"one-start and {args.starts}-start fits of {args.draws} draws",
+        "fit",
+        show=not args.no_progress,
+    ) as progress:
+        result = fit_quality(
+            args.draws, args.points, args.seed, args.starts, progress=progress
+        )
     print("\n".join(fit_quality_lines(result)))
     return 0
 
