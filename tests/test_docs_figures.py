@@ -52,7 +52,8 @@ def test_the_pages_have_blocks_and_their_files_exist() -> None:
 
 def _site(tmp_path: Path) -> Path:
     """A copy of the repository's pages and data to edit."""
-    shutil.copy(ROOT / "README.md", tmp_path / "README.md")
+    for name in ("README.md", "CHANGELOG.md"):
+        shutil.copy(ROOT / name, tmp_path / name)
     shutil.copytree(
         ROOT / "docs", tmp_path / "docs", ignore=shutil.ignore_patterns("_build")
     )
