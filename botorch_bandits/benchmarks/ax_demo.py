@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import torch
 
 from botorch_bandits._io import (
     check_not_symlink,
@@ -35,6 +34,7 @@ from botorch_bandits.benchmarks.ax_demo_report import (
 )
 from botorch_bandits.benchmarks.executors import stop_now
 from botorch_bandits.benchmarks.problems import rkhs_function
+from botorch_bandits.models import fixed_threads
 from botorch_bandits.upstream import (
     client_experiment,
     client_generation_strategy,
@@ -454,6 +454,7 @@ def run_demo(
     the run (restored after; None leaves them): the decisions fit GPs on a few
     dozen points, and one thread keeps torch's threads from contending with other
     processes on a loaded machine."""
+    from botorch_bandits.ax.sql import sqlite_storage, writer_lock
 
     for name, value, low in (
         ("trials", trials, 4),
@@ -486,47 +487,7 @@ def run_demo(
                 name=module,
             )
     run_seeds = tuple(range(seed, seed + seeds))
-    threads = torch.get_num_threads()
-    if torch_threads is not None:
-        torch.set_num_threads(torch_threads)
-    try:
-        return _run(
-            out,
-            db,
-            run_seeds,
-            trials,
-            parallelism,
-            seed,
-            seeds,
-            resume,
-            executor,
-            show_progress,
-            strategies,
-            stop_after,
-            mode,
-        )
-    finally:
-        torch.set_num_threads(threads)
-
-
-def _run(
-    out: Path,
-    db: Path,
-    run_seeds: tuple[int, ...],
-    trials: int,
-    parallelism: int,
-    seed: int,
-    seeds: int,
-    resume: bool,
-    executor: Executor | None,
-    show_progress: bool,
-    strategies: tuple[str, ...],
-    stop_after: int | None,
-    mode: str,
-) -> DemoResult:
-    from botorch_bandits.ax.sql import sqlite_storage, writer_lock
-
-    with writer_lock(db):  # one writer per database, for the whole run
+    with fixed_threads(torch_threads), writer_lock(db):  # one writer per database
         if not resume and db.exists():
             db.unlink()  # a fresh run replaces the previous one
         check_run_options(
@@ -645,6 +606,7 @@ __all__ = [
     "regret_curve",
     "run_async",
     "run_demo",
+    "source_of",
     "trial_seconds",
     "trial_sources",
 ]

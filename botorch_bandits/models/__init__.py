@@ -10,6 +10,7 @@ from botorch_bandits.models.fixed import fixed_gp, make_kernel
 from botorch_bandits.models.practical import (
     STANDARDIZED_QUANTUM,
     fit_practical_gp,
+    fixed_threads,
     gp_hyperparameters,
     one_thread,
     practical_gp,
@@ -31,6 +32,7 @@ __all__ = [
     "drawn_on",
     "fit_practical_gp",
     "fixed_gp",
+    "fixed_threads",
     "gp_hyperparameters",
     "make_kernel",
     "one_thread",

@@ -1,14 +1,14 @@
 """The practical (scale-free) mode's GP: BoTorch's default ``SingleTaskGP`` on
 standardized targets (:func:`standardize`, :func:`practical_gp`), fitted by marginal
 likelihood (:func:`fit_practical_gp`), its hyperparameters as plain floats, and
-:func:`one_thread` for bit-identical factorizations."""
+:func:`one_thread` (:func:`fixed_threads`) for bit-identical factorizations."""
 
 from __future__ import annotations
 
 import math
 import warnings
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
 import torch
@@ -28,15 +28,21 @@ from botorch_bandits.validation import check_row_noise
 
 
 @contextmanager
-def one_thread() -> Iterator[None]:
-    """Run the block on one torch thread (restored after): factorizations then give
-    bit-identical results in this process, a worker process or a Dask worker."""
+def fixed_threads(n: int | None) -> Iterator[None]:
+    """Run the block on ``n`` torch threads (``None``: as they are), restored after."""
     threads = torch.get_num_threads()
-    torch.set_num_threads(1)
+    if n is not None:
+        torch.set_num_threads(n)
     try:
         yield
     finally:
         torch.set_num_threads(threads)
+
+
+def one_thread() -> AbstractContextManager[None]:
+    """Run the block on one torch thread (restored after): factorizations then give
+    bit-identical results in this process, a worker process or a Dask worker."""
+    return fixed_threads(1)
 
 
 #: standardized targets are rounded to this grid (see :func:`standardize`)
