@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import torch
 
 from botorch_bandits._io import atomic_open, atomic_path
 from botorch_bandits.benchmarks.ax_bench_strategies import AX_DEFAULT
@@ -217,11 +216,6 @@ def _curves(result: BenchResult, problem: str, strategy: str, key: str) -> np.nd
     )
 
 
-def _mean_se(runs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    mean, se = mean_and_standard_error(torch.as_tensor(runs))
-    return mean.numpy(), se.numpy()
-
-
 def summarize(result: BenchResult) -> list[dict[str, Any]]:
     """Per problem and strategy: the final cumulative and simple regret (mean, s.e.
     over seeds), the median seconds of ``get_next_trials`` at trial 10 (``None``
@@ -230,8 +224,12 @@ def summarize(result: BenchResult) -> list[dict[str, Any]]:
     rows = []
     for p in result.problems:
         for s in result.strategies:
-            cum_mean, cum_se = _mean_se(_curves(result, p, s, "cumulative_regret"))
-            sr_mean, sr_se = _mean_se(_curves(result, p, s, "simple_regret"))
+            cum_mean, cum_se = mean_and_standard_error(
+                _curves(result, p, s, "cumulative_regret")
+            )
+            sr_mean, sr_se = mean_and_standard_error(
+                _curves(result, p, s, "simple_regret")
+            )
             gen = _curves(result, p, s, "gen_seconds")
             jobs = [j for j in result.jobs if j["problem"] == p and j["strategy"] == s]
             rows.append(
@@ -306,7 +304,7 @@ def plot(result: BenchResult, problem: str, path: Path) -> Path:
     trials = np.arange(1, result.trials + 1)
     for s in result.strategies:
         for ax, key in ((left, "cumulative_regret"), (right, "simple_regret")):
-            mean, se = _mean_se(_curves(result, problem, s, key))
+            mean, se = mean_and_standard_error(_curves(result, problem, s, key))
             (line,) = ax.plot(trials, mean, label=s)
             ax.fill_between(
                 trials, mean - se, mean + se, alpha=0.2, color=line.get_color()

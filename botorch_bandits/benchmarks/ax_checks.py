@@ -168,11 +168,6 @@ def constrained_run(seed: int, trials: int, constrained: bool) -> dict[str, Any]
     }
 
 
-def _mean_se(rows: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    mean, se = mean_and_standard_error(torch.as_tensor(np.stack(rows)))
-    return mean.numpy(), se.numpy()
-
-
 def run_check(
     name: str,
     seeds: int,
@@ -206,7 +201,7 @@ def run_check(
     for k, label in enumerate(arms):
         rs = results[k * seeds : (k + 1) * seeds]
         if name == "piecewise":
-            m, se = _mean_se([r["regret"] for r in rs])
+            m, se = mean_and_standard_error(np.stack([r["regret"] for r in rs]))
             restarts = [r["restarts"] for r in rs]
             lines.append(
                 f"{label:<24s} dynamic regret R_T = {m[-1]:.2f} ± {se[-1]:.2f} "
@@ -214,8 +209,8 @@ def run_check(
                 f"{restarts}"
             )
         else:
-            cv, cse = _mean_se([r["avg_cv"] for r in rs])
-            rg, _ = _mean_se([r["avg_regret"] for r in rs])
+            cv, cse = mean_and_standard_error(np.stack([r["avg_cv"] for r in rs]))
+            rg, _ = mean_and_standard_error(np.stack([r["avg_regret"] for r in rs]))
             cells = ", ".join(
                 f"t={t}: R/t {rg[t - 1]:.3f} CV/t {cv[t - 1]:.3f}±{cse[t - 1]:.3f}"
                 for t in checkpoints

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from botorch_bandits._io import atomic_open, atomic_path
+from botorch_bandits.benchmarks.demo import mean_and_standard_error
 
 #: what each mode of the bandit is told about f (Ax's default is told nothing)
 MODE_LABELS = {
@@ -95,14 +96,6 @@ def read_regret(path: Path) -> DemoResult:
     )
 
 
-def _mean_se(values: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
-    """Mean over the first axis and its standard error (None for one seed)."""
-    mean = values.mean(axis=0)
-    if len(values) < 2:
-        return mean, None
-    return mean, values.std(axis=0, ddof=1) / np.sqrt(len(values))
-
-
 def _seed_range(seeds: tuple[int, ...]) -> str:
     n = len(seeds)
     return f"seed {seeds[0]}" if n == 1 else f"{n} seeds ({seeds[0]}-{seeds[-1]})"
@@ -139,12 +132,12 @@ def write_regret(out: Path, result: DemoResult) -> None:
     fig, ax = plt.subplots(figsize=(7, 4.5))
     x = np.arange(1, result.trials + 1)
     for s, c in result.curves.items():
-        mean, se = _mean_se(c)
+        mean, se = mean_and_standard_error(c)  # (a band only for more than one seed)
         n_init = int((result.sources[s] == "initial").sum(axis=1).max())
         (line,) = ax.plot(
             x, mean, label=f"{label(s, result.mode)}, {n_init} initial trials"
         )
-        if se is not None:
+        if len(c) > 1:
             ax.fill_between(
                 x, mean - se, mean + se, color=line.get_color(), alpha=0.2, lw=0
             )
@@ -229,8 +222,8 @@ def summary_lines(result: DemoResult) -> list[str]:
     )
     for s in result.curves:
         v = result.final(s)
-        cell = f"{v.mean():.3f} ± {v.std(ddof=1) / np.sqrt(n):.3f}" if n > 1 else ""
-        cell = cell or f"{v[0]:.3f}"
+        mean, se = mean_and_standard_error(v)
+        cell = f"{mean:.3f} ± {se:.3f}" if n > 1 else f"{mean:.3f}"
         per_seed = ", ".join(f"{x:.2f}" for x in v)
         lines.append(f"  {label(s, result.mode):<26s} {cell}   (per seed: {per_seed})")
     for s in result.curves:
@@ -243,9 +236,10 @@ def summary_lines(result: DemoResult) -> list[str]:
             )
     if {"bandit", "ax-default"} <= set(result.curves) and n > 1:
         d = result.final("ax-default") - result.final("bandit")
+        mean, se = mean_and_standard_error(d)
         lines.append(
             f"  IGP-UCB lower on {int((d > 0).sum())} of {n} seeds; Ax default minus "
-            f"IGP-UCB, paired: {d.mean():.3f} ± {d.std(ddof=1) / np.sqrt(n):.3f}"
+            f"IGP-UCB, paired: {mean:.3f} ± {se:.3f}"
         )
     return lines
 

@@ -10,6 +10,7 @@ import math
 from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
 import torch
 from torch import Tensor
 
@@ -155,9 +156,15 @@ def run_demo(
     return summary
 
 
-def mean_and_standard_error(runs: Tensor) -> tuple[Tensor, Tensor]:
+def mean_and_standard_error(
+    runs: Tensor | np.ndarray,
+) -> tuple[Tensor, Tensor] | tuple[np.ndarray, np.ndarray]:
     """Mean and standard error over the first (seed) dimension of ``seeds x T``;
-    the standard error is 0 for a single seed."""
+    the standard error is 0 for a single seed. A NumPy array gives arrays (computed
+    by the same torch code)."""
+    if not isinstance(runs, Tensor):
+        mean, se = mean_and_standard_error(torch.as_tensor(np.asarray(runs)))
+        return mean.numpy(), se.numpy()
     mean = runs.mean(0)
     if runs.shape[0] < 2:
         return mean, torch.zeros_like(mean)
