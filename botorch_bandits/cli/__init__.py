@@ -155,23 +155,13 @@ def _interrupted(args: argparse.Namespace) -> int:
     """Ctrl-C: one line saying how to continue; exit status 130."""
     hint = ""
     if args.command == "demo":  # the run's own options: a resume must repeat them
-        given = [
-            f"{flag} {value}"
-            for flag, value, default in (
-                ("--trials", args.trials, None),
-                ("--seeds", args.seeds, None),
-                ("--seed", args.seed, 0),
-                ("--parallelism", args.parallelism, 3),
-                ("--mode", args.mode, "practical"),
-            )
-            if value != default
-        ]
-        given += [
-            f
-            for f, on in (("--smoke", args.smoke), ("--bandit-only", args.bandit_only))
-            if on
-        ]
-        options = "".join(f" {g}" for g in given)
+        options = ""
+        for dest in ("trials", "seeds", "seed", "parallelism", "mode", "smoke"):
+            value = getattr(args, dest)
+            if value != args.command_parser.get_default(dest):
+                flag = "--" + dest
+                options += f" {flag}" if value is True else f" {flag} {value}"
+        options += " --bandit-only" if args.bandit_only else ""
         hint = (
             f"; continue with: botorch-bandits demo --resume{options} --out {args.out}"
         )
