@@ -25,6 +25,8 @@ from gpytorch.likelihoods import FixedNoiseGaussianLikelihood
 from linear_operator.utils.cholesky import psd_safe_cholesky
 from torch import Tensor
 
+from botorch_bandits.acquisition._common import model_tensor
+
 
 # --------------------------------------------------------------------------------------
 # model batch
@@ -268,26 +270,6 @@ def single_output(model: Model, what: str) -> None:
             f"num_outputs={model.num_outputs}: censoring is defined for one observed "
             "output (Verma et al. 2022, Eq. (1))."
         )
-
-
-def model_tensor(model: Any) -> Tensor | None:
-    """A floating-point tensor of ``model`` that gives its dtype and device (a
-    finite-arm engine's arms, the training inputs, a parameter or buffer), else
-    ``None``."""
-    arms = getattr(model, "arms", None)
-    if isinstance(arms, Tensor):
-        return arms
-    try:
-        inputs = model.train_inputs
-    except Exception:  # no inputs, or none readable
-        inputs = None
-    if isinstance(inputs, tuple) and inputs and isinstance(inputs[0], Tensor):
-        return inputs[0]
-    if isinstance(model, torch.nn.Module):
-        for tensor in (*model.parameters(), *model.buffers()):
-            if tensor.is_floating_point():
-                return tensor
-    return None
 
 
 def check_pending(X_pending: Any, d: int | None, model: Any = None) -> Tensor | None:

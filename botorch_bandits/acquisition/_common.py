@@ -3,6 +3,7 @@ plain attributes and validation."""
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from typing import Any
 
@@ -187,9 +188,95 @@ def check_input_dim(name: str, X: Tensor, model: Any) -> None:
         )
 
 
+def model_tensor(model: Any) -> Tensor | None:
+    """A floating-point tensor of ``model`` that gives its dtype and device: a
+    finite-arm engine's arms, else the training inputs, else the first floating-point
+    parameter or buffer; ``None`` when the model holds none (e.g. BoTorch's
+    ``GenericDeterministicModel``). Cheap: it stops at the first tensor found.
+
+    Args:
+        model: A BoTorch model or the package's finite-arm engine.
+
+    Returns:
+        The tensor, or ``None``.
+    """
+    arms = getattr(model, "arms", None)
+    if isinstance(arms, Tensor):
+        return arms
+    try:
+        inputs = model.train_inputs
+    except Exception:  # no inputs, or none readable
+        inputs = None
+    if isinstance(inputs, tuple) and inputs and isinstance(inputs[0], Tensor):
+        return inputs[0]
+    if isinstance(model, torch.nn.Module):
+        tensors = itertools.chain(model.parameters(), model.buffers())
+        return next((x for x in tensors if x.is_floating_point()), None)
+    return None
+
+
+def check_model_device(model: Any) -> None:
+    """Refuse a model that holds no data: its training inputs, parameters or buffers
+    on PyTorch's ``'meta'`` device (shapes without values), where every posterior
+    fails deep inside torch. Called at construction, before anything reads it.
+
+    Args:
+        model: The model an acquisition function is built on.
+
+    Raises:
+        ValueError: naming ``model``, when its tensors are on the 'meta' device.
+    """
+    tensors = [model_tensor(model)]
+    if isinstance(model, torch.nn.Module):
+        tensors += [next(model.parameters(), None), next(model.buffers(), None)]
+    if any(x is not None and x.device.type == "meta" for x in tensors):
+        raise ValueError(
+            f"`model` ({type(model).__name__}) holds its parameters or training data "
+            "on the 'meta' device (device='meta'), which stores shapes but no values, "
+            "so it has no posterior to compute. Build the model on a real device "
+            "('cpu' or 'cuda'), or materialize it first (model.to_empty(device='cpu') "
+            "and then load_state_dict)."
+        )
+
+
+def check_dtype(X: Tensor, model: Any) -> None:
+    """``X`` must be on a real device and in the model's dtype.
+
+    GPyTorch's exact posterior multiplies ``X``'s kernel rows with caches made in
+    the model's dtype, so a float64 ``X`` on a float32 model fails with a bare torch
+    error (BoTorch's own analytic acquisitions, e.g. ``UpperConfidenceBound``, fail
+    the same way). Casting either side silently would change the model the user
+    holds or the precision of the optimizer's points, so this asks for one dtype.
+
+    Args:
+        X: The points to score.
+        model: The model they are scored on.
+
+    Raises:
+        ValueError: naming ``X``, with its dtype, the model's dtype and what to do.
+    """
+    if X.device.type == "meta":
+        raise ValueError(
+            f"`X` is on the 'meta' device (X.device={X.device}), which holds no "
+            "values; pass points on the model's device."
+        )
+    ref = model_tensor(model)
+    if ref is None or X.dtype == ref.dtype:
+        return
+    raise ValueError(
+        f"`X` must have the model's dtype {ref.dtype}, got X.dtype={X.dtype}: the "
+        "posterior needs the points and the model in one dtype. Pass "
+        f"X.to({ref.dtype}) (with BoTorch's optimizers: `bounds` or `choices` in "
+        f"{ref.dtype}), or build the model in {X.dtype} (e.g. from training data "
+        f"in {X.dtype}) and the acquisition on it."
+    )
+
+
 def check_points(X: Tensor, model: Any) -> None:
-    """Points to score: finite (a NaN or infinite coordinate would give a NaN score
-    that an argmax or an optimizer takes silently) and of the model's width."""
+    """Points to score: on a real device and in the model's dtype
+    (:func:`check_dtype`), finite (a NaN or infinite coordinate would give a NaN
+    score that an argmax or an optimizer takes silently) and of the model's width."""
+    check_dtype(X, model)
     if not bool(torch.isfinite(X).all()):
         bad = (~torch.isfinite(X)).reshape(-1, X.shape[-1]).any(-1).nonzero()
         raise ValueError(

@@ -41,6 +41,7 @@ from botorch_bandits.acquisition._batch import (
 from botorch_bandits.acquisition._common import (
     RoundScheduleMixin,
     check_input_dim,
+    check_model_device,
     check_points,
     check_round,
     gamma_after,
@@ -241,6 +242,7 @@ class GPThompsonSampling(RoundScheduleMixin, AcquisitionFunction):
         maximize: bool = True,
         X_pending: Tensor | None = None,
     ) -> None:
+        check_model_device(model)
         super().__init__(model=model)
         self.B, self.R, self.delta, self.v, self.gamma = scale_arguments(
             B, R, delta, gamma, v, constant_name="v", algorithm="GP-TS"

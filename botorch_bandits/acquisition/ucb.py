@@ -39,6 +39,7 @@ from botorch_bandits.acquisition._batch import (
 from botorch_bandits.acquisition._common import (
     RoundScheduleMixin,
     batch_multiplier,
+    check_model_device,
     check_points,
     check_round,
     gamma_after,
@@ -73,6 +74,7 @@ class ScheduledUCB(RoundScheduleMixin, AnalyticAcquisitionFunction):
         maximize: bool = True,
         X_pending: Tensor | None = None,
     ) -> None:
+        check_model_device(model)
         super().__init__(model=model, posterior_transform=posterior_transform)
         # plain attributes (the base model is no second submodule; fast)
         set_plain_attributes(
@@ -127,9 +129,10 @@ class ScheduledUCB(RoundScheduleMixin, AnalyticAcquisitionFunction):
     ) -> tuple[Tensor, Tensor]:
         """Posterior mean and standard deviation at ``X`` (``(b1 x ... x bk) x 1 x d``
         in, ``(b1 x ... x bk) x m`` out), as BoTorch's analytic acquisitions compute
-        them; the acquisition is moved to ``X``'s device and dtype only when the model
-        is not there already (the walk over every buffer of the model is a large
-        share of one step on the finite-arm engine)."""
+        them; the acquisition is moved to ``X``'s device only when the model is not
+        there already (the walk over every buffer of the model is a large share of
+        one step on the finite-arm engine). ``X``'s dtype is the model's: ``forward``
+        refuses another one (:func:`check_points`) rather than cast the model."""
         ref = next(self.model.buffers(), None)
         if ref is None:
             ref = next(self.model.parameters(), None)
