@@ -9,8 +9,11 @@ to the main process (:func:`ignore_sigint`)."""
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import ctypes.util
 import os
 import signal
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -38,11 +41,26 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     os.close(fd)
     try:
         yield Path(tmp)
-        os.chmod(tmp, 0o644)
+        os.chmod(tmp, 0o666 & ~current_umask())  # as open() would have made it
         os.replace(tmp, target)
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+
+
+def current_umask() -> int:
+    """The process's file-mode creation mask (read without changing it on Linux;
+    elsewhere set and restored at once)."""
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except OSError:
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 @contextlib.contextmanager
@@ -55,5 +73,26 @@ def atomic_open(path: str | os.PathLike, mode: str = "w", **kwargs) -> Iterator:
 
 def ignore_sigint() -> None:
     """A pool worker's initializer: Ctrl-C is left to the main process, which stops
-    the pool and prints one line -- no traceback per worker."""
+    the pool and prints one line -- no traceback per worker; SIGTERM ends the
+    worker at once (the main process's handler, inherited through the fork, would
+    turn it into an exception inside the job); and on Linux the worker gets
+    SIGTERM when the main process dies (even by SIGKILL), so no idle worker
+    outlives its run."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    die_with_parent()
+
+
+def die_with_parent() -> None:
+    """Linux's ``prctl(PR_SET_PDEATHSIG, SIGTERM)`` for this process (nothing
+    elsewhere); if the parent is already gone, end now."""
+    if not sys.platform.startswith("linux"):
+        return
+    parent = os.getppid()
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        libc.prctl(1, int(signal.SIGTERM), 0, 0, 0)  # 1: PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # no libc to call: the worker may outlive
+        return
+    if os.getppid() != parent:  # the parent died before the call
+        os.kill(os.getpid(), signal.SIGTERM)

@@ -5,8 +5,8 @@ Ax SQL store (patched by :func:`install_sql_patches`): ``IntTimestamp``'s bind,
 ``_arm_weight_table``, the strategy's save and update (``_nodes``, ``_generator_runs``);
 ``db.SESSION_FACTORY``, ``utils.copy_db_ids``, ``_load_experiment_and_generation_strategy``.
 ``ax.Client``: ``_experiment``, ``_maybe_experiment``, ``_maybe_generation_strategy``,
-``_storage_config``, ``_generation_strategy_or_choose``. Node:
-``ExternalGenerationNode._gen``, a run's ``_generator_key``, ``_gen_metadata``,
+``_storage_config``, ``_generation_strategy_or_choose``. Node: ``ExternalGenerationNode._gen``
+and ``fit_time_since_gen``, a run's ``_generator_key``, ``_gen_metadata``, ``_fit_time``,
 ``IntToFloat.rounding``, the runner registry's order. BoTorch: none. torch: ``Tensor._version``."""
 
 from __future__ import annotations
@@ -314,6 +314,21 @@ def set_gen_metadata(generator_run: Any, metadata: dict[str, Any]) -> None:
     """Replace the metadata a ``GeneratorRun`` returns as ``gen_metadata`` (Ax has
     no setter; ``ExternalGenerationNode`` makes its runs without metadata)."""
     generator_run._gen_metadata = metadata
+
+
+def float_fit_time(node: Any, generator_run: Any) -> None:
+    """Keep a generator run's fit time a float, as SQLite gives it back.
+
+    Ax 1.3's ``ExternalGenerationNode._gen`` resets ``fit_time_since_gen`` to the
+    int ``0`` after each generator run, so the second and later runs of one call
+    carry ``fit_time=0`` (an int). SQLite returns ``0.0``, and Ax's ``copy_db_ids``
+    refuses the save's copy as "two objects of different types": the arm never gets
+    its db id and the next save moves its row to another generator run, so a batch
+    trial loses its arm in the file. Here the node's counter and the run's fit time
+    become floats (``GeneratorRun._fit_time``: Ax has no setter)."""
+    node.fit_time_since_gen = float(node.fit_time_since_gen)
+    if isinstance(generator_run._fit_time, int):
+        generator_run._fit_time = float(generator_run._fit_time)
 
 
 def set_strict_rounding(transform: Any) -> None:

@@ -286,6 +286,42 @@ def test_external_generation_node_gen_signature(sql_store):
     )
 
 
+def test_external_generation_node_fit_time(sql_store):
+    """The batch-save workaround (``upstream.float_fit_time``): Ax's node keeps its
+    fit time in ``fit_time_since_gen`` and a run's in ``GeneratorRun._fit_time``,
+    and resets the former to an int after a run (the defect it works around)."""
+    import inspect as _inspect
+
+    from ax.core.arm import Arm
+    from ax.core.generator_run import GeneratorRun
+    from ax.generation_strategy.external_generation_node import (
+        ExternalGenerationNode,
+    )
+
+    source = _inspect.getsource(ExternalGenerationNode._gen)
+    assert "self.fit_time_since_gen = 0\n" in source, _changed(
+        "ax-platform",
+        "ExternalGenerationNode._gen",
+        "it no longer resets fit_time_since_gen to the int 0 (the cause of the "
+        "lost batch arms, issue 46): check tests/test_ax_sqlite.py's "
+        "test_without_the_workaround_ax_loses_batch_arms; the workaround may go",
+    )
+    gr = GeneratorRun(arms=[Arm(parameters={"x": 0.5})], fit_time=0)
+    assert gr._fit_time == 0 and isinstance(gr._fit_time, int), _changed(
+        "ax-platform", "GeneratorRun._fit_time", "the fit_time given, as given"
+    )
+
+    class Node:
+        fit_time_since_gen = 0
+
+    node = Node()
+    upstream.float_fit_time(node, gr)
+    assert isinstance(node.fit_time_since_gen, float)
+    assert isinstance(gr.fit_time, float) and gr.fit_time == 0.0, _changed(
+        "ax-platform", "GeneratorRun.fit_time", "returns _fit_time"
+    )
+
+
 def test_generator_run_key_and_metadata(sql_store):
     from ax.core.arm import Arm
     from ax.core.generator_run import GeneratorRun

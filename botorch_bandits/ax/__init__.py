@@ -27,7 +27,13 @@ from botorch_bandits.ax.runner import (
     attach_executor_runner,
     run_trials,
 )
-from botorch_bandits.ax.sql import load_client, sqlite_storage
+from botorch_bandits.ax.sql import (
+    DatabaseBusyError,
+    close_storage,
+    load_client,
+    sqlite_storage,
+    writer_lock,
+)
 from botorch_bandits.ax.storage import register
 
 register()
@@ -37,13 +43,16 @@ __all__ = [
     "PENDING",
     "BanditNode",
     "CenterFirst",
+    "DatabaseBusyError",
     "ExecutorMetric",
     "ExecutorRunner",
     "InitialTrials",
     "attach_executor_runner",
     "bandit_generation_strategy",
+    "close_storage",
     "load_client",
     "register",
     "run_trials",
     "sqlite_storage",
+    "writer_lock",
 ]

@@ -178,7 +178,9 @@ def read_experiment(
         for e, x in zip(fresh, coords, strict=True):
             e["x"] = tuple(x)
             e["out"] = not space.search_space.check_membership(
-                e["params"], raise_error=False, check_all_parameters_present=True
+                space.complete(e["params"]),
+                raise_error=False,
+                check_all_parameters_present=True,
             )
     warm = None  # the latest recorded fit of this node: the next fit's start
     last_fit = None
@@ -232,6 +234,15 @@ def _read_trial(
     if status in _GONE or (status == TrialStatus.EARLY_STOPPED and f is None):
         return entry
     arms = t.arms
+    if not arms:  # e.g. lost by a save (issue 46): not the user's trial design
+        raise ValueError(
+            f"Trial {t.index} has no arm: its point is missing from the "
+            "experiment (in a SQLite file saved before botorch_bandits worked around "
+            "Ax's batch-save defect, get_next_trials(max_trials > 1) lost arms; see "
+            "docs/ax.md, Storage on SQLite). BanditNode cannot place "
+            f"it: mark it abandoned (client.mark_trial_abandoned(trial_index="
+            f"{t.index})) to go on without it."
+        )
     if len(arms) != 1:
         raise ValueError(
             f"Trial {t.index} has {len(arms)} arms: BanditNode needs "

@@ -9,12 +9,13 @@ resume restores: ``docs/demo.md``.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import logging
 import sqlite3
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -431,6 +432,14 @@ def check_run_options(db: Path, resume: bool, options: dict[str, Any]) -> None:
         )
 
 
+@contextlib.contextmanager
+def _closed(close: Callable[[], None]) -> Iterator[None]:
+    try:
+        yield
+    finally:
+        close()
+
+
 def run_demo(
     out_dir: str | Path = "runs/demo",
     trials: int = 30,
@@ -454,7 +463,7 @@ def run_demo(
     the run (restored after; None leaves them): the decisions fit GPs on a few
     dozen points, and one thread keeps torch's threads from contending with other
     processes on a loaded machine."""
-    from botorch_bandits.ax.sql import sqlite_storage, writer_lock
+    from botorch_bandits.ax.sql import close_storage, sqlite_storage, writer_lock
 
     for name, value, low in (
         ("trials", trials, 4),
@@ -487,7 +496,8 @@ def run_demo(
                 name=module,
             )
     run_seeds = tuple(range(seed, seed + seeds))
-    with fixed_threads(torch_threads), writer_lock(db):  # one writer per database
+    # one writer per database; the file let go of when the run ends
+    with fixed_threads(torch_threads), writer_lock(db), _closed(close_storage):
         if not resume and db.exists():
             db.unlink()  # a fresh run replaces the previous one
         check_run_options(

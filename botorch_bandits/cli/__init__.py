@@ -18,7 +18,15 @@ from typing import Any
 from botorch_bandits.cli import ax_commands, docs, reproduction, studies
 from botorch_bandits.cli.common import Command, CommandError, missing
 
-__all__ = ["COMMANDS", "NEEDS", "Command", "CommandError", "build_parser", "main"]
+__all__ = [
+    "COMMANDS",
+    "NEEDS",
+    "Command",
+    "CommandError",
+    "Terminated",
+    "build_parser",
+    "main",
+]
 
 #: command name -> the command, in the order ``botorch-bandits --help`` lists them
 COMMANDS: dict[str, Command] = {
@@ -76,6 +84,12 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (``kill``, ``timeout``, systemd, a container stop, a batch
+    scheduler), raised where the signal lands: every clean-up a Ctrl-C runs runs
+    for it too (a ``KeyboardInterrupt``); the command exits 143."""
+
+
 class _NotTheInterrupt(logging.Filter):
     """Drops a log record that carries the Ctrl-C itself. SQLAlchemy's pool logs
     "Exception closing connection" with the traceback when the interrupt lands while
@@ -102,24 +116,42 @@ def quiet_interrupt_logs() -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run a command. An error a user can act on prints one line on stderr and
     exits 2 (``--debug`` or ``BOTORCH_BANDITS_DEBUG=1``: the traceback instead);
-    Ctrl-C stops cleanly, says how to continue, and exits 130."""
+    Ctrl-C stops cleanly, says how to continue, and exits 130; SIGTERM does the
+    same and exits 143 (128 + 15, as a process killed by it)."""
     parser = build_parser()
     args = parser.parse_args(argv)
     debug = args.debug or os.environ.get("BOTORCH_BANDITS_DEBUG", "") not in ("", "0")
     if not debug:
         logging.disable(logging.INFO)  # Ax announces its storage at INFO on import
         quiet_interrupt_logs()
-    interrupted: list[bool] = []
+    interrupted: list[int] = []
 
-    def on_sigint(signum: int, frame: Any) -> None:
-        interrupted.append(True)  # remembered: the error it causes is the interrupt
-        raise KeyboardInterrupt
+    def on_signal(signum: int, frame: Any) -> None:
+        interrupted.append(signum)  # remembered: the error it causes is the signal
+        raise Terminated if signum == signal.SIGTERM else KeyboardInterrupt
 
-    previous = None
+    def on_unraisable(unraisable: Any) -> None:
+        # a signal that landed inside a finalizer (a weakref callback, a __del__:
+        # SQLAlchemy runs them often) raised where Python ignores exceptions: the
+        # run went on. Send it again from another thread a moment later, so that
+        # it lands once the finalizer is over (quietly: no traceback; one that
+        # lands in a finalizer again comes back here)
+        exc = unraisable.exc_type
+        if exc is not None and issubclass(exc, KeyboardInterrupt) and interrupted:
+            again = threading.Timer(0.05, os.kill, (os.getpid(), interrupted[-1]))
+            again.daemon = True
+            again.start()
+            return
+        unraisable_before(unraisable)
+
+    unraisable_before = sys.unraisablehook
+    sys.unraisablehook = on_unraisable
+    previous: dict[int, Any] = {}
     if threading.current_thread() is threading.main_thread():
         # (a background job started with SIGINT ignored keeps ignoring it)
-        if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
-            previous = signal.signal(signal.SIGINT, on_sigint)
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            if signal.getsignal(signum) is not signal.SIG_IGN:
+                previous[signum] = signal.signal(signum, on_signal)
     try:
         check_extras(args.command)
         out = getattr(args, "out", None)
@@ -131,10 +163,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
         return COMMANDS[args.command].run(args, args.command_parser)
     except KeyboardInterrupt:
-        return _interrupted(args)
+        return _interrupted(args, signal.SIGTERM in interrupted)
     except Exception as err:
         if interrupted:  # e.g. a worker killed by the same Ctrl-C broke the pool
-            return _interrupted(args)
+            return _interrupted(args, signal.SIGTERM in interrupted)
         if debug:
             raise
         text = " ".join(str(err).split()) or type(err).__name__
@@ -143,16 +175,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             print("(run with --debug for the traceback)", file=sys.stderr)
         return 2
     finally:
-        if previous is not None:
-            signal.signal(signal.SIGINT, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        sys.unraisablehook = unraisable_before
 
 
 #: the commands whose ``--out`` names a file, not a folder
 FILE_OUT = ("reproduction-report",)
 
 
-def _interrupted(args: argparse.Namespace) -> int:
-    """Ctrl-C: one line saying how to continue; exit status 130."""
+def _interrupted(args: argparse.Namespace, terminated: bool = False) -> int:
+    """Ctrl-C (or SIGTERM): one line saying how to continue; exit status 130
+    (143)."""
     hint = ""
     if args.command == "demo":  # the run's own options: a resume must repeat them
         options = ""
@@ -165,5 +199,6 @@ def _interrupted(args: argparse.Namespace) -> int:
         hint = (
             f"; continue with: botorch-bandits demo --resume{options} --out {args.out}"
         )
-    print(f"botorch-bandits: interrupted{hint}", file=sys.stderr)
-    return 130
+    what = "terminated (SIGTERM)" if terminated else "interrupted"
+    print(f"botorch-bandits: {what}{hint}", file=sys.stderr)
+    return 143 if terminated else 130
