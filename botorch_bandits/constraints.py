@@ -202,7 +202,12 @@ def multiplicative_update(
         warnings.warn(
             f"log(kappa) reached {float(new.max()):.4g} > max_log_multiplier="
             f"{max_log_multiplier}; the multiplier is capped at exp({max_log_multiplier}) "
-            "(the exponential update overflows otherwise).",
+            "(the exponential update overflows otherwise). The update is exponential "
+            "in the epochs' mean constraint values, read in the constraint's own "
+            "units: in units where violations are large it caps within a few "
+            "epochs; rescale the constraint or lower the penalty's c (the Ax "
+            "strategy's practical mode measures constraints in their observed "
+            "spread).",
             MultiplierCapWarning,
             stacklevel=2,
         )

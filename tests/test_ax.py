@@ -130,7 +130,10 @@ def _meta(client: Client, index: int) -> dict:
 )
 def test_multipliers_are_replayed_from_the_constraint_values(rule) -> None:
     """Every bandit trial's kappa equals Algorithm 2's (3's) replay over the
-    completed epochs' constraint values, recomputed here by hand."""
+    completed epochs' constraint values, recomputed here by hand -- in the
+    practical mode's units: each value over the spread (population standard
+    deviation) of the values observed before the decision, on the standardized
+    grid of 2**-30."""
     import torch
 
     from botorch_bandits.constraints import ExponentialPenalty, replay_multipliers
@@ -151,10 +154,14 @@ def test_multipliers_are_replayed_from_the_constraint_values(rule) -> None:
     kw = dict(penalty=ExponentialPenalty(1.0)) if rule == "multiplicative" else {}
     if rule == "additive":
         kw["step"] = 0.5
+    q = 2.0**-30
     for i in range(3, 26):
         meta = _meta(client, i)
         epoch = i // 5
-        expected = replay_multipliers(g[: 5 * epoch].double(), 5, rule, **kw)[-1]
+        spread = float(g[:i].std(correction=0))  # the i trials completed before
+        assert meta["constraint_scale"] == pytest.approx([spread], rel=1e-12)
+        units = torch.round(g[: 5 * epoch] / spread / q) * q
+        expected = replay_multipliers(units, 5, rule, **kw)[-1]
         assert meta["epoch"] == epoch and meta["epochs_used"] == epoch
         assert meta["kappa"] == pytest.approx(expected.tolist(), rel=1e-12)
     assert _meta(client, 25)["kappa"] != _meta(client, 4)["kappa"]

@@ -303,6 +303,62 @@ def test_points_evaluated_before_a_restart_may_be_evaluated_again() -> None:
     ]
 
 
+def _sine_history() -> History:
+    """Five completed trials of the noise-free sin(6x) + x on [0, 1] (the centre and
+    four Sobol points, as the Ax strategy starts)."""
+    xs = (0.5, 0.0395, 0.4751, 0.5601, 0.9878)
+    return _grid_history([(x, math.sin(6 * x) + x) for x in xs])
+
+
+@pytest.mark.parametrize("optimizer", ["gradient", "finite"])
+def test_a_noise_free_batch_keeps_its_points_apart(optimizer) -> None:
+    """A point in flight is in the model at the posterior mean, which it leaves as it
+    was: the upper confidence bound kept its maximum next to it, and 9 of 10 points
+    of a batch fell within 0.004 lengthscales of each other (each a wasted trial
+    under a noise-free fit). Now each keeps APART lengthscales from those in flight;
+    the first, with none in flight, is decided as before."""
+    from botorch_bandits.core.optimize import APART
+
+    unit = torch.quasirandom.SobolEngine(1, scramble=True, seed=0).draw(512)
+    domain = Domain.box(unit.double())
+    opts = DecisionOptions.from_kwargs(optimizer=optimizer)  # practical defaults
+    history, cache, batch = _sine_history(), DecisionCache(), []
+    for _ in range(5):
+        pending = history.then(*[b.record for b in batch])
+        batch.append(decide(pending, opts, domain, cache))
+    fit = batch[0].metadata["fit"]
+    assert fit["noise"] <= 1e-2  # the fit says noise-free
+    (ls,) = fit["lengthscale"]
+    gaps = [abs(a.x[0] - b.x[0]) / ls for i, a in enumerate(batch) for b in batch[:i]]
+    assert min(gaps) >= APART
+    assert [b.metadata.get("kept_apart") for b in batch] == [None, 1, 2, 3, 4]
+    if optimizer == "gradient":  # the constrained pass finds the boundary's best
+        assert "SLSQP" in [b.metadata["optimizer"] for b in batch]
+
+
+def test_the_constrained_pass_keeps_apart_from_the_points_in_flight() -> None:
+    """The acquisition peaks at a point in flight: the optimizer's answer is its
+    best point APART lengthscales away (SLSQP with the distance as a constraint),
+    not a point of the decision set."""
+    from botorch_bandits.core.optimize import APART, optimize
+
+    unit = torch.quasirandom.SobolEngine(1, scramble=True, seed=0).draw(64).double()
+    domain = Domain.box(unit)
+
+    def acqf(X):  # peaked at 0.5, the point in flight
+        return -((X[..., 0, 0] - 0.5) ** 2)
+
+    ls = 0.2
+    scores = acqf(unit.unsqueeze(-2))
+    scores = scores.masked_fill((unit[:, 0] - 0.5).abs() < APART * ls, -math.inf)
+    flight = torch.tensor([[0.5]], dtype=torch.double)
+    meta: dict = {}
+    apart = (flight, torch.tensor([ls], dtype=torch.double))
+    row, _, coords = optimize(acqf, scores, domain, [[0.5]], meta, 0, apart)
+    assert row is None and meta["optimizer"] == "SLSQP"
+    assert APART * ls <= abs(coords[0] - 0.5) <= 1.01 * APART * ls
+
+
 def test_bad_repeats_is_named() -> None:
     with pytest.raises(ValueError, match="repeats"):
         DecisionOptions.from_kwargs(repeats="never")

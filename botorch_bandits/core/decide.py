@@ -36,7 +36,7 @@ from botorch_bandits.core.fit import (
     reused_fit,
 )
 from botorch_bandits.core.history import History, TrialRecord
-from botorch_bandits.core.optimize import optimize
+from botorch_bandits.core.optimize import near_in_flight, optimize
 from botorch_bandits.core.options import (
     NOISE_FREE,
     THEORY_DEFAULTS,
@@ -44,7 +44,10 @@ from botorch_bandits.core.options import (
     Restarts,
 )
 from botorch_bandits.core.views import (
+    capped_multipliers,
     censored_view,
+    constraint_scales,
+    in_units,
     known_noise_rule,
     multipliers,
     penalty_of,
@@ -188,12 +191,18 @@ def decide(
         if last is not None:
             meta["cpd_last_scan"] = dict(last)
     # --- long-term constraints: this epoch's multipliers
-    kappa = None
+    kappa = g_scale = None
     if opts.constraints is not None:
+        if opts.theory is None:  # the practical mode: unit-free constraints
+            g_scale = constraint_scales(active, history.num_constraints)
+            meta["constraint_scale"] = g_scale.tolist()
         kappa, epoch, used = multipliers(
-            active, opts.constraints, history.num_constraints
+            active, opts.constraints, history.num_constraints, g_scale
         )
         meta.update(epoch=epoch, kappa=kappa.tolist(), epochs_used=used)
+        capped = capped_multipliers(kappa, opts.constraints)
+        if capped:
+            meta["kappa_capped"] = capped
     # under "ignore": the arms in flight (running trials and this call's earlier
     # candidates), excluded while another candidate remains
     busy: list[int] = []
@@ -219,17 +228,24 @@ def decide(
     done = [e for e in H if e.f is not None]
     X0 = torch.tensor([list(e.x) for e in done], dtype=torch.double).reshape(-1, d)
     Y0 = torch.tensor([e.f for e in done], dtype=torch.double)
+    # the practical mode forms the composite target in unit-free terms: the
+    # objective standardized (m_f, s_f), the constraints in their scales
+    m_f, s_f = 0.0, 1.0
     if kappa is not None and done:
+        if g_scale is not None:
+            try:
+                Y0, m_f, s_f = standardize(Y0)
+            except ValueError:
+                not_finite(None, done, history.metric)
         rule = opts.constraints.multiplier_update
+        G0 = torch.tensor([list(e.g) for e in done], dtype=torch.double)
         Y0 = composite_targets(
-            Y0,
-            torch.tensor([list(e.g) for e in done], dtype=torch.double),
-            kappa,
-            rule,
-            penalty_of(opts.constraints),
+            Y0, in_units(G0, g_scale), kappa, rule, penalty_of(opts.constraints)
         )
+        if not bool(torch.isfinite(Y0).all()):
+            overflowing_composite(G0, done, opts)
     # reported standard errors: the targets' known noise variances (sems=...)
-    se = target_sems(done, kappa, opts.constraints)
+    se = target_sems(done, kappa, opts.constraints, s_f, g_scale)
     rule = known_noise_rule(se, opts.sems, [e.index for e in done])
     reported = int((~torch.isnan(se)).sum())
     var = se.square()  # the theory mode's (raw targets); standardized below
@@ -258,9 +274,12 @@ def decide(
             Y0, m, s = standardize(Y0)
         except ValueError:
             not_finite(None, done, history.metric)
+        # the objective's units to the model's: one affine map (the composite
+        # target's standardization after the objective's own, if any)
+        m_all, s_all = m_f + s_f * m, s_f * s
         if opts.pending == "censor":
-            y_min, B_y = censoring_units(cens.y_min, cens.B_y, m, s)
-        meta["standardize"] = {"mean": m, "std": s}
+            y_min, B_y = censoring_units(cens.y_min, cens.B_y, m_all, s_all)
+        meta["standardize"] = {"mean": m_all, "std": s_all}
         var = (se / s).square()  # scaled first: no square over- or underflows
         known = known_noise(var, rule)
         counts = {
@@ -308,11 +327,14 @@ def decide(
         )
         meta["delta_epoch"] = delta
     # (near) noise-free: no point evaluated since the last restart (H; before it
-    # the objective was another) and none running, again (repeats="avoid")
+    # the objective was another) and none running, again (repeats="avoid"); nor a
+    # point within APART lengthscales of one running (``apart``)
     evaluated: list[list[float]] = []
+    apart: tuple[Tensor, Tensor] | None = None
     if opts.repeats == "avoid" and noise_ratio(opts, hyper, known) <= NOISE_FREE:
         evaluated = not_again(active, start)
         meta["avoided"] = len(evaluated)
+        apart = in_flight(active, opts, hyper, d)
     targets = {e.index: float(y) for e, y in zip(done, Y0.tolist(), strict=True)}
     var_of = {}  # each completed trial's known variance, as the model has it
     if known is not None:
@@ -373,12 +395,20 @@ def decide(
         not_finite(scores, done, history.metric)
     if evaluated:  # their rows of the decision set, unless every row is one
         rows = {domain.index.get(tuple(x)) for x in evaluated} - {None}
+        if apart is not None:  # and the rows close to a point in flight, if any remain
+            close = set(near_in_flight(unit, *apart).nonzero().reshape(-1).tolist())
+            if len(rows | close | set(busy)) < unit.shape[0]:
+                rows |= close
+                meta["kept_apart"] = int(apart[0].shape[0])
+            else:
+                apart = None
         if len(rows | set(busy)) < unit.shape[0]:
             busy = sorted(rows | set(busy))
         else:
             meta["avoided"] = 0
             meta["repeat_reason"] = "every point of the decision set was evaluated"
             evaluated = []
+            apart = None
     if busy:
         scores = scores.clone()
         scores[busy] = -math.inf
@@ -390,7 +420,7 @@ def decide(
         avoid = flight if opts.pending == "ignore" else []
         avoid = evaluated or avoid  # the evaluated points include those in flight
         row, payload, coords = optimize(
-            acqf, scores, domain, avoid, meta, step_seed(opts.seed, position)
+            acqf, scores, domain, avoid, meta, step_seed(opts.seed, position), apart
         )
         if row is None:
             return Decision(coords, None, payload, False, meta)
@@ -404,6 +434,29 @@ def not_again(active: list[TrialRecord], start: int) -> list[list[float]]:
     evaluating a point again is how a drift is seen) and every trial in flight,
     whenever it was issued."""
     return [list(e.x) for i, e in enumerate(active) if i >= start or e.f is None]
+
+
+def in_flight(
+    active: list[TrialRecord],
+    opts: DecisionOptions,
+    hyper: Hyperparameters | None,
+    d: int,
+) -> tuple[Tensor, Tensor] | None:
+    """The points in flight (running trials and this call's earlier candidates) and
+    the GP's lengthscales (fitted, or the theory kernel's), which a decision under a
+    noise-free fit keeps :data:`~botorch_bandits.core.optimize.APART` lengthscales
+    away from; ``None`` when none is in flight. A point in flight is in the model
+    (hallucinated) at the posterior mean, which it leaves unchanged: the upper
+    confidence bound kept its maximum next to it, and a batch piled up there."""
+    flight = [list(e.x) for e in active if e.f is None]
+    if not flight:
+        return None
+    # the practical mode gets here fitted only (unfitted, its noise is not known)
+    ls = hyper.lengthscale if hyper is not None else [opts.theory.lengthscale]
+    return (
+        torch.tensor(flight, dtype=torch.double).reshape(-1, d),
+        torch.tensor(list(ls), dtype=torch.double),
+    )
 
 
 def noise_ratio(
@@ -465,6 +518,24 @@ def censoring_units(
             "standardized: give them on the objective's scale."
         )
     return round(a) * q, round(b) * q
+
+
+def overflowing_composite(
+    G: Tensor, done: list[TrialRecord], opts: DecisionOptions
+) -> None:
+    """The composite target of long-term constraints overflowed (the theory mode
+    reads each constraint in its own units, and exp(c g) overflows past g of about
+    709 / c): an error naming the largest constraint value and what to do."""
+    row, col = divmod(int(G.argmax()), G.shape[1])
+    raise ValueError(
+        f"The composite target f - kappa (psi(g) - 1) of the long-term constraints "
+        f"is not finite: constraint {col}'s g - b = {float(G[row, col])!r} (trial "
+        f"{done[row].index}) makes psi(g) = exp(penalty_c * g) overflow, with "
+        f"penalty_c={opts.constraints.penalty_c!r}. The theory mode reads "
+        "constraints in their own units, as Shi & Eryilmaz do: rescale the "
+        "constraint (divide it by its typical size), lower penalty_c, or use the "
+        "practical mode, which measures each constraint in its observed spread."
+    )
 
 
 def _on_set(domain: Domain, row: int, uniform: bool, meta: dict) -> Decision:

@@ -4,6 +4,7 @@ delayed feedback (every issued query with its censored target)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -12,10 +13,15 @@ import torch
 from torch import Tensor
 
 from botorch_bandits.changepoint import GPUCBCPD, ChangePointDetector
-from botorch_bandits.constraints import ExponentialPenalty, replay_multipliers
+from botorch_bandits.constraints import (
+    DEFAULT_MAX_LOG_MULTIPLIER,
+    ExponentialPenalty,
+    replay_multipliers,
+)
 from botorch_bandits.core.history import TrialRecord
 from botorch_bandits.core.options import Censoring, LongTermConstraints
 from botorch_bandits.delays import FeedbackLedger
+from botorch_bandits.models import STANDARDIZED_QUANTUM
 
 
 def penalty_of(opts: LongTermConstraints) -> ExponentialPenalty | None:
@@ -25,18 +31,53 @@ def penalty_of(opts: LongTermConstraints) -> ExponentialPenalty | None:
     return None
 
 
+def constraint_scales(active: Sequence[TrialRecord], m: int) -> Tensor:
+    """The practical mode's unit of each of the ``m`` constraints: the spread
+    (population standard deviation) of its observed values over every trial with
+    one, or their root mean square where they have no spread, or 1 where every
+    value is 0. A constraint written in other units (``s g <= s b``, ``s > 0``)
+    has the same values in these units, so the multipliers, the penalty's ``c``
+    and the additive step act on a scale the user's units do not change."""
+    rows = [list(e.g) for e in active if e.g is not None]
+    if not rows:
+        return torch.ones(m, dtype=torch.double)
+    G = torch.tensor(rows, dtype=torch.double).reshape(-1, m)
+    top = G.abs().amax(0).clamp_min(torch.finfo(torch.double).tiny)
+    scaled = G / top  # no square over- or underflows
+    sd = scaled.std(0, correction=0) * top
+    rms = scaled.square().mean(0).sqrt() * top
+    spread = sd > 1e-9 * rms  # a spread of rounding errors is none
+    scale = torch.where(spread, sd, torch.where(rms > 0, rms, torch.ones_like(rms)))
+    return scale
+
+
+def in_units(g: Tensor, scale: Tensor | None) -> Tensor:
+    """Constraint values ``g`` (``n x m``) in the units ``scale`` (``None``: as
+    given), on the standardized targets' grid: ``s g`` in ``s`` times the units
+    gives the same bits."""
+    if scale is None:
+        return g
+    q = STANDARDIZED_QUANTUM
+    return torch.round(g / scale / q) * q
+
+
 def multipliers(
-    active: Sequence[TrialRecord], opts: LongTermConstraints, m: int
+    active: Sequence[TrialRecord],
+    opts: LongTermConstraints,
+    m: int,
+    scale: Tensor | None = None,
 ) -> tuple[Tensor, int, int]:
     """(kappa of the current epoch, epoch index l (0-based), completed epochs used).
     Epochs are blocks of ``epoch_length`` trials in order; an epoch updates the
-    multipliers once all its trials have data (Shi & Eryilmaz 2022, Alg. 2 / 3)."""
+    multipliers once all its trials have data (Shi & Eryilmaz 2022, Alg. 2 / 3).
+    ``scale``: the constraints' units (:func:`constraint_scales`; ``None``: the
+    values as given, the theory mode's reading)."""
     prefix = []
     for e in active:
         if e.g is None:
             break
         prefix.append(list(e.g))
-    g = torch.tensor(prefix, dtype=torch.double).reshape(-1, m)
+    g = in_units(torch.tensor(prefix, dtype=torch.double).reshape(-1, m), scale)
     rule = opts.multiplier_update
     rows = replay_multipliers(
         g,
@@ -48,6 +89,16 @@ def multipliers(
     epoch = len(active) // opts.epoch_length
     used = min(epoch, rows.shape[0] - 1)
     return rows[used], epoch, used
+
+
+def capped_multipliers(kappa: Tensor, opts: LongTermConstraints) -> list[int]:
+    """The constraints whose multiplier is at the multiplicative update's cap
+    (:data:`~botorch_bandits.constraints.DEFAULT_MAX_LOG_MULTIPLIER`; the replay
+    warns with a ``MultiplierCapWarning`` when it caps)."""
+    if opts.multiplier_update != "multiplicative":
+        return []
+    cap = DEFAULT_MAX_LOG_MULTIPLIER * (1 - 1e-12)
+    return [j for j, k in enumerate(kappa.tolist()) if math.log(k) >= cap]
 
 
 def restarts_state(
@@ -124,24 +175,31 @@ def target_sems(
     done: Sequence[TrialRecord],
     kappa: Tensor | None,
     opts: LongTermConstraints | None,
+    f_scale: float = 1.0,
+    g_scale: Tensor | None = None,
 ) -> Tensor:
     r"""The known standard error of each completed trial's target (NaN where not
     known): its objective's SEM; with long-term constraints the composite target's,
     :math:`(\mathrm{SEM}_f^2 + \sum_j \kappa_j^2 \psi'(g_j)^2
     \mathrm{SEM}_{g_j}^2)^{1/2}` (the delta method; :math:`\psi' = 1` for Algorithm
     3's linear target; no square formed, so none over- or underflows), a constraint
-    with :math:`\kappa_j = 0` not entering."""
+    with :math:`\kappa_j = 0` not entering. ``f_scale`` and ``g_scale``: the units
+    the composite is formed in (the practical mode's: the objective's spread, the
+    constraints' :func:`constraint_scales`)."""
     nan = float("nan")
     se = torch.tensor(
         [nan if e.sem is None else e.sem for e in done], dtype=torch.double
     )
+    se = se / f_scale
     if kappa is None or not done:
         return se
-    g = torch.tensor([list(e.g) for e in done], dtype=torch.double)
+    unit = torch.ones(kappa.shape, dtype=torch.double) if g_scale is None else g_scale
+    g = torch.tensor([list(e.g) for e in done], dtype=torch.double) / unit
     g_sem = torch.tensor(
         [[nan] * g.shape[1] if e.g_sem is None else list(e.g_sem) for e in done],
         dtype=torch.double,
     )
+    g_sem = g_sem / unit
     slope = torch.ones_like(g)
     penalty = penalty_of(opts)
     if penalty is not None:
