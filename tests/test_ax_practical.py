@@ -298,7 +298,11 @@ def test_defaults_are_the_practical_mode() -> None:
     assert node.optimizer == "gradient"
     assert node.pending == "hallucinate"
     assert node.R is None and node.B == 0.5  # chosen on the development half
-    assert sobol.transition_criteria[0].threshold == 4  # 5 initial trials in all
+    # 5 initial trials in all, counted over the experiment's trials (the centre's
+    # and any attached before, as Ax's default counts them)
+    assert sobol.transition_criteria[0].threshold == 5
+    assert sobol.transition_criteria[0].use_all_trials_in_exp is True
+    assert center.use_existing_trials_for_initialization is True
     theory = bandit_generation_strategy(mode="theory")._nodes[1]
     assert theory.B == 1.0
     assert (theory.kernel, theory.lengthscale, theory.noise, theory.R) == (

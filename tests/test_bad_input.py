@@ -739,7 +739,142 @@ CASES: list[tuple[str, Callable[[], object], type | tuple, str]] = [
         ValueError,
         "seed",
     ),
+    (
+        "practical-model-list",
+        lambda: bb.practical_acquisition(
+            __import__("botorch.models").models.ModelListGP(_model(), _model())
+        ),
+        ValueError,
+        "model",
+    ),
+    (
+        "practical-multi-output",
+        lambda: bb.practical_acquisition(
+            __import__("botorch.models").models.SingleTaskGP(
+                _data()[0], _data()[1].repeat(1, 2)
+            )
+        ),
+        ValueError,
+        "model",
+    ),
+    (
+        "practical-meta-model",
+        lambda: bb.practical_acquisition(_model().to("meta")),
+        ValueError,
+        "model",
+    ),
+    (
+        "practical-gpucb-no-order",
+        lambda: bb.practical_acquisition(
+            bb.fixed_gp(
+                *_data(), __import__("gpytorch").kernels.MaternKernel(nu=0.5), 0.01
+            ),
+            "GP-UCB",
+        ),
+        ValueError,
+        "candidates",
+    ),
+    (
+        "practical-gpucb-candidates-width",
+        lambda: bb.practical_acquisition(_model(), "GP-UCB", candidates=_arms(4, 2)),
+        ValueError,
+        "candidates",
+    ),
+    (
+        "gpucb-meta-model",
+        lambda: bb.GPUCB(_model().to("meta"), num_arms=8),
+        ValueError,
+        "model",
+    ),
+    (
+        "igpucb-meta-model",
+        lambda: bb.IGPUCB(_model().to("meta"), beta=1.0),
+        ValueError,
+        "model",
+    ),
+    (
+        "gpts-meta-model",
+        lambda: bb.GPThompsonSampling(_model().to("meta"), v=1.0, seed=0),
+        ValueError,
+        "model",
+    ),
+    (
+        "gpucbsdf-meta-model",
+        lambda: bb.GPUCBSDF(_model().to("meta"), _arms(2), beta=1.0),
+        ValueError,
+        "model",
+    ),
+    (
+        "gptssdf-meta-model",
+        lambda: bb.GPThompsonSamplingSDF(_model().to("meta"), _arms(2), beta=1.0),
+        ValueError,
+        "model",
+    ),
+    (
+        "gpucb-X-float64-on-float32",
+        lambda: bb.GPUCB(_model().float(), num_arms=8)(torch.rand(3, 1, 1, dtype=D)),
+        ValueError,
+        "X",
+    ),
+    (
+        "igpucb-X-float64-on-float32",
+        lambda: bb.IGPUCB(_model().float(), beta=1.0)(torch.rand(3, 1, 1, dtype=D)),
+        ValueError,
+        "X",
+    ),
+    (
+        "gpts-X-float64-on-float32",
+        lambda: bb.GPThompsonSampling(_model().float(), v=1.0, seed=0)(
+            torch.rand(3, 1, 1, dtype=D)
+        ),
+        ValueError,
+        "X",
+    ),
+    (
+        "gpucbsdf-X-float64-on-float32",
+        lambda: bb.GPUCBSDF(_model().float(), _arms(2).float(), beta=1.0)(
+            torch.rand(3, 1, 1, dtype=D)
+        ),
+        ValueError,
+        "X",
+    ),
+    (
+        "gptssdf-X-float64-on-float32",
+        lambda: bb.GPThompsonSamplingSDF(_model().float(), _arms(2).float(), beta=1.0)(
+            torch.rand(3, 1, 1, dtype=D)
+        ),
+        ValueError,
+        "X",
+    ),
+    # ------------------------------------------------ Ax storage and strategy
+    (
+        "strategy-use-existing-str",
+        lambda: _ax().bandit_generation_strategy(
+            use_existing_trials_for_initialization="yes"
+        ),
+        ValueError,
+        "use_existing_trials_for_initialization",
+    ),
+    (
+        "load_client-read_only-str",
+        lambda: _ax().load_client("e", "missing.db", read_only="yes"),
+        ValueError,
+        "read_only",
+    ),
+    (
+        "writer_lock-path-int",
+        lambda: _ax().writer_lock(3).__enter__(),
+        ValueError,
+        "path",
+    ),
 ]
+
+
+def _ax():
+    """``botorch_bandits.ax`` (imported when a case runs: it needs the ax extra)."""
+    import botorch_bandits.ax as ax
+
+    return ax
 
 
 def _nan_X():

@@ -13,13 +13,13 @@ from typing import Any
 from ax.adapter.registry import Generators
 from ax.core.data import Data
 from ax.core.experiment import Experiment
-from ax.generation_strategy.center_generation_node import CenterGenerationNode
 from ax.generation_strategy.external_generation_node import ExternalGenerationNode
 from ax.generation_strategy.generation_node import GenerationNode
 from ax.generation_strategy.generation_strategy import GenerationStrategy
 from ax.generation_strategy.generator_spec import GeneratorSpec
-from ax.generation_strategy.transition_criterion import MaxTrialsAwaitingData, MinTrials
+from ax.generation_strategy.transition_criterion import MinTrials
 
+from botorch_bandits.ax.initial import CenterFirst, InitialTrials
 from botorch_bandits.ax.reading import ax_domain, read_experiment
 from botorch_bandits.ax.space import DecisionSet, Space
 from botorch_bandits.core import (
@@ -46,7 +46,7 @@ from botorch_bandits.core.options import (
     renamed,
 )
 from botorch_bandits.models import FeatureCache, one_thread
-from botorch_bandits.upstream import generator_key, set_gen_metadata
+from botorch_bandits.upstream import float_fit_time, generator_key, set_gen_metadata
 from botorch_bandits.validation import check_count
 
 __all__ = [
@@ -233,71 +233,8 @@ class BanditNode(ExternalGenerationNode):
         )
         if generator_key(gr) == self.name:
             set_gen_metadata(gr, dict(self._last_meta))
+        float_fit_time(self, gr)
         return gr
-
-
-class InitialTrials(MaxTrialsAwaitingData):
-    """The Sobol node's pause: at most ``threshold`` initial trials (failed and
-    abandoned ones are replaced). Once they exist the strategy moves on to the
-    bandit node at its next generation, so this node no longer limits how many
-    trials one call may ask for (Ax's ``GenerationStrategy.gen`` asks the current
-    node for that limit *before* moving on: with ``MaxTrialsAwaitingData`` itself,
-    ``get_next_trials(max_trials=4)`` right after the initialization made 1)."""
-
-    def num_till_threshold(
-        self, experiment: Experiment, trials_from_node: set[int]
-    ) -> int:
-        left = super().num_till_threshold(experiment, trials_from_node)
-        return left if left > 0 else -1
-
-
-class CenterFirst(CenterGenerationNode):
-    """Ax's ``CenterGenerationNode`` with a pause: the strategy reads a call's trial
-    limit from its current node before it moves on, and Ax's centre node has none,
-    so a first ``get_next_trials(max_trials=6)`` made the centre and then 5 Sobol
-    trials (the Sobol node's count does not grow within one call) whatever
-    ``num_init`` said. Here the first call makes at most ``num_init`` trials."""
-
-    def __init__(self, next_node_name: str, num_init: int) -> None:
-        super().__init__(next_node_name=next_node_name)
-        self.num_init = num_init
-        self._pausing_criteria = [_FirstCallLimit(threshold=num_init)]
-        self._fixed: dict[str, Any] = {}
-
-    def __eq__(self, other: object) -> bool:
-        return (
-            isinstance(other, CenterFirst)
-            and super().__eq__(other)
-            and self.num_init == other.num_init
-        )
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def gen(self, *, experiment: Experiment, **kwargs: Any) -> Any:
-        # a call's fixed parameters hold for the centre too (Ax's centre node
-        # ignores them): laid over the centre, which is skipped if that leaves the
-        # search space
-        fixed = kwargs.get("fixed_features")
-        self._fixed = dict(fixed.parameters) if fixed is not None else {}
-        return super().gen(experiment=experiment, **kwargs)
-
-    def compute_center_params(self) -> Any:
-        params = super().compute_center_params()
-        if params is None or not self._fixed:
-            return params
-        params = {**params, **self._fixed}
-        space = self.search_space
-        return params if space.check_membership(parameterization=params) else None
-
-
-class _FirstCallLimit(InitialTrials):
-    """The centre node's pause: it caps a first call at ``threshold`` trials and is
-    never met (an experiment that already holds a trial of a node of the centre's
-    name would otherwise block the strategy: Ax checks a met pause before the
-    centre node has marked itself skipped)."""
-
-    def is_met(self, experiment: Experiment, curr_node: Any) -> bool:
-        return False
 
 
 def bandit_generation_strategy(
@@ -306,6 +243,7 @@ def bandit_generation_strategy(
     seed: int = 0,
     mode: str = "practical",
     initialize_with_center: bool | None = None,
+    use_existing_trials_for_initialization: bool = True,
     **node_kwargs: Any,
 ) -> GenerationStrategy:
     """A ``GenerationStrategy``: ``num_init`` Sobol trials (Ax's Sobol generator,
@@ -322,6 +260,12 @@ def bandit_generation_strategy(
     ``num_init`` in a first call of several). A call's fixed parameters hold for it. ``None``
     (default): on in the practical mode (chosen on ``ax-bench``'s development half),
     off in the theory mode, which stays as it was.
+    ``use_existing_trials_for_initialization`` (Ax's option of the same name and
+    default): trials the experiment already holds -- attached with
+    ``client.attach_trial``, or made before the strategy was set -- count toward
+    the ``num_init`` initial trials (the centre is skipped when any exists); with
+    ``False`` the strategy makes its ``num_init`` initial trials whatever the
+    experiment holds.
 
     Which ``algorithm``: IGP-UCB (the default) for low cumulative regret; it had the
     lowest of the three on almost every ``ax-bench`` problem, and GP-UCB's own beta_t
@@ -342,12 +286,21 @@ def bandit_generation_strategy(
             "`initialize_with_center` must be True, False or None, got "
             f"{initialize_with_center!r}."
         )
+    if not isinstance(use_existing_trials_for_initialization, bool):
+        raise ValueError(
+            "`use_existing_trials_for_initialization` must be True or False, got "
+            f"{use_existing_trials_for_initialization!r}."
+        )
+    existing = use_existing_trials_for_initialization
     node = BanditNode(
         name="bandit", algorithm=algorithm, mode=mode, seed=seed, **node_kwargs
     )
     num_sobol = num_init - 1 if initialize_with_center else num_init
     nodes: list[Any] = [node]
     if num_sobol > 0:
+        # counted over every trial of the experiment (the centre's among them), or
+        # over the Sobol node's own
+        threshold = num_init if existing else num_sobol
         sobol = GenerationNode(
             name="Sobol",
             generator_specs=[
@@ -357,15 +310,28 @@ def bandit_generation_strategy(
                 )
             ],
             transition_criteria=[
-                MinTrials(threshold=num_sobol, transition_to="bandit")
+                MinTrials(
+                    threshold=threshold,
+                    transition_to="bandit",
+                    use_all_trials_in_exp=existing,
+                )
             ],
-            pausing_criteria=[InitialTrials(threshold=num_sobol)],
+            pausing_criteria=[
+                InitialTrials(threshold=threshold, use_all_trials_in_exp=existing)
+            ],
         )
         nodes.insert(0, sobol)
     name = ("Sobol+" if num_sobol > 0 else "") + algorithm
     name += " (practical)" if mode == "practical" else ""
     if initialize_with_center:
-        nodes.insert(0, CenterFirst(next_node_name=nodes[0].name, num_init=num_init))
+        nodes.insert(
+            0,
+            CenterFirst(
+                next_node_name=nodes[0].name,
+                num_init=num_init,
+                use_existing_trials_for_initialization=existing,
+            ),
+        )
         name = f"Center+{name}"
     return GenerationStrategy(name=name, nodes=nodes)
 

@@ -17,6 +17,7 @@ from typing import Any
 
 import torch
 from ax.adapter.registry import Cont_X_trans
+from ax.adapter.transforms.fill_missing_parameters import FillMissingParameters
 from ax.adapter.transforms.int_to_float import IntToFloat
 from ax.adapter.transforms.one_hot import OH_PARAM_INFIX
 from ax.core.observation import ObservationFeatures
@@ -91,6 +92,7 @@ class Space:
             )
         self.search_space = search_space
         self.key = repr(search_space) if key is None else key
+        self._fill = FillMissingParameters(search_space=search_space)
         space = search_space.clone()
         self.transforms = []
         for cls in Cont_X_trans:
@@ -137,9 +139,33 @@ class Space:
         given one constant coordinate)."""
         return max(len(self.names), 1)
 
+    def complete(self, params: dict[str, Any]) -> dict[str, Any]:
+        """``params`` with the backfill value of every parameter it lacks (a
+        parameter added to the search space after the trial, with Ax's
+        ``backfill_value``; Ax's own ``FillMissingParameters`` transform)."""
+        obs = [ObservationFeatures(parameters=dict(params))]
+        return self._fill.transform_observation_features(obs)[0].parameters
+
     def coordinates(self, parameterizations: list[dict[str, Any]]) -> Tensor:
-        """``N x d`` unit-cube coordinates of parameterizations in the user's space."""
+        """``N x d`` unit-cube coordinates of parameterizations in the user's space
+        (a parameter added after a trial takes its backfill value there)."""
         obs = [ObservationFeatures(parameters=dict(p)) for p in parameterizations]
+        obs = self._fill.transform_observation_features(obs)
+        missing = sorted(
+            {
+                n
+                for o in obs
+                for n in self.search_space.parameters
+                if o.parameters.get(n) is None
+            }
+        )
+        if missing:
+            raise ValueError(
+                f"A trial has no value for the parameter(s) {missing} and the search "
+                "space gives them no backfill value: add them with "
+                "`backfill_value=` (Ax's add_parameters_to_search_space) so that "
+                "the earlier trials have a point in the new space."
+            )
         for t in self.transforms:
             obs = t.transform_observation_features(obs)
         rows = [[float(o.parameters[n]) for n in self.names] for o in obs]

@@ -51,6 +51,10 @@ def center_first_to_dict(node: CenterFirst) -> dict[str, Any]:
         "__type": "CenterFirst",
         "next_node_name": node.next_node_name,
         "num_init": node.num_init,
+        # (files stored before this key load with False: as they were made)
+        "use_existing_trials_for_initialization": (
+            node.use_existing_trials_for_initialization
+        ),
     }
 
 
