@@ -28,7 +28,7 @@ from botorch_bandits.ax.runner import (
     attach_executor_runner,
     run_trials,
 )
-from botorch_bandits.ax.sql import load_client, sqlite_storage
+from botorch_bandits.ax.sql import close_storage, load_client, sqlite_storage
 
 # The evaluations are top-level functions: a process pool pickles them by reference.
 
@@ -261,6 +261,7 @@ def test_sqlite_experiment_resumed_in_a_new_process(tmp_path) -> None:
         experiment=client._experiment, trial=trial
     )
     old_pool.shutdown()
+    close_storage()  # the process 'dies': its writer lock goes with it
 
     out = subprocess.run(
         [sys.executable, "-c", RESUME, str(Path(__file__).parent), str(path), NAME],
