@@ -19,7 +19,7 @@ from ax import Client, RangeParameterConfig
 from botorch_bandits.ax import bandit_generation_strategy
 from botorch_bandits.constraints import MultiplierCapWarning
 from botorch_bandits.core.history import TrialRecord
-from botorch_bandits.core.views import constraint_scales, in_units
+from botorch_bandits.core.steps.constraints import constraint_scales, in_units
 
 
 def _run(

@@ -20,7 +20,7 @@ from botorch_bandits.core import (
     TrialRecord,
     decide,
 )
-from botorch_bandits.core.decide import not_again
+from botorch_bandits.core.steps.avoid import not_again
 
 D = 2
 

@@ -17,7 +17,7 @@ from botorch_bandits.core import (
     TrialRecord,
     decide,
 )
-from botorch_bandits.core.views import known_noise_rule, target_sems
+from botorch_bandits.core.steps.data import known_noise_rule, target_sems
 from botorch_bandits.models import NystromGP, practical_gp
 
 D = 2

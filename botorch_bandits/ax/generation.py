@@ -77,7 +77,7 @@ class BanditNode(ExternalGenerationNode):
         **options: The strategy's options, checked here (named as written): the
             fields of :class:`~botorch_bandits.core.DecisionOptions` and its groups
             in their flat spelling -- ``algorithm`` (``"IGP-UCB"``, ``"GP-UCB"``,
-            ``"GP-TS"``), ``mode`` (``"practical"``, ``"theory"``), ``pending``
+            ``"GP-TS"``, ``"qLogNEI"``), ``mode`` (``"practical"``, ``"theory"``), ``pending``
             (``"ignore"``, ``"hallucinate"``, ``"censor"``), ``window``,
             ``window_seconds``, ``y_min``, ``B_y``, ``beta``, ``kernel``,
             ``lengthscale``, ``noise``, ``hyperparameters``, ``B``, ``R``, ``delta``,
@@ -274,7 +274,9 @@ def bandit_generation_strategy(
     dimensions, and not for its regret: in 6 and 20 dimensions its cumulative regret
     was several times IGP-UCB's at every batch size (``botorch-bandits ts-where``), and
     larger batches did not close the gap; BoTorch's ``PathwiseThompsonSampling`` does
-    about as badly. The measurements and when to prefer Ax's default:
+    about as badly. ``"qLogNEI"`` is BoTorch's ``qLogNoisyExpectedImprovement`` (Ax's
+    default acquisition) under the same steps: an extension's effect apart from the
+    rule's. The measurements and when to prefer Ax's default:
     docs/guide/which-algorithm.md."""
     if num_init is None:  # Ax's own default initialization budget in practice
         num_init = 5 if mode == "practical" else 3

@@ -26,7 +26,7 @@ from botorch_bandits.validation import (
     check_seed,
 )
 
-Algorithm = Literal["IGP-UCB", "GP-UCB", "GP-TS"]
+Algorithm = Literal["IGP-UCB", "GP-UCB", "GP-TS", "qLogNEI"]
 Mode = Literal["practical", "theory"]
 Pending = Literal["ignore", "hallucinate", "censor"]
 Optimizer = Literal["gradient", "finite"]
@@ -36,7 +36,9 @@ Kernel = Literal["matern52", "rbf"]
 Repeats = Literal["allow", "avoid"]
 Detector = Literal["paper", "scale-free"]
 
-ALGORITHMS: tuple[str, ...] = ("IGP-UCB", "GP-UCB", "GP-TS")
+#: the rules: the papers' bandits, and BoTorch's qLogNoisyExpectedImprovement (Ax's
+#: default acquisition) under the same steps
+ALGORITHMS: tuple[str, ...] = ("IGP-UCB", "GP-UCB", "GP-TS", "qLogNEI")
 MODES: tuple[str, ...] = ("practical", "theory")
 OPTIMIZERS: tuple[str, ...] = ("gradient", "finite")
 PENDING: tuple[str, ...] = ("ignore", "hallucinate", "censor")
@@ -524,6 +526,15 @@ def _refuse_unused(k: dict[str, Any]) -> None:
         raise ValueError(
             f"{', '.join(given)} set(s) the long-term constraints, which are off: "
             "pass long_term_constraints=True or leave them out."
+        )
+    confidence = [
+        f"{n}={k[n]!r}" for n in ("beta", "delta") if k[n] != FLAT_DEFAULTS[n]
+    ]
+    if k["algorithm"] == "qLogNEI" and confidence:
+        raise ValueError(
+            f"{', '.join(confidence)} set(s) the bandits' confidence bound, which "
+            "algorithm='qLogNEI' (an expected improvement) has none of: leave them "
+            "out, or choose IGP-UCB, GP-UCB or GP-TS."
         )
     if not k["restarts"] and k["xi"] != FLAT_DEFAULTS["xi"]:
         raise ValueError(

@@ -1,0 +1,161 @@
+"""One decision's working state: the :class:`Round` the pipeline's steps read and
+write (each step its own fields), the :class:`Decision` it ends with, and the
+:class:`DecisionCache` that the decisions of one call may share."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from torch import Tensor
+
+from botorch_bandits.changepoint import ChangePointDetector, ScaleFreeDetector
+from botorch_bandits.core.domain import Domain
+from botorch_bandits.core.fit import KnownNoise
+from botorch_bandits.core.history import History, TrialRecord
+from botorch_bandits.core.options import DecisionOptions
+from botorch_bandits.hyperparameters import Hyperparameters
+from botorch_bandits.models import FeatureCache
+
+__all__ = ["Decision", "DecisionCache", "Round"]
+
+
+@dataclass
+class Decision:
+    """A decision: its unit-cube point ``x``, its row in the decision set
+    (``index``; ``None`` for an optimizer's point, then ``payload`` is what
+    ``Domain.accept`` returned), whether it explores uniformly, and its metadata."""
+
+    x: list[float]
+    index: int | None
+    payload: Any
+    uniform: bool
+    metadata: dict[str, Any]
+
+    @property
+    def record(self) -> TrialRecord:
+        """The decision as a trial issued in this call (for the next decision)."""
+        return TrialRecord.issued(self.x, self.uniform)
+
+
+@dataclass
+class DecisionCache:
+    """What decisions of one call may share: fits by their data, the detector. A
+    cache only (pure functions of their keys), never state."""
+
+    fits: dict[Any, dict[str, Any]] = field(default_factory=dict)
+    detector: ChangePointDetector | ScaleFreeDetector | None = None
+    # the sparse model's feature blocks (may be kept across calls: a pure cache)
+    features: FeatureCache = field(default_factory=FeatureCache)
+
+
+@dataclass
+class Round:
+    """The state of one decision as the steps build it. The inputs come first;
+    each later group is written by the step named beside it and read by the steps
+    after it (``meta``, the decision's metadata, by every step)."""
+
+    history: History
+    opts: DecisionOptions
+    domain: Domain
+    cache: DecisionCache
+    meta: dict[str, Any]
+    active: list[TrialRecord]  # the live trials, this call's earlier candidates last
+    position: int  # this trial's position among them
+    # restarts (GP-UCB-CPD): the first trial of H, the last restart, uniform or not
+    start: int = 0
+    restart: int = 0
+    uniform: bool = False
+    # long-term constraints: the epoch's multipliers and the constraints' units
+    kappa: Tensor | None = None
+    g_scale: Tensor | None = None
+    # pending="ignore": the decision set's rows in flight
+    busy: list[int] = field(default_factory=list)
+    # the data window: the trials the model sees, the completed ones, their data
+    H: list[TrialRecord] = field(default_factory=list)
+    done: list[TrialRecord] = field(default_factory=list)
+    X0: Tensor | None = None
+    Y0: Tensor | None = None
+    # the targets: the objective's own standardization (composite targets), the
+    # reported standard errors and their rule
+    m_f: float = 0.0
+    s_f: float = 1.0
+    se: Tensor | None = None
+    sems_rule: str = "none"
+    # the model's hyperparameters and noise, the confidence's R and delta, the
+    # censoring constants in the model's units
+    known: KnownNoise | None = None
+    hyper: Hyperparameters | None = None
+    R: float | None = None
+    delta: float = 0.1
+    y_min: float = 0.0
+    B_y: float = 1.0
+    # repeats="avoid": the points not to propose again, and those to keep apart from
+    evaluated: list[list[float]] = field(default_factory=list)
+    apart: tuple[Tensor, Tensor] | None = None
+    # the pending view: the model's data (running trials ignored, hallucinated or
+    # censored), its rows' known noise, the recent queries (censoring's nu_t)
+    X: Tensor | None = None
+    Y: Tensor | None = None
+    rows_known: KnownNoise | None = None
+    recent: Tensor | None = None
+    # the model, the rule on it, its scores on the decision set
+    model: Any = None
+    gradient: bool = False
+    acqf: Any = None
+    scores: Tensor | None = None
+
+    @classmethod
+    def begin(
+        cls,
+        history: History,
+        opts: DecisionOptions,
+        domain: Domain,
+        cache: DecisionCache,
+    ) -> Round:
+        """A round on ``history`` with the metadata every decision records."""
+        active = list(history.trials)
+        position = len(active)
+        meta: dict[str, Any] = {
+            "algorithm": opts.algorithm,
+            "pending_view": opts.pending,
+            "t": position + 1,
+            "failed": len(history.failed),
+            "decision_set_size": int(domain.unit.shape[0]),
+        }
+        if history.fixed:
+            meta["fixed_features"] = dict(history.fixed)
+        if history.out_of_design:  # left out of the model, as Ax's models leave them
+            meta["out_of_design"] = len(history.out_of_design)
+        cens = opts.censoring
+        return cls(
+            history=history,
+            opts=opts,
+            domain=domain,
+            cache=cache,
+            meta=meta,
+            active=active,
+            position=position,
+            R=opts.R,
+            delta=opts.delta,
+            y_min=cens.y_min,
+            B_y=cens.B_y,
+        )
+
+    def on_set(self, row: int, uniform: bool = False) -> Decision:
+        """The decision of the decision set's ``row``."""
+        return Decision(self.domain.unit[row].tolist(), row, None, uniform, self.meta)
+
+    @property
+    def sparse(self) -> dict[str, Any]:
+        """The sparse model's arguments of :func:`~botorch_bandits.core.fit.build_model`
+        (the same for the model of the hallucinated trials and the decision's)."""
+        opts = self.opts
+        return {
+            "sparse_after": opts.sparse_after,
+            "seed": opts.seed,
+            "sparse_size": opts.sparse_size,
+            "cache": self.cache.features,
+            # the dictionary's rows by the completed trials
+            "completed": len(self.done),
+        }

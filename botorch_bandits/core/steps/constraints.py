@@ -1,0 +1,206 @@
+"""Long-term constraints' steps (Shi & Eryilmaz 2022): the epoch's multipliers
+replayed from the constraint values (:func:`multiplier_step`), the composite
+targets (:func:`composite_step`) and the epoch's confidence (:func:`epoch_step`);
+the practical mode measures each constraint in its observed spread. The finite-arm
+simulator replays the same multipliers with :func:`epoch_multipliers`."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import torch
+from torch import Tensor
+
+from botorch_bandits.constraints import (
+    DEFAULT_MAX_LOG_MULTIPLIER,
+    ExponentialPenalty,
+    Penalty,
+    composite_targets,
+    epoch_schedule,
+    replay_multipliers,
+)
+from botorch_bandits.core.history import TrialRecord
+from botorch_bandits.core.options import LongTermConstraints
+from botorch_bandits.core.round import Round
+from botorch_bandits.core.steps.errors import not_finite
+from botorch_bandits.models import STANDARDIZED_QUANTUM, standardize
+
+__all__ = [
+    "capped_multipliers",
+    "composite_step",
+    "constraint_scales",
+    "epoch_multipliers",
+    "epoch_step",
+    "in_units",
+    "multiplier_step",
+    "multipliers",
+    "penalty_of",
+]
+
+
+def penalty_of(opts: LongTermConstraints) -> ExponentialPenalty | None:
+    """Algorithm 2's penalty :math:`\\psi(x) = e^{cx}` (``None`` for Algorithm 3)."""
+    if opts.multiplier_update == "multiplicative":
+        return ExponentialPenalty(opts.penalty_c)
+    return None
+
+
+def constraint_scales(active: Sequence[TrialRecord], m: int) -> Tensor:
+    """The practical mode's unit of each of the ``m`` constraints: the spread
+    (population standard deviation) of its observed values over every trial with
+    one, or their root mean square where they have no spread, or 1 where every
+    value is 0. A constraint written in other units (``s g <= s b``, ``s > 0``)
+    has the same values in these units, so the multipliers, the penalty's ``c``
+    and the additive step act on a scale the user's units do not change."""
+    rows = [list(e.g) for e in active if e.g is not None]
+    if not rows:
+        return torch.ones(m, dtype=torch.double)
+    G = torch.tensor(rows, dtype=torch.double).reshape(-1, m)
+    top = G.abs().amax(0).clamp_min(torch.finfo(torch.double).tiny)
+    scaled = G / top  # no square over- or underflows
+    sd = scaled.std(0, correction=0) * top
+    rms = scaled.square().mean(0).sqrt() * top
+    spread = sd > 1e-9 * rms  # a spread of rounding errors is none
+    return torch.where(spread, sd, torch.where(rms > 0, rms, torch.ones_like(rms)))
+
+
+def in_units(g: Tensor, scale: Tensor | None) -> Tensor:
+    """Constraint values ``g`` (``n x m``) in the units ``scale`` (``None``: as
+    given), on the standardized targets' grid: ``s g`` in ``s`` times the units
+    gives the same bits."""
+    if scale is None:
+        return g
+    q = STANDARDIZED_QUANTUM
+    return torch.round(g / scale / q) * q
+
+
+def epoch_multipliers(
+    g: Tensor,
+    position: int,
+    epoch_length: int,
+    rule: str,
+    penalty: Penalty | None,
+    step: float,
+) -> tuple[Tensor, int, int]:
+    """The multipliers of the epoch of decision ``position`` (0-based), replayed
+    from the constraint values ``g`` (``n x m``, in the order observed, as far as
+    every value is known): (kappa, epoch index, completed epochs used). An epoch
+    updates the multipliers once all its trials have data (Algorithms 2 / 3);
+    before any, :math:`\\kappa^1` (1 for the multiplicative rule, 0 for the
+    additive one)."""
+    rows = replay_multipliers(
+        g,
+        epoch_length,
+        rule,
+        penalty=penalty,
+        step=step if rule == "additive" else None,
+    )
+    epoch = position // epoch_length
+    used = min(epoch, rows.shape[0] - 1)
+    return rows[used], epoch, used
+
+
+def multipliers(
+    active: Sequence[TrialRecord],
+    opts: LongTermConstraints,
+    m: int,
+    scale: Tensor | None = None,
+) -> tuple[Tensor, int, int]:
+    """(kappa of the current epoch, epoch index l (0-based), completed epochs used)
+    of the trials ``active`` (:func:`epoch_multipliers` on the prefix of trials with
+    constraint values). ``scale``: the constraints' units (:func:`constraint_scales`;
+    ``None``: the values as given, the theory mode's reading)."""
+    prefix = []
+    for e in active:
+        if e.g is None:
+            break
+        prefix.append(list(e.g))
+    g = in_units(torch.tensor(prefix, dtype=torch.double).reshape(-1, m), scale)
+    return epoch_multipliers(
+        g,
+        len(active),
+        opts.epoch_length,
+        opts.multiplier_update,
+        penalty_of(opts),
+        opts.step,
+    )
+
+
+def capped_multipliers(kappa: Tensor, opts: LongTermConstraints) -> list[int]:
+    """The constraints whose multiplier is at the multiplicative update's cap
+    (:data:`~botorch_bandits.constraints.DEFAULT_MAX_LOG_MULTIPLIER`; the replay
+    warns with a ``MultiplierCapWarning`` when it caps)."""
+    if opts.multiplier_update != "multiplicative":
+        return []
+    cap = DEFAULT_MAX_LOG_MULTIPLIER * (1 - 1e-12)
+    return [j for j, k in enumerate(kappa.tolist()) if math.log(k) >= cap]
+
+
+def multiplier_step(r: Round) -> None:
+    """This epoch's multipliers (``r.kappa``) and, in the practical mode, the
+    constraints' units (``r.g_scale``); ``epoch``, ``kappa``, ``epochs_used`` (and
+    ``constraint_scale``, ``kappa_capped``) in the metadata."""
+    opts, meta = r.opts, r.meta
+    m = r.history.num_constraints
+    if opts.theory is None:  # the practical mode: unit-free constraints
+        r.g_scale = constraint_scales(r.active, m)
+        meta["constraint_scale"] = r.g_scale.tolist()
+    r.kappa, epoch, used = multipliers(r.active, opts.constraints, m, r.g_scale)
+    meta.update(epoch=epoch, kappa=r.kappa.tolist(), epochs_used=used)
+    capped = capped_multipliers(r.kappa, opts.constraints)
+    if capped:
+        meta["kappa_capped"] = capped
+
+
+def composite_step(r: Round) -> None:
+    """The completed trials' targets become the composite
+    :math:`f - \\sum_j \\kappa_j(\\psi(g_j) - 1)` (or :math:`f - \\sum_j \\kappa_j g_j`);
+    in the practical mode formed in unit-free terms: the objective standardized
+    first (``r.m_f``, ``r.s_f``), the constraints in their scales."""
+    if not r.done:
+        return
+    opts = r.opts
+    if r.g_scale is not None:
+        try:
+            r.Y0, r.m_f, r.s_f = standardize(r.Y0)
+        except ValueError:
+            not_finite(None, r.done, r.history.metric)
+    G0 = torch.tensor([list(e.g) for e in r.done], dtype=torch.double)
+    r.Y0 = composite_targets(
+        r.Y0,
+        in_units(G0, r.g_scale),
+        r.kappa,
+        opts.constraints.multiplier_update,
+        penalty_of(opts.constraints),
+    )
+    if not bool(torch.isfinite(r.Y0).all()):
+        overflowing_composite(G0, r.done, opts.constraints)
+
+
+def overflowing_composite(
+    G: Tensor, done: list[TrialRecord], opts: LongTermConstraints
+) -> None:
+    """The composite target of long-term constraints overflowed (the theory mode
+    reads each constraint in its own units, and exp(c g) overflows past g of about
+    709 / c): an error naming the largest constraint value and what to do."""
+    row, col = divmod(int(G.argmax()), G.shape[1])
+    raise ValueError(
+        f"The composite target f - kappa (psi(g) - 1) of the long-term constraints "
+        f"is not finite: constraint {col}'s g - b = {float(G[row, col])!r} (trial "
+        f"{done[row].index}) makes psi(g) = exp(penalty_c * g) overflow, with "
+        f"penalty_c={opts.penalty_c!r}. The theory mode reads "
+        "constraints in their own units, as Shi & Eryilmaz do: rescale the "
+        "constraint (divide it by its typical size), lower penalty_c, or use the "
+        "practical mode, which measures each constraint in its observed spread."
+    )
+
+
+def epoch_step(r: Round) -> None:
+    """The epoch's confidence: :math:`(\\delta/L, R)` for Algorithm 2,
+    :math:`(\\delta/(2L), R\\sqrt{1 + \\sum_j \\kappa_j^2})` for Algorithm 3;
+    ``delta_epoch`` in the metadata."""
+    opts = r.opts.constraints
+    L = opts.num_epochs or r.meta["epoch"] + 1
+    r.delta, r.R = epoch_schedule(opts.multiplier_update, r.opts.delta, L, r.R, r.kappa)
+    r.meta["delta_epoch"] = r.delta

@@ -1,0 +1,128 @@
+"""The steps that choose the model's data: the decision set's rows in flight
+under ``pending="ignore"`` (:func:`exclude_in_flight`), the trials the model sees
+-- since the last restart, within a model window (:func:`window_step`) -- and the
+known noise of their targets from the reported standard errors
+(:func:`sems_step`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+from torch import Tensor
+
+from botorch_bandits.core.history import TrialRecord
+from botorch_bandits.core.options import LongTermConstraints
+from botorch_bandits.core.round import Round
+from botorch_bandits.core.steps.constraints import penalty_of
+
+__all__ = [
+    "exclude_in_flight",
+    "known_noise_rule",
+    "sems_step",
+    "target_sems",
+    "window_step",
+]
+
+
+def exclude_in_flight(r: Round) -> None:
+    """Under ``pending="ignore"``: the decision set's rows in flight (running
+    trials and this call's earlier candidates), excluded while another candidate
+    remains (``r.busy``; ``excluded_in_flight`` in the metadata)."""
+    index, n = r.domain.index, r.domain.unit.shape[0]
+    busy = sorted({index.get(tuple(e.x)) for e in r.active if e.f is None} - {None})
+    r.busy = [] if len(busy) >= n else busy
+    r.meta["excluded_in_flight"] = len(r.busy)
+
+
+def window_step(r: Round) -> None:
+    """The trials the model sees (``r.H``): since the last restart, and with a
+    model window only the most recent ones (``model_window_start``); the completed
+    ones (``r.done``) with their points and values (``r.X0``, ``r.Y0``)."""
+    if r.opts.model_window is not None:
+        r.start = max(r.start, r.position - r.opts.model_window)
+        r.meta["model_window_start"] = r.start
+    r.H = r.active[r.start :]
+    r.done = [e for e in r.H if e.f is not None]
+    d = r.domain.dim
+    r.X0 = torch.tensor([list(e.x) for e in r.done], dtype=torch.double).reshape(-1, d)
+    r.Y0 = torch.tensor([e.f for e in r.done], dtype=torch.double)
+
+
+def sems_step(r: Round) -> None:
+    """The reported standard errors of the targets (``r.se``, in the units the
+    targets are formed in) and the rule they enter the model by
+    (``r.sems_rule``); ``sems`` in the metadata when any is reported."""
+    opts = r.opts
+    r.se = target_sems(r.done, r.kappa, opts.constraints, r.s_f, r.g_scale)
+    r.sems_rule = known_noise_rule(r.se, opts.sems, [e.index for e in r.done])
+    reported = int((~torch.isnan(r.se)).sum())
+    if reported:
+        r.meta["sems"] = {
+            "rule": "ignore" if opts.sems == "ignore" else r.sems_rule,
+            "reported": reported,
+            "observations": len(r.done),
+        }
+
+
+def target_sems(
+    done: Sequence[TrialRecord],
+    kappa: Tensor | None,
+    opts: LongTermConstraints | None,
+    f_scale: float = 1.0,
+    g_scale: Tensor | None = None,
+) -> Tensor:
+    r"""The known standard error of each completed trial's target (NaN where not
+    known): its objective's SEM; with long-term constraints the composite target's,
+    :math:`(\mathrm{SEM}_f^2 + \sum_j \kappa_j^2 \psi'(g_j)^2
+    \mathrm{SEM}_{g_j}^2)^{1/2}` (the delta method; :math:`\psi' = 1` for Algorithm
+    3's linear target; no square formed, so none over- or underflows), a constraint
+    with :math:`\kappa_j = 0` not entering. ``f_scale`` and ``g_scale``: the units
+    the composite is formed in (the practical mode's: the objective's spread, the
+    constraints' scales)."""
+    nan = float("nan")
+    se = torch.tensor(
+        [nan if e.sem is None else e.sem for e in done], dtype=torch.double
+    )
+    se = se / f_scale
+    if kappa is None or not done:
+        return se
+    unit = torch.ones(kappa.shape, dtype=torch.double) if g_scale is None else g_scale
+    g = torch.tensor([list(e.g) for e in done], dtype=torch.double) / unit
+    g_sem = torch.tensor(
+        [[nan] * g.shape[1] if e.g_sem is None else list(e.g_sem) for e in done],
+        dtype=torch.double,
+    )
+    g_sem = g_sem / unit
+    slope = torch.ones_like(g)
+    penalty = penalty_of(opts)
+    if penalty is not None:
+        x = g.clone().requires_grad_(True)
+        penalty(x).sum().backward()
+        slope = x.grad
+    terms = torch.cat([se.unsqueeze(-1), (kappa * slope * g_sem)[:, kappa != 0]], -1)
+    scale = terms.abs().amax(-1, keepdim=True)  # NaN where any term is NaN
+    scaled = torch.where(scale > 0, terms / scale, torch.zeros_like(terms))
+    return scale.squeeze(-1) * scaled.square().sum(-1).sqrt()
+
+
+def known_noise_rule(var: Tensor, rule: str, trials: Sequence[int]) -> str:
+    """Which rule ``sems`` gives for targets with the known standard errors (or
+    variances) ``var`` (NaN: not known) of ``trials``: ``"fixed"``, ``"add"``, or
+    ``"none"`` (the model's noise alone); ``"fixed"`` with a trial that has none is
+    refused, naming it."""
+    known = ~torch.isnan(var)
+    if rule == "ignore" or not bool(known.any()):
+        return "none"
+    if rule == "fixed" and not bool(known.all()):
+        missing = [t for t, k in zip(trials, known.tolist(), strict=True) if not k]
+        raise ValueError(
+            f"sems='fixed' takes each observation's noise from its SEM, and the "
+            f"target of trial(s) {missing[:10]} has none (no SEM for the objective, "
+            "or, with long-term constraints, for a constraint metric whose "
+            "multiplier is > 0): attach their SEMs, or pass sems='add' (the model's "
+            "noise plus the SEMs where given) or 'auto'."
+        )
+    if rule == "fixed" or (rule == "auto" and bool(known.all())):
+        return "fixed"
+    return "add"

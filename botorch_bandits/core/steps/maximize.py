@@ -1,0 +1,44 @@
+"""The maximizer, the pipeline's last step: the rule's argmax over the finite
+decision set (:func:`finite_maximizer`), or its gradient maximum over the search
+space (:func:`gradient_maximizer`, :func:`~botorch_bandits.core.optimize.optimize`),
+the decision set's best row where no optimized point is admitted."""
+
+from __future__ import annotations
+
+from botorch_bandits.core.optimize import optimize
+from botorch_bandits.core.round import Decision, Round
+from botorch_bandits.seeding import step_seed
+
+__all__ = ["finite_maximizer", "gradient_maximizer", "maximizer"]
+
+
+def finite_maximizer(r: Round) -> Decision:
+    """The decision set's row with the best score."""
+    return r.on_set(int(r.scores.argmax()))
+
+
+def gradient_maximizer(r: Round) -> Decision:
+    """The rule maximized over the search space from raw samples and the decision
+    set, away from the points not to propose again (the evaluated ones; under
+    ``pending="ignore"`` those in flight) and apart from the points in flight."""
+    flight = [list(e.x) for e in r.active if e.f is None]
+    avoid = flight if r.opts.pending == "ignore" else []
+    avoid = r.evaluated or avoid  # the evaluated points include those in flight
+    row, payload, coords = optimize(
+        r.acqf,
+        r.scores,
+        r.domain,
+        avoid,
+        r.meta,
+        step_seed(r.opts.seed, r.position),
+        r.apart,
+    )
+    if row is None:
+        return Decision(coords, None, payload, False, r.meta)
+    return r.on_set(row)
+
+
+def maximizer(r: Round) -> Decision:
+    """The gradient maximizer where the model step allows it (``r.gradient``),
+    else the decision set's argmax."""
+    return gradient_maximizer(r) if r.gradient else finite_maximizer(r)

@@ -1,0 +1,204 @@
+"""The model's steps: the practical mode's standardized targets and fitted GP on
+its refit schedule (:func:`practical_fit_step`), the theory mode's fixed or fitted
+kernel (:func:`theory_fit_step`), and the decision's GP on the pending view's data
+(:func:`model_step`, exact or sparse)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from botorch_bandits.acquisition.practical import practical_confidence
+from botorch_bandits.core.fit import (
+    KnownNoise,
+    build_model,
+    fit_practical,
+    fit_subset,
+    fit_theory,
+    refit_due,
+    reused_fit,
+)
+from botorch_bandits.core.history import TrialRecord
+from botorch_bandits.core.options import DecisionOptions
+from botorch_bandits.core.round import Round
+from botorch_bandits.core.steps.errors import not_finite
+from botorch_bandits.hyperparameters import Hyperparameters
+from botorch_bandits.models import STANDARDIZED_QUANTUM, NystromGP, standardize
+
+__all__ = [
+    "censoring_units",
+    "known_noise",
+    "model_rows",
+    "model_step",
+    "noise_ratio",
+    "practical_fit_step",
+    "theory_fit_step",
+]
+
+
+def practical_fit_step(r: Round) -> None:
+    """The practical mode: the targets standardized (the decision is the same for
+    ``a y + b``, ``a > 0``; ``y_min`` and ``B_y`` mapped the same way), their known
+    noise, the GP fitted by marginal likelihood when the refit schedule says so (the
+    last fit reused otherwise), and ``R`` from the fitted noise unless given;
+    ``standardize``, ``fit``, ``R`` in the metadata."""
+    opts, meta, done = r.opts, r.meta, r.done
+    try:
+        r.Y0, m, s = standardize(r.Y0)
+    except ValueError:
+        not_finite(None, done, r.history.metric)
+    # the objective's units to the model's: one affine map (the composite
+    # target's standardization after the objective's own, if any)
+    m_all, s_all = r.m_f + r.s_f * m, r.s_f * s
+    if opts.pending == "censor":
+        cens = opts.censoring
+        r.y_min, r.B_y = censoring_units(cens.y_min, cens.B_y, m_all, s_all)
+    meta["standardize"] = {"mean": m_all, "std": s_all}
+    var = (r.se / s).square()  # scaled first: no square over- or underflows
+    r.known = known_noise(var, r.sems_rule)
+    counts = _fit_counts(r)
+    if opts.refit is None or refit_due(r.history.last_fit, counts, opts.refit):
+        fit = _fit(r, counts)
+    else:
+        fit = reused_fit(r.history.last_fit)
+    meta["fit"] = fit
+    r.hyper = Hyperparameters.from_dict(fit)
+    if r.R is None:  # the fitted noise's standard deviation (standardized)
+        r.R = practical_confidence(noise_ratio(opts, r.hyper, r.known)).R
+    meta["R"] = r.R
+
+
+def _fit_counts(r: Round) -> dict[str, Any]:
+    """What the refit schedule reads of this decision's data."""
+    counts = {
+        "n": len(r.done),
+        "completed": sum(e.f is not None for e in r.active),
+        # the first trial since the last restart, by its index (0: none)
+        "start": r.active[r.restart].index if 0 < r.restart < r.position else 0,
+    }
+    if r.kappa is not None:  # the targets change with the epoch's multipliers
+        counts["epoch"] = r.meta["epoch"]
+    if r.sems_rule != "none":  # the noise a fit records is read by its rule
+        counts["sems"] = r.sems_rule
+    return counts
+
+
+def _fit(r: Round, counts: dict[str, Any]) -> dict[str, Any]:
+    """A new marginal-likelihood fit (on a uniform subset past the sparse model's
+    size), recorded with the counts."""
+    opts, known = r.opts, r.known
+    rows = fit_subset(len(r.done), opts.sparse_after, opts.seed)
+    Xf, Yf, kf = (r.X0, r.Y0, known)
+    if rows is not None:
+        Xf, Yf = r.X0[rows], r.Y0[rows]
+        kf = None if known is None else KnownNoise(known.var[rows], known.learn)
+    fit = {**fit_practical(Xf, Yf, r.history.warm, opts.seed, r.cache.fits, kf)}
+    fit.update(counts)
+    if rows is not None:  # fitted on a subset (the sparse model's size)
+        fit["subset"] = len(rows)
+    return fit
+
+
+def theory_fit_step(r: Round) -> None:
+    """The theory mode: raw targets with their known noise; with
+    ``hyperparameters="fitted"``, the theory kernel fitted by marginal likelihood
+    (``fitted`` in the metadata)."""
+    r.known = known_noise(r.se.square(), r.sems_rule)
+    if r.opts.theory.hyperparameters != "fitted":
+        return
+    r.hyper = fit_theory(r.X0, r.Y0, r.opts.theory.kernel, r.known)
+    if r.hyper is not None:
+        r.meta["fitted"] = {
+            "lengthscale": list(r.hyper.lengthscale),
+            "outputscale": r.hyper.outputscale,
+            "noise": r.hyper.noise,
+        }
+
+
+def model_step(r: Round) -> None:
+    """The decision's GP on the pending view's data (exact, or past
+    ``sparse_after`` the sparse model: ``sparse`` in the metadata); whether the rule
+    is maximized by gradient (``r.gradient``: GP-TS on the sparse model draws on
+    the decision set)."""
+    opts = r.opts
+    r.model = build_model(
+        r.X, r.Y, opts.theory, r.hyper, **r.sparse, known=r.rows_known
+    )
+    r.gradient = opts.optimizer == "gradient"
+    if isinstance(r.model, NystromGP):
+        model = r.model
+        r.meta["sparse"] = {
+            "dictionary": int(model.dictionary.numel()),
+            "n": r.X.shape[0],
+            "drawn_on": model.drawn_on,  # the first rows the dictionary is from
+            # the regularization the leverage scores were taken at (above the
+            # fitted noise where the cap on the dictionary's size bound)
+            "leverage_regularization": model.leverage_regularization,
+        }
+        if opts.algorithm == "GP-TS":
+            r.gradient = False
+            r.meta["sparse"]["gp_ts"] = "decision set"
+
+
+def noise_ratio(
+    opts: DecisionOptions, hyper: Hyperparameters | None, known: KnownNoise | None
+) -> float:
+    """The model's noise variance over its prior variance: the practical GP's fitted
+    noise (its prior variance is 1), the theory kernel's noise (unit variance), or
+    the fitted theory kernel's noise over its output scale; with known noise
+    variances, their mean with the model's noise (:meth:`KnownNoise.level`)."""
+    if opts.theory is None:
+        if hyper is None:
+            return math.inf
+        return hyper.noise if known is None else known.level(hyper.noise)
+    base = opts.theory.noise if hyper is None else hyper.noise
+    level = base if known is None else known.level(base)
+    return level if hyper is None else level / hyper.outputscale
+
+
+def known_noise(var: Tensor, rule: str) -> KnownNoise | None:
+    """The model's :class:`KnownNoise` for targets with known variances ``var``
+    under the resolved ``rule`` (:func:`~botorch_bandits.core.steps.data.known_noise_rule`)."""
+    if rule == "none":
+        return None
+    return KnownNoise(var.nan_to_num(0.0) if rule == "add" else var, rule == "add")
+
+
+def model_rows(
+    known: KnownNoise | None,
+    rows: list[TrialRecord],
+    Y: Tensor,
+    targets: dict[int, float],
+    var: dict[int, float],
+) -> KnownNoise | None:
+    """``known`` for the model's ``rows`` (targets ``Y``): a row with its trial's
+    own target has its variance; another (hallucinated, censored, issued in this
+    call) has none added (``learn``) or the known variances' mean."""
+    if known is None:
+        return None
+    other = 0.0 if known.learn else float(known.var.mean())
+    out = [
+        var[e.index] if e.f is not None and targets.get(e.index) == y else other
+        for e, y in zip(rows, Y.tolist(), strict=True)
+    ]
+    return KnownNoise(torch.tensor(out, dtype=torch.double), known.learn)
+
+
+def censoring_units(
+    y_min: float, B_y: float, m: float, s: float
+) -> tuple[float, float]:
+    """``y_min`` and ``B_y`` (the objective's units) on the standardized targets'
+    grid; an error naming them when the objective's spread ``s`` is so small that
+    they overflow there."""
+    q = STANDARDIZED_QUANTUM
+    a, b = (y_min - m) / s / q, (B_y + abs(m)) / s / q
+    if not (math.isfinite(a) and math.isfinite(b)):
+        raise ValueError(
+            f"y_min={y_min!r} and B_y={B_y!r} are in the objective's units, and its "
+            f"spread (standard deviation {s!r}) puts them beyond any float once "
+            "standardized: give them on the objective's scale."
+        )
+    return round(a) * q, round(b) * q

@@ -1,0 +1,147 @@
+"""What stands in for the running trials in the model, one step per ``pending``
+rule: nothing (:func:`ignore_view`), the posterior mean of a model of the
+completed trials (:func:`hallucinate_view`, GP-BUCB / BTS), or the censored target
+``y_min`` within a window (:func:`censor_view`, GP-UCB-SDF / GP-TS-SDF)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from botorch_bandits.core.fit import build_model
+from botorch_bandits.core.history import TrialRecord
+from botorch_bandits.core.options import Censoring
+from botorch_bandits.core.round import Round
+from botorch_bandits.core.steps.model import model_rows
+from botorch_bandits.delays import FeedbackLedger
+
+__all__ = ["censor_view", "censored_view", "hallucinate_view", "ignore_view"]
+
+
+def _own_targets(r: Round) -> tuple[dict[int, float], dict[int, float]]:
+    """Each completed trial's target and known variance, as the model has them."""
+    targets = {e.index: float(y) for e, y in zip(r.done, r.Y0.tolist(), strict=True)}
+    var_of = {}
+    if r.known is not None:
+        var_of = {e.index: v for e, v in zip(r.done, r.known.var.tolist(), strict=True)}
+    return targets, var_of
+
+
+def ignore_view(r: Round) -> None:
+    """The completed trials alone (asynchronous GP-UCB / TS); ``pending`` (the
+    running trials' count) in the metadata."""
+    r.X, r.Y, r.rows_known = r.X0, r.Y0, r.known
+    r.meta["pending"] = sum(e.f is None for e in r.H)
+
+
+def hallucinate_view(r: Round) -> None:
+    """The running trials at the posterior mean of the completed trials' model (the
+    kriging believer of GP-BUCB / BTS); ``pending`` in the metadata."""
+    waiting = [list(e.x) for e in r.H if e.f is None]
+    r.X, r.Y, r.rows_known = r.X0, r.Y0, r.known
+    if waiting:
+        targets, var_of = _own_targets(r)
+        Xw = torch.tensor(waiting, dtype=torch.double)
+        with torch.no_grad():
+            base = build_model(
+                r.X0, r.Y0, r.opts.theory, r.hyper, **r.sparse, known=r.known
+            )
+            mu = base.posterior(Xw.unsqueeze(-2)).mean.reshape(-1)
+        r.X, r.Y = torch.cat([r.X0, Xw]), torch.cat([r.Y0, mu])
+        order = r.done + [e for e in r.H if e.f is None]
+        r.rows_known = model_rows(r.known, order, r.Y, targets, var_of)
+    r.meta["pending"] = len(waiting)
+
+
+def censor_view(r: Round) -> None:
+    """Every issued query with its censored target (Verma et al. 2022, Eq. 3) and
+    the recent queries for :math:`\\nu_t`; ``censored`` and ``late`` in the
+    metadata."""
+    targets, var_of = _own_targets(r)
+    d = r.domain.dim
+    r.X, r.Y, r.recent, n_cens, n_late = censored_view(
+        r.H, targets, r.y_min, r.opts.censoring, d
+    )
+    r.meta.update(censored=n_cens, late=n_late)
+    order = [e for e in r.H if e.index >= 0] + [e for e in r.H if e.index < 0]
+    r.rows_known = model_rows(r.known, order, r.Y, targets, var_of)
+
+
+def censored_view(
+    H: Sequence[TrialRecord],
+    targets: dict[int, float],
+    y_min: float,
+    opts: Censoring,
+    d: int,
+) -> tuple[Tensor, Tensor, Tensor, int, int]:
+    """Every trial of ``H`` with its censored target (Verma et al. 2022, Eq. 3),
+    the recent queries for :math:`\\nu_t`, and the censored / late counts. Trials
+    issued in this call (``index < 0``) have target ``y_min``."""
+    live = [e for e in H if e.index >= 0]
+    extra = [e for e in H if e.index < 0]
+    if opts.window_seconds is not None:
+        ledger, now, lo = _by_seconds(live, extra, targets, y_min, opts)
+    else:
+        ledger, now, lo = _by_trials(live, extra, targets, y_min, opts)
+    points = [list(e.x) for e in live] + [list(e.x) for e in extra]
+    X = torch.tensor(points, dtype=torch.double).reshape(-1, d)
+    Y = torch.cat(
+        [
+            ledger.censored_targets(now),
+            torch.full((len(extra),), y_min, dtype=torch.double),
+        ]
+    )
+    recent = X[lo:]
+    n_cens = len(ledger.issued_before(now)) - len(ledger.completed(now))
+    return X, Y, recent, n_cens + len(extra), len(ledger.late())
+
+
+def _by_seconds(
+    live: list[TrialRecord],
+    extra: list[TrialRecord],
+    targets: dict[int, float],
+    y_min: float,
+    opts: Censoring,
+) -> tuple[Any, float, int]:
+    """The ledger of a window in seconds (Ax's trial times), the decision's time
+    and the first recent query."""
+    ledger = FeedbackLedger(opts.window_seconds, y_min, clock="time")
+    events = [e.created for e in live] + [
+        e.completed for e in live if e.completed is not None
+    ]
+    now = (max(events) if events else 0.0) + 1e-3
+    for e in live:
+        q = ledger.issue(list(e.x), at=e.created)
+        if e.f is not None:
+            ledger.receive(q, targets[e.index], at=max(e.completed, e.created))
+    issued = np.array([e.created for e in live] + [now] * len(extra))
+    lo = int(np.searchsorted(issued, now - opts.window_seconds, side="left"))
+    return ledger, now, lo
+
+
+def _by_trials(
+    live: list[TrialRecord],
+    extra: list[TrialRecord],
+    targets: dict[int, float],
+    y_min: float,
+    opts: Censoring,
+) -> tuple[Any, float, int]:
+    """The ledger of a window in trials (each arrival counted by the trials created
+    by then), the decision's step and the first recent query."""
+    ledger = FeedbackLedger(opts.window, y_min)
+    created = [e.created for e in live]
+    for e in live:
+        q = ledger.issue(list(e.x))
+        if e.f is not None:
+            # the decision at which the data was first available: trials
+            # created by the completion, plus one
+            arrival = sum(c <= e.completed for c in created) + 1
+            ledger.receive(q, targets[e.index], at=max(arrival, q + 2))
+    now = len(live) + 1
+    n_all = len(live) + len(extra)
+    lo = 0 if opts.window is None else max(0, n_all - opts.window)
+    return ledger, now, lo

@@ -1,0 +1,98 @@
+"""The rule, one step per kind: the papers' bandits -- IGP-UCB, GP-UCB, GP-TS with
+their confidence schedules, or GP-UCB-SDF / GP-TS-SDF under censoring
+(:func:`bandit_rule`) -- or BoTorch's ``qLogNoisyExpectedImprovement``, Ax's
+default acquisition (:func:`qlognei_rule`); then its scores on the decision set,
+with the rows the earlier steps exclude (:func:`score_step`)."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from botorch.acquisition.logei import qLogNoisyExpectedImprovement
+from botorch.sampling.normal import SobolQMCNormalSampler
+
+from botorch_bandits.acquisition.factory import Confidence, make_acquisition
+from botorch_bandits.core.optimize import near_in_flight
+from botorch_bandits.core.round import Round
+from botorch_bandits.core.steps.errors import not_finite
+from botorch_bandits.seeding import step_seed
+
+__all__ = ["QLOGNEI_SAMPLES", "bandit_rule", "qlognei_rule", "score_step"]
+
+#: quasi-Monte Carlo samples of qLogNEI (BoTorch's default for its MC acquisitions)
+QLOGNEI_SAMPLES = 512
+
+
+def bandit_rule(r: Round) -> None:
+    """The papers' rule on the model (:func:`make_acquisition`): its confidence
+    (a constant ``beta``, or ``B``, ``R`` and the epoch's ``delta``) at round
+    ``t`` (the model's rows plus one); GP-TS draws exactly on the decision set, or
+    a pathwise function for the gradient optimizer; under censoring the SDF
+    variants with the recent queries and ``B_y``."""
+    opts, unit = r.opts, r.domain.unit
+    r.acqf = make_acquisition(
+        r.model,
+        opts.algorithm,
+        Confidence(
+            beta=opts.beta, B=opts.B, R=r.R, delta=r.delta, num_arms=unit.shape[0]
+        ),
+        t=r.X.shape[0] + 1,
+        seed=step_seed(opts.seed, r.position),
+        candidates=None if r.gradient else unit,
+        sampler="pathwise" if r.gradient else None,
+        recent=r.recent,
+        B_y=r.B_y,
+    )
+
+
+def qlognei_rule(r: Round) -> None:
+    """BoTorch's ``qLogNoisyExpectedImprovement`` on the model, its baseline the
+    model's rows (the completed trials, and the running ones as the pending rule
+    puts them), its quasi-Monte Carlo samples seeded by the decision's step: the
+    acquisition most Ax users run, under the same steps as the bandits."""
+    sampler = SobolQMCNormalSampler(
+        sample_shape=torch.Size([QLOGNEI_SAMPLES]),
+        seed=step_seed(r.opts.seed, r.position),
+    )
+    r.acqf = qLogNoisyExpectedImprovement(
+        model=r.model, X_baseline=r.X, sampler=sampler, prune_baseline=True
+    )
+
+
+def score_step(r: Round) -> None:
+    """The rule's scores on the decision set (an error naming the largest target
+    where one is not finite); the rows of points not to propose again
+    (``repeats="avoid"``) and in flight (``pending="ignore"``) at ``-inf`` while
+    another row remains; ``sigma_multiplier`` and ``round`` in the metadata."""
+    unit, meta = r.domain.unit, r.meta
+    with torch.no_grad():
+        scores = r.acqf(unit.unsqueeze(-2))
+    if not bool(torch.isfinite(scores).all()):
+        not_finite(scores, r.done, r.history.metric)
+    busy = r.busy
+    if r.evaluated:  # their rows of the decision set, unless every row is one
+        rows = {r.domain.index.get(tuple(x)) for x in r.evaluated} - {None}
+        if r.apart is not None:  # and the rows close to a point in flight
+            close = set(near_in_flight(unit, *r.apart).nonzero().reshape(-1).tolist())
+            if len(rows | close | set(busy)) < unit.shape[0]:
+                rows |= close
+                meta["kept_apart"] = int(r.apart[0].shape[0])
+            else:
+                r.apart = None
+        if len(rows | set(busy)) < unit.shape[0]:
+            busy = sorted(rows | set(busy))
+        else:
+            meta["avoided"] = 0
+            meta["repeat_reason"] = "every point of the decision set was evaluated"
+            r.evaluated = []
+            r.apart = None
+    if busy:
+        scores = scores.clone()
+        scores[busy] = -math.inf
+    r.scores = scores
+    mult = getattr(r.acqf, "sigma_multiplier", r.opts.beta)
+    meta["sigma_multiplier"] = (
+        None if mult is None else float(torch.as_tensor(mult).reshape(-1)[0])
+    )
+    meta["round"] = r.X.shape[0] + 1
