@@ -74,24 +74,23 @@ def practical_acquisition(
     :math:`\beta_t` schedule from what is known of the decision set:
 
     * with ``candidates`` (a finite decision set :math:`D`): Theorem 1,
-      :math:`\beta_t = 2\log(|D|t^2\pi^2/(6\delta))` with ``num_arms`` =
-      :math:`|D|` = the number of candidates (``candidates.shape[-2]``);
+      :math:`\beta_t = 2\log(|D|t^2\pi^2/(6\delta))` with ``num_arms`` = :math:`|D|` =
+      the number of candidates (``candidates.shape[-2]``);
     * without: Theorem 3 (``schedule="rkhs"``, for any compact domain),
-      :math:`\beta_t = 2B^2 + 300\gamma_t\log^3(t/\delta)` with the practical
-      ``B`` as the bound on the RKHS norm (``B_squared = B**2``) and
-      :math:`\gamma_t` read as the Theorem 5 growth order of the model's kernel
-      with constant 1 (:class:`~botorch_bandits.beta.GammaOrder`) in the dimension
-      ``d`` of its training inputs (the kernel's ``active_dims`` when it has them):
-      :math:`(\log t)^{d+1}` for an RBF kernel,
-      :math:`t^{d(d+1)/(2\nu+d(d+1))}\log t` for a Matérn kernel with
-      :math:`\nu > 1`, :math:`d\log t` for a linear one (a ``ScaleKernel`` is
-      looked through). The order's constant is unknown, so this is a reading, not
-      a bound; the width it gives is large and grows quickly with ``d``
-      (:math:`\beta_{13} \approx 2.3 \cdot 10^5` for an RBF kernel in one
-      dimension, a multiplier of about 480 on :math:`\sigma`), so pass
-      ``candidates`` where a decision set exists. Theorem 2's schedule for a continuous domain needs
-      sample-path derivative constants that a fitted model does not give, so it is
-      not used here (build ``GPUCB(model, "compact", ...)`` for it).
+      :math:`\beta_t = 2B^2 + 300\gamma_t\log^3(t/\delta)` with the practical ``B`` as
+      the bound on the RKHS norm (``B_squared = B**2``) and :math:`\gamma_t` read as
+      the Theorem 5 growth order of the model's kernel with constant 1
+      (:class:`~botorch_bandits.beta.GammaOrder`) in the dimension ``d`` of its
+      training inputs (the kernel's ``active_dims`` when it has them):
+      :math:`(\log t)^{d+1}` for an RBF kernel, :math:`t^{d(d+1)/(2\nu+d(d+1))}\log t`
+      for a Matérn kernel with :math:`\nu > 1`, :math:`d\log t` for a linear one (a
+      ``ScaleKernel`` is looked through). The order's constant is unknown, so this is
+      a reading, not a bound; the width it gives is large and grows quickly with ``d``
+      (:math:`\beta_{13} \approx 2.3 \cdot 10^5` for an RBF kernel in one dimension, a
+      multiplier of about 480 on :math:`\sigma`), so pass ``candidates`` where a
+      decision set exists. Theorem 2's schedule for a continuous domain needs
+      sample-path derivative constants that a fitted model does not give, so it is not
+      used here (build ``GPUCB(model, "compact", ...)`` for it).
 
     Args:
         model: A fitted single-output GPyTorch model with a Gaussian likelihood
@@ -111,26 +110,35 @@ def practical_acquisition(
         at round ``t = n + 1``.
 
     Raises:
-        ValueError: ``model`` is not a single-output GP with a readable noise, or
-            lives on the ``'meta'`` device; ``candidates`` is not an ``N x d``
-            tensor of the model's width; GP-UCB without ``candidates`` on a kernel
-            whose :math:`\gamma_t` order is unknown (pass ``candidates``);
-            ``algorithm`` is not one of the three.
+        ValueError: ``model`` is not a single-output GP with a readable noise, or lives
+            on the ``'meta'`` device; ``candidates`` is not an ``N x d`` tensor of the
+            model's width; GP-UCB without ``candidates`` on a kernel whose
+            :math:`\gamma_t` order is unknown (pass ``candidates``); ``algorithm`` is
+            not one of the three.
     """
+    confidence, t = _practical_parameters(model, algorithm, B, delta, candidates)
+    return make_acquisition(
+        model,
+        algorithm,
+        confidence,
+        t=t,
+        seed=seed,
+        candidates=candidates,
+        sampler=sampler,
+    )
+
+
+def _practical_parameters(
+    model: Any, algorithm: str, B: float, delta: float, candidates: Tensor | None
+) -> tuple[Confidence, int]:
+    """:func:`practical_acquisition`'s confidence (read from the fit; GP-UCB's
+    schedule from ``candidates`` or the kernel) and round ``t = n + 1``."""
     noise = _noise_ratio(model)
     n = int(model.train_inputs[0].shape[-2])
     confidence = practical_confidence(noise, B=B, delta=delta)
     if algorithm == "GP-UCB":
         confidence = _gp_ucb_confidence(model, confidence, candidates)
-    return make_acquisition(
-        model,
-        algorithm,
-        confidence,
-        t=n + 1,
-        seed=seed,
-        candidates=candidates,
-        sampler=sampler,
-    )
+    return confidence, n + 1
 
 
 def _noise_ratio(model: Any) -> float:

@@ -138,6 +138,55 @@ def _check_pathwise_ensemble(model: Model) -> None:
         )
 
 
+def _resolve_sampler(
+    sampler: Sampler,
+    model: Model,
+    candidates: Tensor | None,
+    posterior_transform: PosteriorTransform | None,
+    num_features: Any,
+) -> str:
+    """GP-TS's sampler (``"auto"``: ``"exact"`` with ``candidates``, else
+    ``"pathwise"``), checked with what it needs: ``candidates`` for the exact draw;
+    a single-output model, no ``posterior_transform``, a feature count and a
+    supported kernel for the pathwise one."""
+    if sampler not in ("auto", "exact", "pathwise"):
+        raise ValueError(
+            f"`sampler` must be 'auto', 'exact' or 'pathwise', got sampler={sampler!r}."
+        )
+    if sampler == "auto":
+        sampler = "exact" if candidates is not None else "pathwise"
+    if sampler == "exact":
+        if candidates is None:
+            raise ValueError("sampler='exact' needs `candidates` (an N x d tensor).")
+        validation.check_tensor("candidates", candidates, min_ndim=2)
+        check_input_dim("candidates", candidates, model)
+        if candidates.ndim < 2 or candidates.shape[-2] < 1:
+            raise ValueError(
+                "`candidates` must be an N x d tensor (or batch_shape x N x d, one "
+                f"set per model batch) with N >= 1, got shape {tuple(candidates.shape)}."
+            )
+    elif candidates is not None:
+        raise ValueError("`candidates` is only used by sampler='exact'.")
+    if sampler == "pathwise":
+        if posterior_transform is not None:
+            raise UnsupportedError(
+                "sampler='pathwise' does not support a posterior_transform; use a "
+                "single-output model or sampler='exact' with candidates."
+            )
+        if model.num_outputs != 1:
+            raise UnsupportedError(
+                f"sampler='pathwise' needs a single-output model, got "
+                f"num_outputs={model.num_outputs}."
+            )
+        _check_num_features(num_features)
+        _check_pathwise_kernel(model)
+    elif posterior_transform is None and model.num_outputs != 1:
+        raise UnsupportedError(
+            "Multi-output models need a `posterior_transform` to give one objective."
+        )
+    return sampler
+
+
 def draw_posterior_paths(
     model: Model, num_paths: int | None = None, num_features: int = 4096
 ) -> Any:
@@ -247,43 +296,9 @@ class GPThompsonSampling(RoundScheduleMixin, AcquisitionFunction):
         self.B, self.R, self.delta, self.v, self.gamma = scale_arguments(
             B, R, delta, gamma, v, constant_name="v", algorithm="GP-TS"
         )
-        if sampler not in ("auto", "exact", "pathwise"):
-            raise ValueError(
-                f"`sampler` must be 'auto', 'exact' or 'pathwise', got sampler={sampler!r}."
-            )
-        if sampler == "auto":
-            sampler = "exact" if candidates is not None else "pathwise"
-        if sampler == "exact":
-            if candidates is None:
-                raise ValueError(
-                    "sampler='exact' needs `candidates` (an N x d tensor)."
-                )
-            validation.check_tensor("candidates", candidates, min_ndim=2)
-            check_input_dim("candidates", candidates, model)
-            if candidates.ndim < 2 or candidates.shape[-2] < 1:
-                raise ValueError(
-                    "`candidates` must be an N x d tensor (or batch_shape x N x d, one "
-                    f"set per model batch) with N >= 1, got shape {tuple(candidates.shape)}."
-                )
-        elif candidates is not None:
-            raise ValueError("`candidates` is only used by sampler='exact'.")
-        if sampler == "pathwise":
-            if posterior_transform is not None:
-                raise UnsupportedError(
-                    "sampler='pathwise' does not support a posterior_transform; use a "
-                    "single-output model or sampler='exact' with candidates."
-                )
-            if model.num_outputs != 1:
-                raise UnsupportedError(
-                    f"sampler='pathwise' needs a single-output model, got "
-                    f"num_outputs={model.num_outputs}."
-                )
-            _check_num_features(num_features)
-            _check_pathwise_kernel(model)
-        elif posterior_transform is None and model.num_outputs != 1:
-            raise UnsupportedError(
-                "Multi-output models need a `posterior_transform` to give one objective."
-            )
+        sampler = _resolve_sampler(
+            sampler, model, candidates, posterior_transform, num_features
+        )
         validation.check_count("seed", seed, 0, allow_none=True)
         self.sampler = sampler
         self.num_features = num_features

@@ -315,29 +315,7 @@ class GPUCB(ScheduledUCB):
             "rkhs": {"B_squared": B_squared, "gamma": gamma},
             "constant": {"beta": beta},
         }
-        if schedule not in required:
-            raise ValueError(
-                "`schedule` must be one of 'finite', 'compact', 'rkhs', 'constant', "
-                f"got schedule={schedule!r}."
-            )
-        missing = [k for k, v in required[schedule].items() if v is None]
-        if beta is not None:  # a constant beta: checked before the schedule's needs
-            validation.check_nonnegative("beta", beta)
-        if missing:
-            raise ValueError(
-                f"schedule={schedule!r} needs {', '.join(f'`{m}`' for m in missing)}."
-            )
-        given = {
-            k: v for s, d in required.items() if s != schedule for k, v in d.items()
-        }
-        stray = [
-            k for k, v in given.items() if v is not None and k not in required[schedule]
-        ]
-        if stray:
-            raise ValueError(
-                f"schedule={schedule!r} does not use {', '.join(f'`{s}`' for s in stray)}; "
-                "remove it or choose the schedule that uses it."
-            )
+        _check_schedule_arguments(schedule, required, beta)
         validation.check_open_unit("delta", delta)
         validation.check_positive("beta_scale", beta_scale)
         self.schedule = schedule
@@ -397,6 +375,35 @@ _B_DEPRECATED = (
     "||f||_k^2 (Srinivas et al. Thm 3's B; the same value as before). IGPUCB's B "
     "bounds the norm itself."
 )
+
+
+def _check_schedule_arguments(
+    schedule: str, required: dict[str, dict[str, Any]], beta: float | None
+) -> None:
+    """``schedule`` is one of ``required``'s, with every argument it needs
+    (``required[schedule]``) and none of the other schedules' (a constant ``beta``
+    checked first)."""
+    if schedule not in required:
+        raise ValueError(
+            "`schedule` must be one of 'finite', 'compact', 'rkhs', 'constant', "
+            f"got schedule={schedule!r}."
+        )
+    missing = [k for k, v in required[schedule].items() if v is None]
+    if beta is not None:  # a constant beta: checked before the schedule's needs
+        validation.check_nonnegative("beta", beta)
+    if missing:
+        raise ValueError(
+            f"schedule={schedule!r} needs {', '.join(f'`{m}`' for m in missing)}."
+        )
+    given = {k: v for s, d in required.items() if s != schedule for k, v in d.items()}
+    stray = [
+        k for k, v in given.items() if v is not None and k not in required[schedule]
+    ]
+    if stray:
+        raise ValueError(
+            f"schedule={schedule!r} does not use {', '.join(f'`{s}`' for s in stray)}; "
+            "remove it or choose the schedule that uses it."
+        )
 
 
 def _squared_norm_bound(

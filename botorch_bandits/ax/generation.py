@@ -281,18 +281,9 @@ def bandit_generation_strategy(
     if num_init is None:  # Ax's own default initialization budget in practice
         num_init = 5 if mode == "practical" else 3
     check_count("num_init", num_init, 1)
-    if initialize_with_center is None:
-        initialize_with_center = mode == "practical"
-    if not isinstance(initialize_with_center, bool):
-        raise ValueError(
-            "`initialize_with_center` must be True, False or None, got "
-            f"{initialize_with_center!r}."
-        )
-    if not isinstance(use_existing_trials_for_initialization, bool):
-        raise ValueError(
-            "`use_existing_trials_for_initialization` must be True or False, got "
-            f"{use_existing_trials_for_initialization!r}."
-        )
+    initialize_with_center = _checked_initialization(
+        initialize_with_center, use_existing_trials_for_initialization, mode
+    )
     existing = use_existing_trials_for_initialization
     node = BanditNode(
         name="bandit", algorithm=algorithm, mode=mode, seed=seed, **node_kwargs
@@ -303,26 +294,7 @@ def bandit_generation_strategy(
         # counted over every trial of the experiment (the centre's among them), or
         # over the Sobol node's own
         threshold = num_init if existing else num_sobol
-        sobol = GenerationNode(
-            name="Sobol",
-            generator_specs=[
-                GeneratorSpec(
-                    generator_enum=Generators.SOBOL,
-                    generator_kwargs={"seed": seed, "deduplicate": False},
-                )
-            ],
-            transition_criteria=[
-                MinTrials(
-                    threshold=threshold,
-                    transition_to="bandit",
-                    use_all_trials_in_exp=existing,
-                )
-            ],
-            pausing_criteria=[
-                InitialTrials(threshold=threshold, use_all_trials_in_exp=existing)
-            ],
-        )
-        nodes.insert(0, sobol)
+        nodes.insert(0, _sobol_node(seed, threshold, existing))
     name = ("Sobol+" if num_sobol > 0 else "") + algorithm
     name += " (practical)" if mode == "practical" else ""
     if initialize_with_center:
@@ -336,6 +308,48 @@ def bandit_generation_strategy(
         )
         name = f"Center+{name}"
     return GenerationStrategy(name=name, nodes=nodes)
+
+
+def _checked_initialization(center: Any, existing: Any, mode: str) -> bool:
+    """``initialize_with_center`` (``None``: on in the practical mode) and
+    ``use_existing_trials_for_initialization`` checked; returns the first."""
+    if center is None:
+        center = mode == "practical"
+    if not isinstance(center, bool):
+        raise ValueError(
+            f"`initialize_with_center` must be True, False or None, got {center!r}."
+        )
+    if not isinstance(existing, bool):
+        raise ValueError(
+            "`use_existing_trials_for_initialization` must be True or False, got "
+            f"{existing!r}."
+        )
+    return center
+
+
+def _sobol_node(seed: int, threshold: int, existing: bool) -> GenerationNode:
+    """The Sobol initialization node (Ax's Sobol generator, points may repeat), on
+    to the bandit node after ``threshold`` trials (of the experiment: ``existing``,
+    or its own) and pausing there."""
+    return GenerationNode(
+        name="Sobol",
+        generator_specs=[
+            GeneratorSpec(
+                generator_enum=Generators.SOBOL,
+                generator_kwargs={"seed": seed, "deduplicate": False},
+            )
+        ],
+        transition_criteria=[
+            MinTrials(
+                threshold=threshold,
+                transition_to="bandit",
+                use_all_trials_in_exp=existing,
+            )
+        ],
+        pausing_criteria=[
+            InitialTrials(threshold=threshold, use_all_trials_in_exp=existing)
+        ],
+    )
 
 
 def load_options(stored: dict[str, Any]) -> dict[str, Any]:

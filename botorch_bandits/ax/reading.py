@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import weakref
+from dataclasses import dataclass
 from typing import Any
 
 from ax.core.data import Data
@@ -91,6 +92,20 @@ _SETTLED = (
 )
 
 
+@dataclass(frozen=True)
+class _Reading:
+    """What one call reads every trial against: the objective metric and its sign
+    (maximized: -1 when minimized), the constraints, their metrics (``others``), and
+    the data's means and SEMs by (trial index, metric)."""
+
+    metric: str
+    sign: float
+    constraints: list[Constraint]
+    others: list[str]
+    values: dict[tuple[int, str], float]
+    sems: dict[tuple[int, str], float]
+
+
 def read_experiment(
     experiment: Experiment,
     data: Data,
@@ -110,6 +125,39 @@ def read_experiment(
     outside the search space (Ax's ``check_membership``, with its tolerance) is left
     out and listed in ``History.out_of_design``, as Ax's models leave it out, unless
     ``fit_out_of_design``."""
+    r = _reading(experiment, data, long_term)
+    key = (space.key, r.metric, r.sign, repr(r.constraints))
+    kept = _kept_trials({} if cache is None else cache, key, experiment)
+    entries = [
+        _entry(t, r, kept)
+        for t in sorted(experiment.trials.values(), key=lambda t: t.index)
+    ]
+    _place([e for e in entries if e.get("row") is not None and "x" not in e], space)
+    warm, last_fit = _latest_fit(entries)
+    records, outside = [], []
+    for e in entries:  # a settled trial's record is made once (its entry is kept)
+        if e["row"] is not None and e["out"] and not fit_out_of_design:
+            outside.append(e["index"])
+        elif e["row"] is not None:
+            if "record" not in e:
+                e["record"] = TrialRecord(x=e["x"], **e["row"])
+            records.append(e["record"])
+    if warm is not None and len(warm["lengthscale"]) != space.dim:
+        warm = last_fit = None
+    return History(
+        trials=tuple(records),
+        failed=tuple(e["index"] for e in entries if e["row"] is None),
+        out_of_design=tuple(outside),
+        metric=r.metric,
+        num_constraints=len(r.constraints),
+        warm=None if warm is None else Hyperparameters.from_dict(warm),
+        last_fit=last_fit,
+    )
+
+
+def _reading(experiment: Experiment, data: Data, long_term: bool) -> _Reading:
+    """The experiment's one objective metric (checked), its constraints and the
+    data's means and SEMs (of map data, each trial's last progression)."""
     opt = experiment.optimization_config
     if opt is None:
         raise ValueError("BanditNode needs an optimization config (an objective).")
@@ -122,8 +170,6 @@ def read_experiment(
             f"{objective.metric_names}: use Ax's own strategies for several "
             "objectives, or give one metric."
         )
-    metric = objective.metric_names[0]
-    sign = -1.0 if objective.minimize else 1.0
     constraints = outcome_constraints(opt, long_term)
     df = data.df
     if "step" in df.columns:  # map data: the last progression of each trial
@@ -143,83 +189,80 @@ def read_experiment(
             strict=True,
         )
     }
-    others = sorted({n for names, *_ in constraints for n in names})
-    key = (space.key, metric, sign, repr(constraints))
-    if cache is None:
-        cache = {}
+    return _Reading(
+        metric=objective.metric_names[0],
+        sign=-1.0 if objective.minimize else 1.0,
+        constraints=constraints,
+        others=sorted({n for names, *_ in constraints for n in names}),
+        values=values,
+        sems=sems,
+    )
+
+
+def _kept_trials(
+    cache: dict[str, Any], key: tuple, experiment: Experiment
+) -> dict[int, Any]:
+    """The settled trials' entries kept in ``cache``, emptied first when the
+    experiment or ``key`` (space, objective, constraints) is not the cached one."""
     held = cache.get("experiment")  # a weak reference: the node does not keep it
     if cache.get("key") != key or held is None or held() is not experiment:
         cache.clear()
         cache.update(key=key, experiment=weakref.ref(experiment), trials={})
-    kept: dict[int, Any] = cache["trials"]
-    entries, fresh = [], []
-    for t in sorted(experiment.trials.values(), key=lambda t: t.index):
-        status = t.status
-        f = values.get((t.index, metric))
-        signature = (
-            status,
-            f,
-            tuple(values.get((t.index, n)) for n in others),
-            repr([sems.get((t.index, n)) for n in (metric, *others)]),  # NaN == NaN
+    return cache["trials"]
+
+
+def _entry(t: Any, r: _Reading, kept: dict[int, Any]) -> dict[str, Any]:
+    """Trial ``t``'s entry: the kept one while its status and values are those it
+    was read with, else read again (and kept when the trial is settled)."""
+    status = t.status
+    f = r.values.get((t.index, r.metric))
+    signature = (
+        status,
+        f,
+        tuple(r.values.get((t.index, n)) for n in r.others),
+        repr([r.sems.get((t.index, n)) for n in (r.metric, *r.others)]),  # NaN == NaN
+    )
+    entry = kept.get(t.index)
+    if entry is None or entry["signature"] != signature:
+        entry = _read_trial(t, status, f, r)
+        entry["signature"] = signature
+        if status in _SETTLED:
+            kept[t.index] = entry
+        else:
+            kept.pop(t.index, None)
+    return entry
+
+
+def _place(fresh: list[dict[str, Any]], space: Space) -> None:
+    """The newly read trials' unit-cube points (``x``) and whether each lies
+    outside the search space (``out``: Ax's ``check_membership``)."""
+    if not fresh:
+        return
+    coords = space.coordinates([e["params"] for e in fresh]).tolist()
+    for e, x in zip(fresh, coords, strict=True):
+        e["x"] = tuple(x)
+        e["out"] = not space.search_space.check_membership(
+            space.complete(e["params"]),
+            raise_error=False,
+            check_all_parameters_present=True,
         )
-        entry = kept.get(t.index)
-        if entry is None or entry["signature"] != signature:
-            entry = _read_trial(t, status, f, metric, sign, constraints, values, sems)
-            entry["signature"] = signature
-            if status in _SETTLED:
-                kept[t.index] = entry
-            else:
-                kept.pop(t.index, None)
-        if entry.get("row") is not None and "x" not in entry:
-            fresh.append(entry)
-        entries.append(entry)
-    if fresh:
-        coords = space.coordinates([e["params"] for e in fresh]).tolist()
-        for e, x in zip(fresh, coords, strict=True):
-            e["x"] = tuple(x)
-            e["out"] = not space.search_space.check_membership(
-                space.complete(e["params"]),
-                raise_error=False,
-                check_all_parameters_present=True,
-            )
-    warm = None  # the latest recorded fit of this node: the next fit's start
-    last_fit = None
+
+
+def _latest_fit(
+    entries: list[dict[str, Any]],
+) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """The latest recorded fit of this node: its hyperparameters (the next fit's
+    start) and the whole record (``None``, ``None``: no fit recorded)."""
+    warm = last_fit = None
     for e in entries:
         if e["fit"] is not None:
             warm = {k: e["fit"][k] for k in ("lengthscale", "noise", "mean")}
             last_fit = dict(e["fit"])
-    records, outside = [], []
-    for e in entries:  # a settled trial's record is made once (its entry is kept)
-        if e["row"] is not None and e["out"] and not fit_out_of_design:
-            outside.append(e["index"])
-        elif e["row"] is not None:
-            if "record" not in e:
-                e["record"] = TrialRecord(x=e["x"], **e["row"])
-            records.append(e["record"])
-    trials = tuple(records)
-    failed = tuple(e["index"] for e in entries if e["row"] is None)
-    if warm is not None and len(warm["lengthscale"]) != space.dim:
-        warm = last_fit = None
-    return History(
-        trials=trials,
-        failed=failed,
-        out_of_design=tuple(outside),
-        metric=metric,
-        num_constraints=len(constraints),
-        warm=None if warm is None else Hyperparameters.from_dict(warm),
-        last_fit=last_fit,
-    )
+    return warm, last_fit
 
 
 def _read_trial(
-    t: Any,
-    status: TrialStatus,
-    f: float | None,
-    metric: str,
-    sign: float,
-    constraints: list[Constraint],
-    values: dict[tuple[int, str], float],
-    sems: dict[tuple[int, str], float],
+    t: Any, status: TrialStatus, f: float | None, r: _Reading
 ) -> dict[str, Any]:
     """One trial read and checked: ``row`` (a :class:`TrialRecord`'s fields but
     its point; ``None`` for a failed trial), ``params`` and ``fit`` (its recorded
@@ -233,6 +276,41 @@ def _read_trial(
     }
     if status in _GONE or (status == TrialStatus.EARLY_STOPPED and f is None):
         return entry
+    arm = _single_arm(t)
+    if f is None and status.is_completed:
+        raise ValueError(
+            f"Trial {t.index} is {status.name} but has no value for the "
+            f"objective metric {r.metric!r}: attach it "
+            f"(client.complete_trial(trial_index={t.index}, raw_data=...)) or "
+            f"mark the trial abandoned "
+            f"(client.mark_trial_abandoned(trial_index={t.index})); BanditNode "
+            "does not guess it."
+        )
+    sem = None
+    if f is not None:
+        check_value(t.index, r.metric, f)
+        sem = r.sems.get((t.index, r.metric), math.nan)
+        check_sem(t.index, r.metric, sem)
+    g = g_sem = None
+    if f is not None and r.constraints:
+        g, g_sem = _constraint_values(t.index, r)
+    done = t.time_completed if f is not None else None
+    entry["params"] = arm.parameters
+    entry["row"] = dict(
+        index=t.index,
+        f=None if f is None else r.sign * f,
+        g=g,
+        created=t.time_created.timestamp(),
+        completed=None if f is None else (done or t.time_created).timestamp(),
+        uniform=bool(meta.get("cpd_uniform", False)),
+        sem=None if sem is None or math.isnan(sem) else sem,
+        g_sem=g_sem,
+    )
+    return entry
+
+
+def _single_arm(t: Any) -> Any:
+    """Trial ``t``'s one arm (a trial without an arm, or with several, is refused)."""
     arms = t.arms
     if not arms:  # e.g. lost by a save (issue 46): not the user's trial design
         raise ValueError(
@@ -248,60 +326,38 @@ def _read_trial(
             f"Trial {t.index} has {len(arms)} arms: BanditNode needs "
             "single-arm trials (one point per trial)."
         )
-    if f is None and status.is_completed:
-        raise ValueError(
-            f"Trial {t.index} is {status.name} but has no value for the "
-            f"objective metric {metric!r}: attach it "
-            f"(client.complete_trial(trial_index={t.index}, raw_data=...)) or "
-            f"mark the trial abandoned "
-            f"(client.mark_trial_abandoned(trial_index={t.index})); BanditNode "
-            "does not guess it."
+    return arms[0]
+
+
+def _constraint_values(
+    index: int, r: _Reading
+) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    r"""Trial ``index``'s constraint values :math:`g = s(\sum w m - b)` (each metric
+    checked) and their standard errors (the weighted metrics' combined)."""
+    g, g_sem = [], ()
+    for names, weights, s, bound in r.constraints:
+        missing = [n for n in names if (index, n) not in r.values]
+        if missing:
+            raise ValueError(
+                f"Trial {index} has objective data but no value for "
+                f"the constraint metric(s) {missing}: every constraint "
+                "value is needed for the multipliers."
+            )
+        for n in names:
+            check_value(index, n, r.values[(index, n)])
+            check_sem(index, n, r.sems.get((index, n), math.nan))
+        lhs = sum(w * r.values[(index, n)] for n, w in zip(names, weights, strict=True))
+        g.append(s * (lhs - bound))
+        # its standard error: the weighted metrics' combined (independent;
+        # hypot: no square over- or underflows)
+        se = math.hypot(
+            *(
+                w * r.sems.get((index, n), math.nan)
+                for n, w in zip(names, weights, strict=True)
+            )
         )
-    sem = None
-    if f is not None:
-        check_value(t.index, metric, f)
-        sem = sems.get((t.index, metric), math.nan)
-        check_sem(t.index, metric, sem)
-    g = g_sem = None
-    if f is not None and constraints:
-        g = []
-        for names, weights, s, bound in constraints:
-            missing = [n for n in names if (t.index, n) not in values]
-            if missing:
-                raise ValueError(
-                    f"Trial {t.index} has objective data but no value for "
-                    f"the constraint metric(s) {missing}: every constraint "
-                    "value is needed for the multipliers."
-                )
-            for n in names:
-                check_value(t.index, n, values[(t.index, n)])
-                check_sem(t.index, n, sems.get((t.index, n), math.nan))
-            lhs = sum(
-                w * values[(t.index, n)] for n, w in zip(names, weights, strict=True)
-            )
-            g.append(s * (lhs - bound))
-            # its standard error: the weighted metrics' combined (independent;
-            # hypot: no square over- or underflows)
-            se = math.hypot(
-                *(
-                    w * sems.get((t.index, n), math.nan)
-                    for n, w in zip(names, weights, strict=True)
-                )
-            )
-            g_sem = (*(g_sem or ()), se)
-    done = t.time_completed if f is not None else None
-    entry["params"] = arms[0].parameters
-    entry["row"] = dict(
-        index=t.index,
-        f=None if f is None else sign * f,
-        g=None if g is None else tuple(g),
-        created=t.time_created.timestamp(),
-        completed=None if f is None else (done or t.time_created).timestamp(),
-        uniform=bool(meta.get("cpd_uniform", False)),
-        sem=None if sem is None or math.isnan(sem) else sem,
-        g_sem=g_sem,
-    )
-    return entry
+        g_sem = (*g_sem, se)
+    return tuple(g), g_sem
 
 
 def ax_domain(

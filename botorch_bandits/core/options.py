@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from botorch_bandits.acquisition.practical import PRACTICAL_B
+from botorch_bandits.core.detector_options import RESTART_DEFAULTS, resolve_restarts
 from botorch_bandits.models.sparse import SIZE as SPARSE_SIZE
 from botorch_bandits.validation import (
     check_choice,
@@ -46,7 +47,6 @@ HYPERPARAMETERS: tuple[str, ...] = ("fixed", "fitted")
 MULTIPLIER_UPDATES: tuple[str, ...] = ("multiplicative", "additive")
 KERNELS: tuple[str, ...] = ("matern52", "rbf")
 REPEATS: tuple[str, ...] = ("allow", "avoid")
-DETECTORS: tuple[str, ...] = ("paper", "scale-free")
 #: how reported standard errors (Ax's SEMs) enter the model: "fixed" (SEM² is the
 #: noise), "add" (the model's noise plus SEM²), "auto" (fixed if every observation
 #: has one, add if some do), "ignore"
@@ -317,23 +317,6 @@ FLAT_DEFAULTS: dict[str, Any] = {
     "sems": "auto",
     "fit_out_of_design": False,
 }
-#: the restart options by detector, when not given: the paper's constants (c = 20,
-#: C = 2.6 of its §4), or the scale-free detector's (the same c, now on the
-#: standardized scale where the paper's draws have unit variance; its threshold from
-#: reorderings; false alarms at 1 % per scan; at most 20 % uniform steps)
-RESTART_DEFAULTS: dict[str, dict[str, Any]] = {
-    "paper": {
-        "cpd_regularization": 20.0,
-        "cpd_threshold_scale": 2.6,
-        "cpd_max_uniform_share": 1.0,
-    },
-    "scale-free": {
-        "cpd_regularization": 20.0,
-        "cpd_threshold_scale": 1.0,
-        "cpd_false_alarm": 0.01,
-        "cpd_max_uniform_share": 0.2,
-    },
-}
 
 
 def renamed(kwargs: dict[str, Any], warn: bool = True) -> dict[str, Any]:
@@ -362,15 +345,52 @@ def resolve_kwargs(**kwargs: Any) -> dict[str, Any]:
     """Every flat option, checked (the argument named as the caller wrote it) and
     with the mode's defaults filled in; the practical mode refuses the theory's
     kernel settings (they would be ignored). Unknown names raise a ``TypeError``."""
+    # the steps run in this order: a bad combination raises the first step's error
     said = {RENAMED[o]: o for o in RENAMED if o in kwargs}  # named as written
-    kwargs = renamed(kwargs)
+    strict = not LOADING.get()  # a stored strategy loads with what it holds
+    k = _with_defaults(renamed(kwargs))
+    _fill_mode_defaults(k)
+    _check_choices(k)
+    _check_censoring(k)
+    _check_scales(k, strict)
+    _check_decision_set(k, strict)
+    check_choice("sems", k["sems"], SEMS)
+    _check_flags(k)
+    _check_long_term(k, strict)
+    check_positive("xi", k["xi"], allow_zero=True)
+    if strict:
+        _refuse_detector_without_restarts(k, said)
+    resolve_restarts(k, said)
+    if strict:
+        _refuse_unused(k)
+    check_count("model_window", k["model_window"], 1, allow_none=True)
+    _practical_only(
+        k,
+        "model_window",
+        "(a GP on the most recent trials); the theory mode's algorithms use every "
+        "trial.",
+    )
+    _resolve_refit(k)
+    _resolve_sparse(k)
+    _as_floats(k)
+    return k
+
+
+def _with_defaults(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """Every flat option: ``kwargs`` over :data:`FLAT_DEFAULTS` (an unknown name
+    raises a ``TypeError``)."""
     unknown = sorted(set(kwargs) - set(FLAT_DEFAULTS))
     if unknown:
         raise TypeError(
             f"Unknown option(s) {unknown} of the bandit strategy; the options are "
             f"{list(FLAT_DEFAULTS)}."
         )
-    k = {**FLAT_DEFAULTS, **kwargs}
+    return {**FLAT_DEFAULTS, **kwargs}
+
+
+def _fill_mode_defaults(k: dict[str, Any]) -> None:
+    """The algorithm and mode checked, and the mode's defaults filled in; the
+    practical mode refuses the theory's kernel settings."""
     check_choice("algorithm", k["algorithm"], ALGORITHMS)
     check_choice("mode", k["mode"], MODES)
     if k["mode"] == "practical":
@@ -398,6 +418,10 @@ def resolve_kwargs(**kwargs: Any) -> dict[str, Any]:
         for n in ("kernel", "lengthscale", "noise", "R"):
             if k[n] is None:
                 k[n] = THEORY_DEFAULTS[n]
+
+
+def _check_choices(k: dict[str, Any]) -> None:
+    """The options with a fixed set of values (the kernel's in the theory mode)."""
     check_choice("pending", k["pending"], PENDING)
     check_choice("hyperparameters", k["hyperparameters"], HYPERPARAMETERS)
     check_choice("optimizer", k["optimizer"], OPTIMIZERS)
@@ -405,6 +429,10 @@ def resolve_kwargs(**kwargs: Any) -> dict[str, Any]:
     check_choice("multiplier_update", k["multiplier_update"], MULTIPLIER_UPDATES)
     if k["mode"] == "theory":
         check_choice("kernel", k["kernel"], KERNELS)
+
+
+def _check_censoring(k: dict[str, Any]) -> None:
+    """GP-UCB-SDF's window (at most one of trials and seconds), ``y_min``, ``B_y``."""
     check_count("window", k["window"], 0, allow_none=True)
     check_positive("window_seconds", k["window_seconds"], allow_none=True)
     if k["window"] is not None and k["window_seconds"] is not None:
@@ -414,6 +442,11 @@ def resolve_kwargs(**kwargs: Any) -> dict[str, Any]:
         )
     check_finite("y_min", k["y_min"])
     check_nonnegative("B_y", k["B_y"])
+
+
+def _check_scales(k: dict[str, Any], strict: bool) -> None:
+    """The confidence width's and the theory kernel's numbers (and, ``strict``: a
+    new strategy, their magnitudes)."""
     check_positive("beta", k["beta"], allow_none=True)
     if k["mode"] == "theory":
         check_positive("lengthscale", k["lengthscale"])
@@ -422,10 +455,14 @@ def resolve_kwargs(**kwargs: Any) -> dict[str, Any]:
     if k["R"] is not None:
         check_nonnegative("R", k["R"])
     check_open_unit("delta", k["delta"])
-    strict = not LOADING.get()  # a stored strategy loads with what it holds
     if strict:
         for n in ("y_min", "B_y", "beta", "B", "R"):
             check_magnitude(n, k[n])
+
+
+def _check_decision_set(k: dict[str, Any], strict: bool) -> None:
+    """``num_candidates`` (at most :data:`MAX_CANDIDATES` for a new strategy:
+    ``strict``) and ``seed``."""
     check_count("num_candidates", k["num_candidates"], 1)
     if strict and k["num_candidates"] > MAX_CANDIDATES:
         raise ValueError(
@@ -435,10 +472,18 @@ def resolve_kwargs(**kwargs: Any) -> dict[str, Any]:
             "returned after 240 s)."
         )
     (check_seed if strict else check_count)("seed", k["seed"])
-    check_choice("sems", k["sems"], SEMS)
+
+
+def _check_flags(k: dict[str, Any]) -> None:
+    """The options that are ``True`` or ``False``."""
     for flag in ("long_term_constraints", "restarts", "fit_out_of_design"):
         if not isinstance(k[flag], bool):
             raise ValueError(f"`{flag}` must be True or False, got {flag}={k[flag]!r}.")
+
+
+def _check_long_term(k: dict[str, Any], strict: bool) -> None:
+    """The long-term constraints' epochs (at most :data:`MAX_EPOCH` trials for a
+    new strategy: ``strict``) and multiplier updates."""
     check_count("epoch_length", k["epoch_length"], 1)
     if strict and k["epoch_length"] > MAX_EPOCH:
         raise ValueError(
@@ -449,29 +494,16 @@ def resolve_kwargs(**kwargs: Any) -> dict[str, Any]:
     check_count("num_epochs", k["num_epochs"], 1, allow_none=True)
     check_positive("penalty_c", k["penalty_c"])
     check_positive("step", k["step"])
-    check_positive("xi", k["xi"], allow_zero=True)
-    if strict:
-        _refuse_detector_without_restarts(k, said)
-    _resolve_restarts(k, said)
-    if strict:
-        _refuse_unused(k)
-    check_count("model_window", k["model_window"], 1, allow_none=True)
-    _practical_only(
-        k,
-        "model_window",
-        "(a GP on the most recent trials); the theory mode's algorithms use every "
-        "trial.",
-    )
-    _resolve_refit(k)
-    _resolve_sparse(k)
 
+
+def _as_floats(k: dict[str, Any]) -> None:
+    """The numeric options as floats (those that may be ``None`` kept so)."""
     floats = ("y_min", "B_y", "B", "delta", "penalty_c", "step", "xi")
     floats += ("cpd_threshold_scale", "cpd_alpha", "cpd_max_uniform_share")
     for n in floats:
         k[n] = float(k[n])
     for n in ("lengthscale", "noise", "R", "cpd_regularization", "cpd_false_alarm"):
         k[n] = None if k[n] is None else float(k[n])
-    return k
 
 
 #: set while a stored strategy is loaded (:func:`loading_stored`): the refusals
@@ -645,67 +677,3 @@ def _resolve_refit(k: dict[str, Any]) -> None:
     check_count("refit_after", k["refit_after"], 0)
     check_growth(k["refit_growth"])
     k["refit_growth"] = float(k["refit_growth"])
-
-
-def _resolve_restarts(k: dict[str, Any], said: dict[str, str]) -> None:
-    """The detector (the theory mode: the paper's; the practical mode: the
-    scale-free one by default) and its options' defaults, checked."""
-    for n in ("cpd_regularization", "cpd_threshold_scale"):  # as given, first
-        if k[n] is not None:
-            check_positive(said.get(n, n), k[n])
-    if k["cpd_detector"] is None:
-        if k["mode"] == "practical" and k["cpd_threshold_scale"] is not None:
-            # the paper's C and the scale-free detector's margin share the name:
-            # code written for the paper's detector must not be reread silently
-            named = said.get("cpd_threshold_scale", "cpd_threshold_scale")
-            raise ValueError(
-                f"{named}={k['cpd_threshold_scale']!r} means the paper detector's "
-                "threshold C or the scale-free detector's margin: in the practical "
-                "mode name the detector too (cpd_detector='paper' for the paper's "
-                "Algorithm 1 on the objective's values, or 'scale-free')."
-            )
-        k["cpd_detector"] = "paper" if k["mode"] == "theory" else "scale-free"
-    check_choice("cpd_detector", k["cpd_detector"], DETECTORS)
-    if k["mode"] == "theory" and k["cpd_detector"] != "paper":
-        raise ValueError(
-            f"mode='theory' runs the paper's detector (Avanesov, Algorithm 1), got "
-            f"cpd_detector={k['cpd_detector']!r}: pass mode='practical' for the "
-            "scale-free detector, or leave it out."
-        )
-    paper = k["cpd_detector"] == "paper"
-    if paper and k["cpd_false_alarm"] is not None:
-        raise ValueError(
-            f"cpd_false_alarm={k['cpd_false_alarm']!r} is an option of the "
-            "scale-free detector; the paper's detector has a fixed threshold "
-            "(cpd_threshold_scale). Leave it out or pass cpd_detector='scale-free'."
-        )
-    for n, value in RESTART_DEFAULTS[k["cpd_detector"]].items():
-        if k[n] is None:
-            k[n] = value
-    check_positive(
-        said.get("cpd_regularization", "cpd_regularization"), k["cpd_regularization"]
-    )
-    scale_name = said.get("cpd_threshold_scale", "cpd_threshold_scale")
-    check_positive(scale_name, k["cpd_threshold_scale"])
-    if not paper and not k["cpd_threshold_scale"] >= 1.0:
-        raise ValueError(
-            f"`{scale_name}` of the scale-free detector is a margin >= 1 (below 1 "
-            f"its false alarms exceed cpd_false_alarm), got "
-            f"{scale_name}={k['cpd_threshold_scale']!r}."
-        )
-    check_positive("cpd_alpha", k["cpd_alpha"])
-    if not paper:
-        check_open_unit("cpd_false_alarm", k["cpd_false_alarm"])
-    share = k["cpd_max_uniform_share"]
-    check_positive("cpd_max_uniform_share", share)
-    if not share <= 1.0:
-        raise ValueError(
-            f"`cpd_max_uniform_share` must be in (0, 1] (1: no cap), got "
-            f"cpd_max_uniform_share={share!r}."
-        )
-    if k["mode"] == "theory" and share != 1.0:
-        raise ValueError(
-            f"mode='theory' runs the paper's Algorithm 2, whose uniform steps are "
-            f"not capped, got cpd_max_uniform_share={share!r}: pass "
-            "mode='practical' or leave it out."
-        )

@@ -1,7 +1,7 @@
 """Models: the papers' fixed-kernel GPs (:mod:`.fixed`), the exact finite-arm engine
-(:mod:`.finite_arm`, its square roots :mod:`.roots`), the practical mode's fitted GP
-(:mod:`.practical`) and the sparse (Nystroem / DTC) GP for long runs
-(:mod:`.sparse`)."""
+(:mod:`.finite_arm`, its checked inputs :mod:`.arm_inputs`, its square roots
+:mod:`.roots`), the practical mode's fitted GP (:mod:`.practical`) and the sparse
+(Nystroem / DTC) GP for long runs (:mod:`.sparse`)."""
 
 from __future__ import annotations
 

@@ -4,8 +4,6 @@ reproductions' engine), and its marginal posterior for one point per batch."""
 
 from __future__ import annotations
 
-import math
-
 import torch
 from botorch.acquisition.objective import PosteriorTransform
 from botorch.models.model import Model
@@ -16,8 +14,16 @@ from linear_operator.operators import DenseLinearOperator, DiagLinearOperator
 from torch import Tensor
 
 from botorch_bandits._matching import match_points
+from botorch_bandits.models.arm_inputs import (
+    as_observation,
+    check_observation,
+    checked_num_seeds,
+    kernel_matrix,
+    noise_values,
+    score_layout,
+)
 from botorch_bandits.models.roots import pivoted_root, posterior_root, psd_root
-from botorch_bandits.validation import check_count, check_single_output, check_tensor
+from botorch_bandits.validation import check_single_output
 
 
 class _MarginalPosterior(GPyTorchPosterior):
@@ -132,52 +138,13 @@ class FiniteArmGP(Model):
         root_method: str = "eigh",
     ) -> None:
         super().__init__()
-        if root_method not in ("eigh", "pivoted"):
-            raise ValueError(
-                f"`root_method` must be 'eigh' or 'pivoted', got {root_method!r}."
-            )
-        check_tensor("arms", arms, min_ndim=2)
-        if arms.ndim not in (2, 3) or arms.shape[-2] < 1:
-            raise ValueError(
-                "`arms` must be N x d (shared) or S x N x d (per seed) with N >= 1, "
-                f"got shape {tuple(arms.shape)}."
-            )
-        for name, value in (
-            ("num_seeds", num_seeds),
-            ("refactor_every", refactor_every),
-            ("defer", defer),
-        ):
-            if value is not None:  # None is allowed for both
-                check_count(name, value, minimum=1)
-        if arms.ndim == 3:
-            if num_seeds is None:
-                num_seeds = arms.shape[0]
-            elif num_seeds != arms.shape[0]:
-                raise ValueError(
-                    f"`num_seeds`={num_seeds} does not match the {arms.shape[0]} "
-                    "per-seed arm sets of `arms` (S x N x d)."
-                )
+        num_seeds = checked_num_seeds(
+            arms, num_seeds, refactor_every, defer, root_method
+        )
         S = num_seeds or 1
         N = arms.shape[-2]
-        if isinstance(kernel, Tensor):
-            K = kernel.to(arms)
-            per_seed = (S, N, N) if num_seeds is not None else (N, N)
-            if K.shape not in ((N, N), per_seed):
-                raise ValueError(
-                    f"`kernel` as a matrix must be {N} x {N} (or one per seed, "
-                    f"{S} x {N} x {N}), got {tuple(K.shape)}."
-                )
-        else:
-            with torch.no_grad():
-                K = kernel.to(arms)(arms).to_dense()
-        noise_t = torch.as_tensor(noise, dtype=arms.dtype, device=arms.device)
-        if noise_t.numel() not in (1, S) or not bool(
-            torch.all((noise_t > 0) & torch.isfinite(noise_t))
-        ):
-            raise ValueError(
-                "`noise` (lambda) must be finite and > 0: a number or one value per seed "
-                f"({S}), got noise={noise!r}."
-            )
+        K = kernel_matrix(kernel, arms, num_seeds)
+        noise_t = noise_values(noise, arms, S)
         self.register_buffer("arms", arms)
         self.register_buffer("K", K)
         self.noise = float(noise_t) if noise_t.numel() == 1 else noise_t.reshape(S)
@@ -192,6 +159,19 @@ class FiniteArmGP(Model):
         if defer is not None and keep_root:
             raise ValueError("`defer` cannot be combined with `keep_root`.")
         self.defer = defer
+        self._init_posterior(K, S, N)
+        self.score_points = score_layout(arms, num_seeds)
+        self._state = {"version": 0, "countdown": refactor_every or 0, "pending": 0}
+        self.register_buffer("_seed_range", torch.arange(S, device=K.device))
+        self.register_buffer("_ones", torch.ones(S, dtype=torch.long, device=K.device))
+        self._arms_hist: list[Tensor] = []  # per step: S long (-1: no observation)
+        self._y_hist: list[Tensor] = []  # per step: S
+
+    def _init_posterior(self, K: Tensor, S: int, N: int) -> None:
+        """The rest of the posterior's state, at the prior (registered after
+        ``_cov``, in this order): the collected downdates, :math:`b`, the mean, the
+        square root, the pull counts, the information gain, the observations."""
+        defer = self.defer
         if defer is not None:  # the collected downdates: columns, scales
             self.register_buffer("_U", K.new_zeros(S, N, defer))
             self.register_buffer("_coef", K.new_zeros(S, defer))
@@ -201,7 +181,7 @@ class FiniteArmGP(Model):
         if self.keep_root:
             root = (
                 psd_root(self._K3)
-                if root_method == "eigh"
+                if self.root_method == "eigh"
                 else torch.stack([pivoted_root(k) for k in self._K3])
             )
             self.register_buffer("_K3_root", root)
@@ -215,20 +195,6 @@ class FiniteArmGP(Model):
         self.register_buffer(
             "num_observations_", torch.zeros(S, dtype=torch.long, device=K.device)
         )
-        if num_seeds is None:
-            score = arms.unsqueeze(-2)  # N x 1 x d
-        elif arms.ndim == 2:
-            # N x S x 1 x d (an expanded view): every acquisition sees one point per
-            # (arm, seed), as BoTorch's batch-model conventions expect
-            score = arms.view(N, 1, 1, -1).expand(N, S, 1, arms.shape[-1])
-        else:
-            score = arms.transpose(0, 1).unsqueeze(-2)  # N x S x 1 x d
-        self.score_points = score
-        self._state = {"version": 0, "countdown": refactor_every or 0, "pending": 0}
-        self.register_buffer("_seed_range", torch.arange(S, device=K.device))
-        self.register_buffer("_ones", torch.ones(S, dtype=torch.long, device=K.device))
-        self._arms_hist: list[Tensor] = []  # per step: S long (-1: no observation)
-        self._y_hist: list[Tensor] = []  # per step: S
 
     # ------------------------------------------------------------------ BoTorch API
     @property
@@ -425,41 +391,10 @@ class FiniteArmGP(Model):
             ``batch_shape`` posterior variances :math:`\sigma^2_{t-1}(x_t)` before the
             update (0 for skipped seeds).
         """
-        cov, noise = self._cov, self._noise  # collected downdates: see _column
-        S, N = cov.shape[0], cov.shape[-1]
-        if not (
-            isinstance(arm_idx, Tensor)
-            and arm_idx.dtype == torch.long
-            and arm_idx.shape == (S,)
-            and arm_idx.device == cov.device
-        ):
-            raw = torch.as_tensor(arm_idx, device=cov.device)
-            if raw.is_floating_point() and not bool((raw == raw.round()).all()):
-                raise ValueError(
-                    f"`arm_idx` must be integer arm indices, got arm_idx={arm_idx!r} "
-                    "(a fractional index is not an arm)."
-                )
-            if raw.numel() != S:
-                raise ValueError(
-                    f"`arm_idx` must have one index per seed ({S}), got "
-                    f"arm_idx={arm_idx!r}."
-                )
-            arm_idx = raw.reshape(S).long()
-        if not (isinstance(y, Tensor) and y.dtype == cov.dtype and y.shape == (S,)):
-            y = torch.as_tensor(y, dtype=cov.dtype, device=cov.device).reshape(S)
-        # validate on the host: one transfer each, no per-check device syncs
-        arm_list, y_list = arm_idx.tolist(), y.to(cov.device).tolist()
-        lo, hi = min(arm_list), max(arm_list)
-        if lo < -1 or hi >= N:
-            raise ValueError(
-                f"`arm_idx` must lie in [0, {N}) (or -1 to skip), got {arm_list}."
-            )
-        if not all(
-            math.isfinite(v) for a, v in zip(arm_list, y_list, strict=True) if a >= 0
-        ):
-            raise ValueError(f"`y` must be finite for observed seeds, got {y_list}.")
-        seeds, mean = self._seed_range, self.mean_buf_
-        if lo >= 0:  # every seed observes (the common case): no masking
+        arm_idx, y = as_observation(arm_idx, y, self._cov)
+        every_seed = check_observation(arm_idx, y, self._cov)
+        seeds, mean, noise = self._seed_range, self.mean_buf_, self._noise
+        if every_seed:  # every seed observes (the common case): no masking
             safe, active = arm_idx, None
             col = self._column(safe)  # S x N (a copy: the column before the update)
             var = col[seeds, safe].clamp_min(0.0)  # S
@@ -479,6 +414,29 @@ class FiniteArmGP(Model):
         innovation = (y_used - mean[seeds, safe]) * scale  # 0 for skipped seeds
         mean.addcmul_(col, innovation.unsqueeze(-1))
         self._changed()
+        self._downdate(col, scale)
+        self.b_.index_put_((seeds, safe), b_add, accumulate=True)
+        self.counts_.index_put_(
+            (seeds, safe),
+            self._ones if active is None else active.long(),
+            accumulate=True,
+        )
+        if self.keep_root:
+            self._downdate_root(safe, active)
+        self.information_gain_.add_(torch.log1p(var / noise), alpha=0.5)
+        self.num_observations_.add_(1 if active is None else active)
+        self._arms_hist.append(
+            arm_idx.clone() if active is None else torch.where(active, arm_idx, -1)
+        )
+        self._y_hist.append(y_kept)
+        if self.refactor_every is not None:
+            self._count_down(active)
+        return self._seeds(var)
+
+    def _downdate(self, col: Tensor, scale: Tensor) -> None:
+        r""":math:`\Sigma \leftarrow \Sigma - s\,c c^\top` for the column ``col``
+        (``S x N``) and ``scale`` (``S``): in place, or collected (``defer``)."""
+        cov = self._cov
         if self.defer is None:  # rank-one downdate in place: cov -= (scale * col) col^T
             cov.baddbmm_(
                 (scale.unsqueeze(-1) * col).unsqueeze(-1), col.unsqueeze(-2), alpha=-1.0
@@ -493,38 +451,34 @@ class FiniteArmGP(Model):
             self._state["pending"] = p + 1
             if p + 1 == self.defer:
                 self._flush()
-        self.b_.index_put_((seeds, safe), b_add, accumulate=True)
-        self.counts_.index_put_(
-            (seeds, safe),
-            self._ones if active is None else active.long(),
-            accumulate=True,
+
+    def _downdate_root(self, safe: Tensor, active: Tensor | None) -> None:
+        """Potter's square-root downdate (stable form of b) of ``covariance_root_``
+        for the observed arms ``safe`` (``active``: the observing seeds; ``None``:
+        all)."""
+        L, noise = self.covariance_root_, self._noise
+        w = L[self._seed_range, safe, :]  # S x N: row i of L
+        ww = (w * w).sum(-1)  # = Sigma_ii up to round-off
+        b = 1.0 / ((ww + noise) * (1.0 + torch.sqrt(noise / (ww + noise))))
+        if active is not None:
+            b = b * active
+        L.baddbmm_(
+            (L @ w.unsqueeze(-1)) * b.view(L.shape[0], 1, 1),
+            w.unsqueeze(-2),
+            alpha=-1.0,
         )
-        if self.keep_root:  # Potter's square-root downdate, stable form of b
-            L = self.covariance_root_
-            w = L[seeds, safe, :]  # S x N: row i of L
-            ww = (w * w).sum(-1)  # = Sigma_ii up to round-off
-            b = 1.0 / ((ww + noise) * (1.0 + torch.sqrt(noise / (ww + noise))))
+
+    def _count_down(self, active: Tensor | None) -> None:
+        """One observation nearer the exact rebuilds (``refactor_every``): the seeds
+        due (and observing: ``active``) are rebuilt."""
+        self._state["countdown"] -= 1
+        if self._state["countdown"] <= 0:
+            due = self.num_observations_ % self.refactor_every == 0
             if active is not None:
-                b = b * active
-            L.baddbmm_(
-                (L @ w.unsqueeze(-1)) * b.view(S, 1, 1), w.unsqueeze(-2), alpha=-1.0
-            )
-        self.information_gain_.add_(torch.log1p(var / noise), alpha=0.5)
-        self.num_observations_.add_(1 if active is None else active)
-        self._arms_hist.append(
-            arm_idx.clone() if active is None else torch.where(active, arm_idx, -1)
-        )
-        self._y_hist.append(y_kept)
-        if self.refactor_every is not None:
-            self._state["countdown"] -= 1
-            if self._state["countdown"] <= 0:
-                due = self.num_observations_ % self.refactor_every == 0
-                if active is not None:
-                    due &= active
-                if bool(due.any()):
-                    self.refactor(due)
-                self._reset_countdown()
-        return self._seeds(var)
+                due &= active
+            if bool(due.any()):
+                self.refactor(due)
+            self._reset_countdown()
 
     def _seed_mask(self, seeds: Tensor | None) -> Tensor:
         """The ``S`` bool mask of the seeds an operation applies to (default all)."""

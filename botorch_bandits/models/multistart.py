@@ -350,40 +350,9 @@ def fit_gp_multistart(
     X, Y = X.double(), Y.double()
     mask = torch.ones_like(Y, dtype=torch.bool) if mask is None else mask.bool()
     X = torch.where(mask.unsqueeze(-1), X, torch.zeros_like(X))  # padding: any value
-    Y = torch.where(mask, Y, torch.zeros_like(Y))
-    m = mask.to(X.dtype)
-    c = torch.ones_like(Y) if counts is None else counts.to(X.dtype)
-    c = torch.where(mask, c, torch.ones_like(c))
-    if bool((c < 1).any()):
-        raise ValueError("`counts` must be >= 1 on the rows that hold data.")
-    ss = torch.zeros_like(Y[:, 0]) if within is None else within.to(X.dtype)
-    n_obs = (c * m).sum(-1)
-    data = _Data(
-        torch.cdist(X, X).pow(2),
-        Y * m,
-        m,
-        m.unsqueeze(-1) * m.unsqueeze(-2),
-        m / c,
-        ss,
-        n_obs,
-        m.sum(-1),
-        (m * c.log()).sum(-1),
-    )
+    data = _padded_data(X, Y, mask, counts, within)
     B = X.shape[0]
-    diam = _diameter(X, mask)
-    dev = {"dtype": X.dtype, "device": X.device}
-    grid = torch.logspace(-2, 0, starts, **dev) if starts > 1 else None
-    grid = torch.full((1,), 0.1, **dev) if grid is None else grid
-    theta = torch.stack(
-        [
-            (grid.unsqueeze(-1) * diam).log(),
-            torch.full((starts, B), math.log(0.1), **dev),
-        ],
-        -1,
-    ).reshape(starts * B, 2)
-    lo = torch.stack([(diam * 1e-3).log(), torch.full_like(diam, math.log(1e-6))], -1)
-    hi = torch.stack([(diam * 10).log(), torch.full_like(diam, math.log(10.0))], -1)
-    lo, hi = lo.repeat(starts, 1), hi.repeat(starts, 1)
+    theta, lo, hi = _starting_points(_diameter(X, mask), starts)
     data = data.repeat(starts)
     theta = _newton(data, theta, lo, hi, max_iter, B)
     with torch.no_grad():
@@ -402,3 +371,49 @@ def fit_gp_multistart(
         for v in (ls, scale, noise, ll)
     ]
     return MultiStartFit(*out, fitted=fitted)
+
+
+def _padded_data(
+    X: Tensor, Y: Tensor, mask: Tensor, counts: Tensor | None, within: Tensor | None
+) -> _Data:
+    """:func:`fit_gp_multistart`'s data sets (``X`` already padded) as :class:`_Data`:
+    the padding rows' targets 0 and counts 1; ``counts`` checked."""
+    Y = torch.where(mask, Y, torch.zeros_like(Y))
+    m = mask.to(X.dtype)
+    c = torch.ones_like(Y) if counts is None else counts.to(X.dtype)
+    c = torch.where(mask, c, torch.ones_like(c))
+    if bool((c < 1).any()):
+        raise ValueError("`counts` must be >= 1 on the rows that hold data.")
+    ss = torch.zeros_like(Y[:, 0]) if within is None else within.to(X.dtype)
+    n_obs = (c * m).sum(-1)
+    return _Data(
+        torch.cdist(X, X).pow(2),
+        Y * m,
+        m,
+        m.unsqueeze(-1) * m.unsqueeze(-2),
+        m / c,
+        ss,
+        n_obs,
+        m.sum(-1),
+        (m * c.log()).sum(-1),
+    )
+
+
+def _starting_points(diam: Tensor, starts: int) -> tuple[Tensor, Tensor, Tensor]:
+    """The ``starts x B`` starting points (log lengthscale, log noise ratio; rows
+    start-major) for the data sets' diameters ``diam`` (``B``), and the bounds
+    ``lo`` and ``hi`` of each row."""
+    B = diam.shape[0]
+    dev = {"dtype": diam.dtype, "device": diam.device}
+    grid = torch.logspace(-2, 0, starts, **dev) if starts > 1 else None
+    grid = torch.full((1,), 0.1, **dev) if grid is None else grid
+    theta = torch.stack(
+        [
+            (grid.unsqueeze(-1) * diam).log(),
+            torch.full((starts, B), math.log(0.1), **dev),
+        ],
+        -1,
+    ).reshape(starts * B, 2)
+    lo = torch.stack([(diam * 1e-3).log(), torch.full_like(diam, math.log(1e-6))], -1)
+    hi = torch.stack([(diam * 10).log(), torch.full_like(diam, math.log(10.0))], -1)
+    return theta, lo.repeat(starts, 1), hi.repeat(starts, 1)
