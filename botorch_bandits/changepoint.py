@@ -579,6 +579,8 @@ class GPUCBCPD:
             GP-UCB (one uniform step, then never again).
         gram: Optional ``N x N`` :math:`G` on a finite arm set (points are then
             given as arm indices to :meth:`record`).
+        kernel_matrix: Optional ``N x N`` kernel matrix :math:`k` on that arm set
+            (the scans then slice it instead of evaluating the kernel).
     """
 
     def __init__(
@@ -587,11 +589,13 @@ class GPUCBCPD:
         xi: float = math.sqrt(3.0),
         points: Tensor | None = None,
         gram: Tensor | None = None,
+        kernel_matrix: Tensor | None = None,
     ) -> None:
         self.detector = detector
         self.xi = check_positive("xi", xi, allow_zero=True)
         self.points = points
         self.gram_ = gram
+        self.kernel_matrix_ = kernel_matrix
         self.state = CPDState()
         self.X: list[Any] = []
         self.y: list[float] = []
@@ -626,8 +630,8 @@ class GPUCBCPD:
         idx = [i for i in self.state.uniform if self.y[i] is not None]
         if len(idx) < 2:
             return False
-        Xu, yu, G = self._uniform_data(idx)
-        n = self.detector.scan(Xu, yu, G)
+        Xu, yu, G, K = self._uniform_data(idx)
+        n = self.detector.scan(Xu, yu, G, K)
         if n is None:
             return False
         self.state.history.clear()
@@ -636,14 +640,28 @@ class GPUCBCPD:
         self.state.detections.append(n)
         return True
 
-    def _uniform_data(self, idx: Sequence[int]) -> tuple[Tensor, Tensor, Tensor | None]:
+    def _uniform_data(
+        self, idx: Sequence[int]
+    ) -> tuple[Tensor, Tensor, Tensor | None, Tensor | None]:
         xs = [self.X[i] for i in idx]
         yu = torch.tensor([self.y[i] for i in idx], dtype=torch.double)
         if self.points is not None:
             arm = torch.as_tensor(xs, dtype=torch.long)
             G = self.gram_[arm][:, arm] if self.gram_ is not None else None
-            return self.points[arm].to(torch.double), yu, G
-        return torch.stack([torch.as_tensor(x) for x in xs]).to(torch.double), yu, None
+            K = None
+            if self.kernel_matrix_ is not None:
+                K = self.kernel_matrix_[arm][:, arm]
+            return self.points[arm].to(torch.double), yu, G, K
+        points = torch.stack([torch.as_tensor(x) for x in xs]).to(torch.double)
+        return points, yu, None, None
+
+    def reset(self) -> None:
+        """A restart from outside the detector (an oracle that knows the change
+        points): ``H`` and ``U`` start again at the next step, recorded as a
+        restart of that step."""
+        self.state.history.clear()
+        self.state.uniform.clear()
+        self.state.restarts.append(len(self.y))
 
     @property
     def history_data(self) -> tuple[list[Any], list[float]]:
