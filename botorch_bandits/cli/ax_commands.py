@@ -59,8 +59,8 @@ def _demo_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_demo(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from botorch_bandits.benchmarks.ax_demo import run_demo
-    from botorch_bandits.benchmarks.ax_demo_report import summary_lines
+    from botorch_bandits.benchmarks.demos.ax_demo import run_demo
+    from botorch_bandits.benchmarks.demos.ax_demo_report import summary_lines
 
     for flag, value in (("--trials", args.trials), ("--seeds", args.seeds)):
         if args.smoke and value is not None:
@@ -131,7 +131,7 @@ def _ax_check_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_ax_check(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from botorch_bandits.benchmarks.ax_checks import run_check
+    from botorch_bandits.benchmarks.ax_benchmark.checks import run_check
 
     seeds = args.seeds or (2 if args.smoke else 4)
     trials = args.trials or (30 if args.smoke else 300)
@@ -226,13 +226,13 @@ def _run_ax_bench(args: argparse.Namespace, parser: argparse.ArgumentParser) -> 
         raise CommandError(
             "`ax-bench --dask` needs distributed: pip install '.[dask]' from a clone of the repository"
         )
-    from botorch_bandits.benchmarks.ax_bench import AX_DEFAULT, run_bench
+    from botorch_bandits.benchmarks.ax_benchmark.runner import AX_DEFAULT, run_bench
 
     def names(text: str | None) -> list[str] | None:
         return None if text is None else [n.strip() for n in text.split(",")]
 
     if args.list:
-        from botorch_bandits.benchmarks.ax_bench import HALVES, PROBLEMS
+        from botorch_bandits.benchmarks.ax_benchmark.runner import HALVES, PROBLEMS
 
         for half, probs in HALVES.items():
             print(f"{half} half:")
@@ -241,7 +241,7 @@ def _run_ax_bench(args: argparse.Namespace, parser: argparse.ArgumentParser) -> 
         return 0
 
     if args.growth:
-        from botorch_bandits.benchmarks.ax_bench import generation_growth
+        from botorch_bandits.benchmarks.ax_benchmark.runner import generation_growth
 
         try:
             sizes = [int(n) for n in args.growth.split(",")]
@@ -385,14 +385,18 @@ def _ax_online_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_ax_online(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from botorch_bandits.benchmarks.online import PROBLEMS, run_online, table_lines
+    from botorch_bandits.benchmarks.online_benchmark.runner import (
+        PROBLEMS,
+        run_online,
+        table_lines,
+    )
 
     if args.list:
         for name, p in PROBLEMS.items():
             print(f"  {name:18s} {p.title}")
         return 0
     if args.calibrate:
-        from botorch_bandits.benchmarks.online_calibration import (
+        from botorch_bandits.benchmarks.online_benchmark.calibration import (
             calibrate_restarts,
             calibration_lines,
         )
