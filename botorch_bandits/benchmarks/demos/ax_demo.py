@@ -16,7 +16,7 @@ import logging
 import sqlite3
 import warnings
 from collections.abc import Callable, Iterator
-from concurrent.futures import Executor, Future, ProcessPoolExecutor
+from concurrent.futures import Executor, ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,6 +28,7 @@ from botorch_bandits._io import (
     ignore_sigint,
 )
 from botorch_bandits.benchmarks.common.executors import stop_now
+from botorch_bandits.benchmarks.demos.async_loop import duration, run_async
 from botorch_bandits.benchmarks.demos.ax_demo_report import (
     DemoResult,
     label,
@@ -100,107 +101,6 @@ def evaluate(fn: DemoFunction, params: dict, trial_index: int) -> dict[str, floa
     index, so evaluating a trial again gives the same value."""
     noise = np.random.default_rng([fn.seed, 7, trial_index]).normal()
     return {"f": float(fn(params["x"])) + fn.noise_sd * float(noise)}
-
-
-def duration(seed: int, trial_index: int) -> int:
-    """Virtual ticks the trial takes: 1 + Poisson(2), seeded by the trial index."""
-    return 1 + int(np.random.default_rng([seed, 11, trial_index]).poisson(2.0))
-
-
-# --------------------------------------------------------------------------------------
-# the asynchronous loop
-# --------------------------------------------------------------------------------------
-def run_async(
-    client: Any,
-    evaluate_trial: Callable[[dict, int], Future],
-    total: int,
-    parallelism: int,
-    seed: int,
-    on_complete: Callable[[int, float], None] | None = None,
-    stop_after: int | None = None,
-) -> int:
-    """Keep ``parallelism`` trials in flight until ``total`` trials are complete.
-
-    ``evaluate_trial(params, index)`` returns a future of the raw data. Trials that
-    are RUNNING in the experiment without a future (a resumed run) are submitted
-    again. Completions are processed in virtual-time order (ties: lower index), new
-    trials are asked for one at a time -- the same calls in a fresh and in a resumed
-    run. ``stop_after``: return after that many completions in this call (tests).
-    Returns the number of completions made."""
-    from ax.core.trial_status import TrialStatus
-
-    exp = client_experiment(client)
-    trials = sorted(exp.trials.values(), key=lambda t: t.index)
-    if any(len(t.arms) != 1 for t in trials):
-        raise ValueError("The demo loop runs single-arm trials only.")
-    # rebuild the virtual clock: a trial starts at the end of the last completion
-    # stored before it was created
-    ends: dict[int, float] = {}
-    # completed and failed trials both ended (the loop counts both as done)
-    ended = (TrialStatus.COMPLETED, TrialStatus.FAILED)
-    done = sorted(
-        (t for t in trials if t.status in ended and t.time_completed is not None),
-        key=lambda t: t.time_completed,
-    )
-    start: dict[int, float] = {}
-    for t in trials:
-        before = [ends[u.index] for u in done if u.time_completed <= t.time_created]
-        start[t.index] = max(before) if before else 0.0
-        ends[t.index] = start[t.index] + duration(seed, t.index)
-    clock = max((ends[t.index] for t in done), default=0.0)
-    # A kill inside ``complete_trial`` can leave a trial stored COMPLETED without
-    # its data (Ax saves the data and the status in separate writes): evaluate it
-    # again (the value is seeded by the trial) and attach the data.
-    objective = exp.optimization_config.objective.metric_names[0]
-    df = exp.lookup_data().df
-    have = set(df.loc[df["metric_name"] == objective, "trial_index"].astype(int))
-    for t in done:
-        if t.status == TrialStatus.COMPLETED and t.index not in have:
-            data = evaluate_trial(t.arms[0].parameters, t.index).result()
-            client.attach_data(trial_index=t.index, raw_data=data)
-    running: dict[int, tuple[float, Future]] = {}
-    for t in trials:
-        if t.status == TrialStatus.RUNNING:
-            running[t.index] = (
-                ends[t.index],
-                evaluate_trial(t.arms[0].parameters, t.index),
-            )
-        elif t.status not in (TrialStatus.COMPLETED, TrialStatus.FAILED):
-            raise ValueError(
-                f"Trial {t.index} is {t.status.name}; the demo loop resumes RUNNING "
-                "and COMPLETED trials only."
-            )
-    completed = len(done)
-    made = 0
-    while completed < total:
-        while len(exp.trials) < total and len(running) < parallelism:
-            new = client.get_next_trials(max_trials=1)
-            if not new:
-                break
-            for idx, params in new.items():
-                end = clock + duration(seed, idx)
-                running[idx] = (end, evaluate_trial(params, idx))
-        if not running:
-            raise RuntimeError(
-                f"No trial in flight and the strategy proposes none ({completed} of "
-                f"{total} complete)."
-            )
-        idx = min(running, key=lambda i: (running[i][0], i))
-        end, future = running.pop(idx)
-        try:
-            data = future.result()
-        except Exception as err:  # recorded on the trial, never dropped silently
-            client.mark_trial_failed(trial_index=idx, failed_reason=repr(err))
-        else:
-            client.complete_trial(trial_index=idx, raw_data=data)
-        clock = end
-        completed += 1
-        made += 1
-        if on_complete is not None:
-            on_complete(idx, clock)
-        if stop_after is not None and made >= stop_after:
-            break
-    return made
 
 
 # --------------------------------------------------------------------------------------
@@ -466,37 +366,19 @@ def run_demo(
     processes on a loaded machine."""
     from botorch_bandits.ax.sql import close_storage, sqlite_storage, writer_lock
 
-    for name, value, low in (
-        ("trials", trials, 4),
-        ("parallelism", parallelism, 1),
-        ("seeds", seeds, 1),
-        ("torch_threads", 1 if torch_threads is None else torch_threads, 1),
-    ):
-        if isinstance(value, bool) or not isinstance(value, int) or value < low:
-            raise ValueError(f"`{name}` must be an integer >= {low}, got {value!r}.")
-    check_seed("seed", seed)
-    if mode not in MODES:
-        raise ValueError(f"`mode` must be one of {list(MODES)}, got mode={mode!r}.")
-    unknown = [s for s in strategies if s not in EXPERIMENTS]
-    if unknown:
-        raise ValueError(
-            f"`strategies` must be among {list(EXPERIMENTS)}, got {unknown!r}."
-        )
-    out = Path(out_dir)
-    db = out / "demo.db"
-    if resume and not db.exists():
-        raise FileNotFoundError(f"Nothing to resume: {db} does not exist.")
-    out.mkdir(parents=True, exist_ok=True)
-    for name in ("demo.db", "regret.csv", "regret.png", "cost.csv", "cost.png"):
-        check_not_symlink(out / name)  # before any work, not at the end of the run
-    for module in ("matplotlib", "tqdm") if show_progress else ("matplotlib",):
-        if importlib.util.find_spec(module) is None:  # before the run, not after it
-            raise ModuleNotFoundError(
-                f"run_demo needs {module} (the 'plot' extra): pip install '.[plot]' "
-                "from a clone of the repository",
-                name=module,
-            )
-    run_seeds = tuple(range(seed, seed + seeds))
+    _check_demo_arguments(
+        trials, parallelism, seed, seeds, mode, strategies, torch_threads
+    )
+    out, db = _prepare_output(Path(out_dir), resume, show_progress)
+    run = _DemoRun(
+        tuple(range(seed, seed + seeds)),
+        tuple(strategies),
+        trials,
+        parallelism,
+        resume,
+        stop_after,
+        mode,
+    )
     # one writer per database; the file let go of when the run ends
     with fixed_threads(torch_threads), writer_lock(db), _closed(close_storage):
         if not resume and db.exists():
@@ -514,97 +396,196 @@ def run_demo(
             ),
         )
         storage = sqlite_storage(db)
-        own = executor is None
-        # (a SIGKILL of this process alone leaves the idle pool workers behind; kill
-        # the job's process group, ``kill -9 -PGID``, to stop it whole -- no data
-        # lives in the workers)
-        pool = (
-            ProcessPoolExecutor(max_workers=parallelism, initializer=ignore_sigint)
-            if own
-            else executor
-        )
-        disabled = logging.root.manager.disable  # restored after the run
-        logging.disable(logging.INFO)  # Ax logs every trial at INFO
-        quiet = _CountedFallbacks()
-        logging.getLogger(_NODE_LOGGER).addFilter(quiet)
-        bar = None
-        if show_progress:
-            from tqdm.auto import tqdm
+        curves, sources, costs = _run_all(run, storage, executor, show_progress)
+        return _demo_result(out, run, curves, sources, costs)
 
-            bar = tqdm(
-                total=trials * len(strategies) * seeds, desc="demo", unit="trial"
-            )
-        curves = {s: [] for s in strategies}
-        sources = {s: [] for s in strategies}
-        costs = {s: [] for s in strategies}
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                for run_seed in run_seeds:
-                    fn = demo_function(run_seed)
-                    for strategy in strategies:
-                        client = _open_client(
-                            experiment_name(strategy, run_seed),
-                            storage,
-                            run_seed,
-                            strategy,
-                            fn,
-                            resume,
-                            mode,
-                        )
-                        if bar is not None:
-                            bar.set_postfix_str(
-                                f"{label(strategy, mode)}, seed {run_seed}"
-                            )
-                            bar.update(
-                                sum(
-                                    t.status.is_completed
-                                    for t in client_experiment(client).trials.values()
-                                )
-                            )
-                        run_async(
-                            client,
-                            lambda params, idx, fn=fn: pool.submit(
-                                evaluate, fn, params, idx
-                            ),
-                            total=trials,
-                            parallelism=parallelism,
-                            seed=run_seed,
-                            on_complete=(lambda _i, _c: bar.update(1))
-                            if bar is not None
-                            else None,
-                            stop_after=stop_after,
-                        )
-                        curves[strategy].append(regret_curve(client, fn))
-                        sources[strategy].append(trial_sources(client))
-                        costs[strategy].append(trial_seconds(client))
-        except KeyboardInterrupt:
-            if own:  # the workers ignore Ctrl-C: stop them, do not wait for them
-                stop_now(pool)
-            raise
-        finally:
-            logging.getLogger(_NODE_LOGGER).removeFilter(quiet)
-            logging.disable(disabled)
-            if bar is not None:
-                bar.close()
-            if own:
-                pool.shutdown(cancel_futures=True)
-        if stop_after is not None:  # curves of unequal length: nothing to draw
-            lengths = {len(c) for v in curves.values() for c in v}
-            if lengths != {trials}:
-                return DemoResult(run_seeds, mode, trials, parallelism, {}, {}, costs)
-        result = DemoResult(
-            seeds=run_seeds,
-            mode=mode,
-            trials=trials,
-            parallelism=parallelism,
-            curves={s: np.stack(c) for s, c in curves.items()},
-            sources={s: np.stack(c) for s, c in sources.items()},
-            seconds=costs,
+
+@dataclass(frozen=True)
+class _DemoRun:
+    """What one call of :func:`run_demo` runs: its seeds, strategies and sizes."""
+
+    seeds: tuple[int, ...]
+    strategies: tuple[str, ...]
+    trials: int
+    parallelism: int
+    resume: bool
+    stop_after: int | None
+    mode: str
+
+
+#: per strategy, one array per seed (regret curves, trial sources or seconds)
+_PerStrategy = dict[str, list[np.ndarray]]
+
+
+def _check_demo_arguments(
+    trials: int,
+    parallelism: int,
+    seed: int,
+    seeds: int,
+    mode: str,
+    strategies: tuple[str, ...],
+    torch_threads: int | None,
+) -> None:
+    """Refuse a size below its minimum, a bad seed, an unknown mode or strategy."""
+    for name, value, low in (
+        ("trials", trials, 4),
+        ("parallelism", parallelism, 1),
+        ("seeds", seeds, 1),
+        ("torch_threads", 1 if torch_threads is None else torch_threads, 1),
+    ):
+        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+            raise ValueError(f"`{name}` must be an integer >= {low}, got {value!r}.")
+    check_seed("seed", seed)
+    if mode not in MODES:
+        raise ValueError(f"`mode` must be one of {list(MODES)}, got mode={mode!r}.")
+    unknown = [s for s in strategies if s not in EXPERIMENTS]
+    if unknown:
+        raise ValueError(
+            f"`strategies` must be among {list(EXPERIMENTS)}, got {unknown!r}."
         )
-        write_regret(out, result)
-        write_costs(out, result)
-        return result
+
+
+def _prepare_output(out: Path, resume: bool, show_progress: bool) -> tuple[Path, Path]:
+    """``out`` (made) and its ``demo.db``, after the checks that must come before
+    any work: something to resume, no output file a symlink, the plot extra."""
+    db = out / "demo.db"
+    if resume and not db.exists():
+        raise FileNotFoundError(f"Nothing to resume: {db} does not exist.")
+    out.mkdir(parents=True, exist_ok=True)
+    for name in ("demo.db", "regret.csv", "regret.png", "cost.csv", "cost.png"):
+        check_not_symlink(out / name)  # before any work, not at the end of the run
+    for module in ("matplotlib", "tqdm") if show_progress else ("matplotlib",):
+        if importlib.util.find_spec(module) is None:  # before the run, not after it
+            raise ModuleNotFoundError(
+                f"run_demo needs {module} (the 'plot' extra): pip install '.[plot]' "
+                "from a clone of the repository",
+                name=module,
+            )
+    return out, db
+
+
+def _run_all(
+    run: _DemoRun, storage: Any, executor: Executor | None, show_progress: bool
+) -> tuple[_PerStrategy, _PerStrategy, _PerStrategy]:
+    """Every half of every seed on the pool (``executor``, or a process pool of
+    ``parallelism`` workers of its own), Ax's logs quieted and a progress bar, each
+    restored or closed after (Ctrl-C: an own pool's workers stopped at once);
+    returns the regret curves, the trial sources and the trial seconds."""
+    own = executor is None
+    # (a SIGKILL of this process alone leaves the idle pool workers behind; kill
+    # the job's process group, ``kill -9 -PGID``, to stop it whole -- no data
+    # lives in the workers)
+    pool = (
+        ProcessPoolExecutor(max_workers=run.parallelism, initializer=ignore_sigint)
+        if own
+        else executor
+    )
+    disabled = logging.root.manager.disable  # restored after the run
+    logging.disable(logging.INFO)  # Ax logs every trial at INFO
+    quiet = _CountedFallbacks()
+    logging.getLogger(_NODE_LOGGER).addFilter(quiet)
+    bar = _progress_bar(run) if show_progress else None
+    curves: _PerStrategy = {s: [] for s in run.strategies}
+    sources: _PerStrategy = {s: [] for s in run.strategies}
+    costs: _PerStrategy = {s: [] for s in run.strategies}
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for run_seed in run.seeds:
+                fn = demo_function(run_seed)
+                for strategy in run.strategies:
+                    client = _run_half(run, storage, pool, bar, run_seed, strategy, fn)
+                    curves[strategy].append(regret_curve(client, fn))
+                    sources[strategy].append(trial_sources(client))
+                    costs[strategy].append(trial_seconds(client))
+    except KeyboardInterrupt:
+        if own:  # the workers ignore Ctrl-C: stop them, do not wait for them
+            stop_now(pool)
+        raise
+    finally:
+        logging.getLogger(_NODE_LOGGER).removeFilter(quiet)
+        logging.disable(disabled)
+        if bar is not None:
+            bar.close()
+        if own:
+            pool.shutdown(cancel_futures=True)
+    return curves, sources, costs
+
+
+def _progress_bar(run: _DemoRun) -> Any:
+    """A bar over every trial of the run (tqdm)."""
+    from tqdm.auto import tqdm
+
+    total = run.trials * len(run.strategies) * len(run.seeds)
+    return tqdm(total=total, desc="demo", unit="trial")
+
+
+def _run_half(
+    run: _DemoRun,
+    storage: Any,
+    pool: Executor,
+    bar: Any,
+    run_seed: int,
+    strategy: str,
+    fn: DemoFunction,
+) -> Any:
+    """One strategy on one seed's function: its client opened (or resumed), the
+    bar told how far it is, its trials run to the end; returns the client."""
+    client = _open_client(
+        experiment_name(strategy, run_seed),
+        storage,
+        run_seed,
+        strategy,
+        fn,
+        run.resume,
+        run.mode,
+    )
+    if bar is not None:
+        bar.set_postfix_str(f"{label(strategy, run.mode)}, seed {run_seed}")
+        bar.update(
+            sum(
+                t.status.is_completed for t in client_experiment(client).trials.values()
+            )
+        )
+    run_async(
+        client,
+        lambda params, idx, fn=fn: pool.submit(evaluate, fn, params, idx),
+        total=run.trials,
+        parallelism=run.parallelism,
+        seed=run_seed,
+        on_complete=(lambda _i, _c: bar.update(1)) if bar is not None else None,
+        stop_after=run.stop_after,
+    )
+    return client
+
+
+def _demo_result(
+    out: Path,
+    run: _DemoRun,
+    curves: _PerStrategy,
+    sources: _PerStrategy,
+    costs: _PerStrategy,
+) -> DemoResult:
+    """The run's result, its regret and cost files written to ``out``; a run
+    stopped early (``stop_after``) with curves of unequal length draws nothing."""
+    if run.stop_after is not None:  # curves of unequal length: nothing to draw
+        lengths = {len(c) for v in curves.values() for c in v}
+        if lengths != {run.trials}:
+            return DemoResult(
+                run.seeds, run.mode, run.trials, run.parallelism, {}, {}, costs
+            )
+    result = DemoResult(
+        seeds=run.seeds,
+        mode=run.mode,
+        trials=run.trials,
+        parallelism=run.parallelism,
+        curves={s: np.stack(c) for s, c in curves.items()},
+        sources={s: np.stack(c) for s, c in sources.items()},
+        seconds=costs,
+    )
+    write_regret(out, result)
+    write_costs(out, result)
+    return result
 
 
 __all__ = [

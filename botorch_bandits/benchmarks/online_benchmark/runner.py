@@ -32,7 +32,7 @@ from botorch_bandits.benchmarks.ax_benchmark.strategies import (
     strategy_fingerprint,
 )
 from botorch_bandits.benchmarks.common.executors import pool_map, worker_pool
-from botorch_bandits.benchmarks.demos.ax_demo import run_async
+from botorch_bandits.benchmarks.demos.async_loop import run_async
 from botorch_bandits.upstream import client_experiment
 
 #: the plain strategy, Ax's default and the sliding window (the GP on the last 25
@@ -47,7 +47,7 @@ EXTENSIONS = {
     "delays": "IGP-UCB[pending=censor]",
     "budget": "IGP-UCB[long_term_constraints=True]",
 }
-#: workers of the delay problems (durations: ``ax_demo.duration``, 1 + Poisson(2))
+#: workers of the delay problems (durations: ``async_loop.duration``, 1 + Poisson(2))
 DELAY_WORKERS = 4
 
 
