@@ -35,6 +35,7 @@ from botorch_bandits.benchmarks.reproduction.calibration import (
     reading_name,
     tune,
 )
+from botorch_bandits.benchmarks.reproduction.cpd_tuning import DetectorTuning
 from botorch_bandits.benchmarks.reproduction.experiments import (
     ALIASES,
     CONSTRAINED_PROBLEMS,
@@ -55,6 +56,7 @@ from botorch_bandits.benchmarks.reproduction.families import (
     CSV_METRICS,
     DELAYED_CSV_METRICS,
     FAMILY_OF,
+    Family,
     run_job,
 )
 from botorch_bandits.benchmarks.reproduction.output import (
@@ -181,6 +183,40 @@ def reproduce(
     (the instances are the CPU's; the noise comes from the device's generator, so
     the runs differ from the CPU's by their noise draws). ``dask_remote``: allow a
     ``dask`` scheduler on another host (``executors.DASK_TRUST``)."""
+    exp, T, S, algos, family = _checked_run(
+        name, seeds, horizon, smoke, dask, dask_remote, algorithms, seed, record, device
+    )
+    wall_start = time.perf_counter()
+    calibration, tuning, cpd_c, cpd_C = _detector_settings(
+        exp, family, cpd_c, T, S, horizon, smoke, out, workers
+    )
+    specs = _job_specs(exp, algos, T, S, horizon, smoke, seed, cpd_c, cpd_C, device)
+    start = time.perf_counter()
+    jobs = _run_jobs(specs, name, T, dask, dask_remote, workers, device, show_progress)
+    result = ReproduceResult(exp, jobs, T, S, time.perf_counter() - start, None, None)
+    result.calibration = calibration
+    result.tuning = tuning
+    result.record = record
+    if out is not None:
+        _write_outputs(result, name, Path(out), wall_start)
+    return result
+
+
+def _checked_run(
+    name: str,
+    seeds: int | None,
+    horizon: int | None,
+    smoke: bool,
+    dask: str | None,
+    dask_remote: bool,
+    algorithms: Sequence[str] | None,
+    seed: int,
+    record: str | int,
+    device: str | None,
+) -> tuple[Experiment, int, int, tuple[str, ...], Family]:
+    """:func:`reproduce`'s arguments checked: the experiment, its horizon ``T`` and
+    seeds ``S`` (given, or the smoke or paper sizes), its algorithms and their
+    simulator family."""
     check_seed("seed", seed)
     if dask is not None:
         check_dask_address(dask, dask_remote)
@@ -205,7 +241,23 @@ def reproduce(
             f"`algorithms` must be among {sorted(family.algorithms)}, got unknown "
             f"{unknown}."
         )
-    wall_start = time.perf_counter()
+    return exp, T, S, algos, family
+
+
+def _detector_settings(
+    exp: Experiment,
+    family: Family,
+    cpd_c: float | str | None,
+    T: int,
+    S: int,
+    horizon: int | None,
+    smoke: bool,
+    out: str | Path | None,
+    workers: int | None,
+) -> tuple[Calibration | None, DetectorTuning | None, float | str | None, float | None]:
+    """The change-point detector's calibration or tuning (each with its table) and
+    the constants ``c`` and ``C`` it gives, for a family with a detector; a given
+    ``cpd_c`` checked (``C`` then the paper's)."""
     calibration = tuning = None
     cpd_C = None
     if family.detector and cpd_c == "calibrated":
@@ -235,7 +287,24 @@ def reproduce(
             "`cpd_c` must be a number > 0, 'suggested' or 'calibrated', got "
             f"cpd_c={cpd_c!r}."
         )
-    specs = [
+    return calibration, tuning, cpd_c, cpd_C
+
+
+def _job_specs(
+    exp: Experiment,
+    algos: tuple[str, ...],
+    T: int,
+    S: int,
+    horizon: int | None,
+    smoke: bool,
+    seed: int,
+    cpd_c: float | str | None,
+    cpd_C: float | None,
+    device: str | None,
+) -> list[dict[str, Any]]:
+    """One job's keyword arguments (:func:`run_job`) per (problem, algorithm) pair,
+    in the experiment's order."""
+    return [
         dict(
             problem=p,
             algorithm=a,
@@ -254,7 +323,21 @@ def reproduce(
         for p in exp.problems
         for a in algos
     ]
-    start = time.perf_counter()
+
+
+def _run_jobs(
+    specs: list[dict[str, Any]],
+    name: str,
+    T: int,
+    dask: str | None,
+    dask_remote: bool,
+    workers: int | None,
+    device: str | None,
+    show_progress: bool,
+) -> list[dict[str, Any]]:
+    """Run the jobs on the Dask cluster, in local worker processes or here (one
+    worker, or a ``device``), with a progress bar; returns them in ``specs``'
+    order."""
     bar = _bar(sum(s["horizon"] for s in specs), name) if show_progress else None
     if dask is not None:
         jobs = dask_map(
@@ -274,18 +357,19 @@ def reproduce(
         bar.close()
     order = {(s["problem"], s["algorithm"]): i for i, s in enumerate(specs)}
     jobs.sort(key=lambda j: order[(j["problem"], j["algorithm"])])
-    result = ReproduceResult(exp, jobs, T, S, time.perf_counter() - start, None, None)
-    result.calibration = calibration
-    result.tuning = tuning
-    result.record = record
-    if out is not None:
-        out_dir = Path(out)
-        out_dir.mkdir(parents=True, exist_ok=True)
-        result.csv_path = write_csv(result, out_dir / f"{name}.csv")
-        result.runs_path = write_runs_csv(result, out_dir / f"{name}-runs.csv")
-        result.png_path = plot(result, out_dir / f"{name}.png")
-        record_timing(out_dir, result, time.perf_counter() - wall_start)
-    return result
+    return jobs
+
+
+def _write_outputs(
+    result: ReproduceResult, name: str, out_dir: Path, wall_start: float
+) -> None:
+    """The run's CSVs and plot in ``out_dir``, and its wall time since
+    ``wall_start`` in ``timings.csv``."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    result.csv_path = write_csv(result, out_dir / f"{name}.csv")
+    result.runs_path = write_runs_csv(result, out_dir / f"{name}-runs.csv")
+    result.png_path = plot(result, out_dir / f"{name}.png")
+    record_timing(out_dir, result, time.perf_counter() - wall_start)
 
 
 def check_device(device: str, family: str, experiment: str) -> None:
