@@ -236,22 +236,8 @@ def run_bench(
     ``workers``: processes (default: the CPU count, at most the number of jobs; 1 runs
     the jobs in this process). ``dask``: run them on a ``distributed.LocalCluster`` on
     127.0.0.1 with ``workers`` processes of one thread each."""
-    if half is not None and half not in HALVES:
-        raise ValueError(f"`half` must be one of {list(HALVES)}, got {half!r}.")
-    known = list(PROBLEMS) if half is None else list(HALVES[half])
-    probs = _check_names("problems", problems, known)
-    strats = _check_strategies(strategies)
-    for arg, value in (("seeds", seeds), ("trials", trials), ("workers", workers)):
-        if value is None and arg == "workers":
-            continue
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"`{arg}` must be an integer >= 1, got {arg}={value!r}.")
-    out_dir = None if out is None else Path(out)
-    if out_dir is not None:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        files = ("ax_bench.csv", "summary.csv", "summary.md")
-        for name in (*files, *(f"{p}.png" for p in probs)):
-            check_not_symlink(out_dir / name)  # before any work
+    probs, strats = _check_bench(problems, half, strategies, seeds, trials, workers)
+    out_dir = None if out is None else _prepare_out(Path(out), probs)
     for label in strats:  # a strategy's arguments are checked when it is built
         if STRATEGIES[parse_label(label)[0]] is not None:
             bandit_strategy(label, 0)
@@ -263,6 +249,64 @@ def run_bench(
     ]
     keep = None if out_dir is None else JobStore(out_dir / "jobs")
     kept = [] if keep is None or not resume else keep.load(all_specs)
+    jobs, start = _run_missing(all_specs, kept, keep, workers, dask, show_progress)
+    result = BenchResult(
+        jobs, probs, strats, seeds, trials, time.perf_counter() - start
+    )
+    result.summary = summarize(result)
+    if out_dir is not None:
+        result.paths = [
+            write_csv(result, out_dir / "ax_bench.csv"),
+            write_summary(result, out_dir / "summary.csv"),
+            write_markdown(result, out_dir / "summary.md"),
+            *(plot(result, p, out_dir / f"{p}.png") for p in probs),
+        ]
+    return result
+
+
+def _check_bench(
+    problems: Sequence[str] | None,
+    half: str | None,
+    strategies: Sequence[str] | None,
+    seeds: int,
+    trials: int,
+    workers: int | None,
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """:func:`run_bench`'s problems (of ``half``) and strategies, its sizes
+    checked."""
+    if half is not None and half not in HALVES:
+        raise ValueError(f"`half` must be one of {list(HALVES)}, got {half!r}.")
+    known = list(PROBLEMS) if half is None else list(HALVES[half])
+    probs = _check_names("problems", problems, known)
+    strats = _check_strategies(strategies)
+    for arg, value in (("seeds", seeds), ("trials", trials), ("workers", workers)):
+        if value is None and arg == "workers":
+            continue
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"`{arg}` must be an integer >= 1, got {arg}={value!r}.")
+    return probs, strats
+
+
+def _prepare_out(out_dir: Path, probs: Sequence[str]) -> Path:
+    """``out_dir``, made, none of its output files a symlink (before any work)."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    files = ("ax_bench.csv", "summary.csv", "summary.md")
+    for name in (*files, *(f"{p}.png" for p in probs)):
+        check_not_symlink(out_dir / name)  # before any work
+    return out_dir
+
+
+def _run_missing(
+    all_specs: list[dict[str, Any]],
+    kept: list[dict[str, Any]],
+    keep: JobStore | None,
+    workers: int | None,
+    dask: bool,
+    show_progress: bool,
+) -> tuple[list[dict[str, Any]], float]:
+    """Run the jobs of ``all_specs`` not ``kept`` (each kept as it finishes) on the
+    Dask cluster, in worker processes or here; returns every job in ``all_specs``'
+    order and when the run began (``time.perf_counter``)."""
     found = {(j["problem"], j["strategy"], j["seed"]) for j in kept}
     specs = [
         s for s in all_specs if (s["problem"], s["strategy"], s["seed"]) not in found
@@ -292,18 +336,7 @@ def run_bench(
         (s["problem"], s["strategy"], s["seed"]): i for i, s in enumerate(all_specs)
     }
     jobs.sort(key=lambda j: order[(j["problem"], j["strategy"], j["seed"])])
-    result = BenchResult(
-        jobs, probs, strats, seeds, trials, time.perf_counter() - start
-    )
-    result.summary = summarize(result)
-    if out_dir is not None:
-        result.paths = [
-            write_csv(result, out_dir / "ax_bench.csv"),
-            write_summary(result, out_dir / "summary.csv"),
-            write_markdown(result, out_dir / "summary.md"),
-            *(plot(result, p, out_dir / f"{p}.png") for p in probs),
-        ]
-    return result
+    return jobs, start
 
 
 class JobStore:
