@@ -269,23 +269,10 @@ def simulate(
             one per step, bit-for-bit reproducible on any machine). GP-TS keeps a
             square root instead and ignores it.
     """
-    if algorithm not in POLICIES:
-        raise ValueError(
-            f"`algorithm` must be one of {sorted(POLICIES)}, got {algorithm!r}."
-        )
-    if isinstance(horizon, bool) or not isinstance(horizon, int) or horizon < 1:
-        raise ValueError(f"`horizon` must be an integer >= 1, got horizon={horizon!r}.")
+    _check_run(algorithm, horizon)
     policy = POLICIES[algorithm]
     S = problem.num_seeds
-    model = FiniteArmGP(
-        problem.arms,
-        problem.K,
-        problem.noise,
-        num_seeds=S,
-        refactor_every=refactor_every,
-        keep_root=algorithm == "GP-TS",  # exact joint draws without a factorization
-        defer=None if algorithm == "GP-TS" else defer,
-    )
+    model = _engine(problem, algorithm, refactor_every, defer)
     X = model.score_points
     values, noise_sd = problem.values, problem.noise_sd
     dtype, device = values.dtype, values.device
@@ -321,4 +308,33 @@ def simulate(
         observations=torch.stack(obs_t),
         information_gain=torch.stack(gain_t),
         optimum=problem.optimum,
+    )
+
+
+def _check_run(algorithm: str, horizon: int) -> None:
+    """Refuse an unknown policy or a horizon that is not an integer >= 1."""
+    if algorithm not in POLICIES:
+        raise ValueError(
+            f"`algorithm` must be one of {sorted(POLICIES)}, got {algorithm!r}."
+        )
+    if isinstance(horizon, bool) or not isinstance(horizon, int) or horizon < 1:
+        raise ValueError(f"`horizon` must be an integer >= 1, got horizon={horizon!r}.")
+
+
+def _engine(
+    problem: BanditProblem,
+    algorithm: str,
+    refactor_every: int | None,
+    defer: int | None,
+) -> FiniteArmGP:
+    """The exact engine over the problem's arms for every seed: GP-TS keeps a square
+    root of the posterior (exact joint draws) and no deferred downdates."""
+    return FiniteArmGP(
+        problem.arms,
+        problem.K,
+        problem.noise,
+        num_seeds=problem.num_seeds,
+        refactor_every=refactor_every,
+        keep_root=algorithm == "GP-TS",  # exact joint draws without a factorization
+        defer=None if algorithm == "GP-TS" else defer,
     )
