@@ -34,6 +34,13 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("command line", ("cli",)),
     ("package root", ("__init__",)),
 ]
+#: the rooms of ``benchmarks/`` in tiers, lowest first: a room imports only from rooms
+#: of a lower tier (and the package's other layers)
+BENCHMARK_ROOMS: list[tuple[str, ...]] = [
+    ("common", "papers"),
+    ("reproduction", "ax_benchmark", "demos"),
+    ("studies", "online_benchmark", "figures"),
+]
 #: optional extras (and platform-only modules): the only packages a function may
 #: import locally
 OPTIONAL = {
@@ -194,6 +201,31 @@ def local_imports() -> list[tuple[str, str, int]]:
     return out
 
 
+def room_tier(module: str) -> int | None:
+    """The tier of a module's room in ``benchmarks/`` (:data:`BENCHMARK_ROOMS`);
+    ``None`` for a module outside ``benchmarks/`` or for the package itself."""
+    parts = module.split(".")
+    if parts[:2] != ["botorch_bandits", "benchmarks"] or len(parts) == 2:
+        return None
+    for i, rooms in enumerate(BENCHMARK_ROOMS):
+        if parts[2] in rooms:
+            return i
+    raise KeyError(f"{module} is in no room of tests/structure.py")
+
+
+def room_imports() -> list[tuple[str, str]]:
+    """Imports between the rooms of ``benchmarks/`` that do not run to a lower
+    tier."""
+    out = []
+    for a, targets in graph().items():
+        for b in targets:
+            ta, tb = room_tier(a), room_tier(b)
+            if ta is not None and tb is not None and a.split(".")[2] != b.split(".")[2]:
+                if tb >= ta:
+                    out.append((a, b))
+    return sorted(out)
+
+
 def lines(path: Path) -> int:
     return len(path.read_text().splitlines())
 
@@ -219,5 +251,6 @@ if __name__ == "__main__":
         f"\nmodules {len(g)}, cycles {len(cycles(g))}, upward imports {len(upward())}"
     )
     print(f"function-local imports of required modules: {len(local_imports())}")
+    print(f"imports between benchmark rooms not to a lower tier: {len(room_imports())}")
     biggest = max(modules().values(), key=lines)
     print(f"largest module: {biggest.relative_to(ROOT)} ({lines(biggest)} lines)")

@@ -14,8 +14,8 @@ pytest.importorskip("ax")
 pytest.importorskip("matplotlib")
 pytest.importorskip("tqdm")
 
-from botorch_bandits.benchmarks import ax_bench_tuning
-from botorch_bandits.benchmarks.ax_bench import (
+from botorch_bandits.benchmarks.ax_benchmark import tuning
+from botorch_bandits.benchmarks.ax_benchmark.runner import (
     CSV_COLUMNS,
     HALVES,
     PROBLEMS,
@@ -28,7 +28,7 @@ from botorch_bandits.benchmarks.ax_bench import (
     run_job,
     share_on_bound,
 )
-from botorch_bandits.benchmarks.ax_bench_strategies import strategy_fingerprint
+from botorch_bandits.benchmarks.ax_benchmark.strategies import strategy_fingerprint
 from botorch_bandits.cli import main
 
 
@@ -106,14 +106,14 @@ def test_the_halves_split_every_problem_and_each_spans_the_kinds():
     ],
 )
 def test_tuning_tasks_are_errors_and_cached(name, params, tmp_path, monkeypatch):
-    monkeypatch.setenv(ax_bench_tuning.CACHE_ENV, str(tmp_path))
+    monkeypatch.setenv(tuning.CACHE_ENV, str(tmp_path))
     problem = PROBLEMS[name]
     value = problem(params)
     assert problem.optimum == 0.0 <= value < 1.0  # an error rate / a relative MSE
     # the second call reads the cache: a value planted there is what comes back
     import sqlite3
 
-    with sqlite3.connect(ax_bench_tuning.cache_path()) as db:
+    with sqlite3.connect(tuning.cache_path()) as db:
         db.execute("UPDATE evaluations SET value = 0.5")
     assert problem(params) == 0.5
     other = {**params, next(iter(params)): params[next(iter(params))] * 2}
@@ -134,7 +134,7 @@ def test_repeats_and_bound_shares_by_hand():
 
 
 def test_a_kept_job_is_reused_only_under_the_same_fingerprint(tmp_path):
-    from botorch_bandits.benchmarks.ax_bench import JobStore
+    from botorch_bandits.benchmarks.ax_benchmark.runner import JobStore
 
     store = JobStore(tmp_path)
     job = {
@@ -296,7 +296,7 @@ def test_resume_reuses_the_kept_jobs(tmp_path, capsys):
 
 
 def test_generation_growth_times_one_decision_after_n_trials():
-    from botorch_bandits.benchmarks.ax_bench import generation_growth
+    from botorch_bandits.benchmarks.ax_benchmark.runner import generation_growth
 
     rows = generation_growth(
         "branin", sizes=(6, 9), strategies=("IGP-UCB (theory)",), repeats=1
@@ -327,7 +327,7 @@ def test_generation_growth_times_one_decision_after_n_trials():
 def test_attached_trials_are_those_the_client_would_attach():
     """The growth benchmark attaches its trials with their data at once: the same
     trials, statuses, parameters and data as attach_trial + complete_trial."""
-    from botorch_bandits.benchmarks.ax_bench import (
+    from botorch_bandits.benchmarks.ax_benchmark.runner import (
         PROBLEMS,
         _sobol_points,
         attach_completed,
@@ -352,7 +352,7 @@ def test_attached_trials_are_those_the_client_would_attach():
 
 
 def test_variant_labels_carry_node_options():
-    from botorch_bandits.benchmarks.ax_bench import parse_label
+    from botorch_bandits.benchmarks.ax_benchmark.runner import parse_label
 
     assert parse_label("IGP-UCB") == ("IGP-UCB", {})
     assert parse_label("GP-TS[beta=1.5;repeats=allow;R=None]") == (

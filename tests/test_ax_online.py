@@ -11,8 +11,8 @@ import torch
 
 pytest.importorskip("ax")
 
-from botorch_bandits.benchmarks import online
-from botorch_bandits.benchmarks.online import (
+from botorch_bandits.benchmarks.online_benchmark import runner as online
+from botorch_bandits.benchmarks.online_benchmark.runner import (
     AX_DEFAULT,
     EXTENSIONS,
     PLAIN,

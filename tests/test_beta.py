@@ -10,7 +10,7 @@ import torch
 from botorch.utils.testing import BotorchTestCase
 
 from botorch_bandits import beta as bb
-from botorch_bandits.benchmarks.problems import make_kernel
+from botorch_bandits.benchmarks.papers.problems import make_kernel
 from botorch_bandits.models import fixed_gp
 
 

@@ -7,7 +7,7 @@ import itertools
 
 import pytest
 
-from botorch_bandits.benchmarks.botorch_loop import (
+from botorch_bandits.benchmarks.studies.botorch_loop import (
     POLICIES,
     float_problems,
     run_loop,

@@ -8,13 +8,13 @@ import math
 import pytest
 import torch
 
-from botorch_bandits.benchmarks.piecewise import (
+from botorch_bandits.benchmarks.papers.piecewise import (
     PIECEWISE_ALGORITHMS,
     fit_power_law,
     piecewise_gp_problem,
     simulate_piecewise,
 )
-from botorch_bandits.benchmarks.problems import make_kernel
+from botorch_bandits.benchmarks.papers.problems import make_kernel
 from botorch_bandits.changepoint import (
     GPUCBCPD,
     ChangePointDetector,

@@ -11,8 +11,8 @@ import types
 import pytest
 import torch
 
-from botorch_bandits.benchmarks import engine
-from botorch_bandits.benchmarks import fitted_beta as fb
+from botorch_bandits.benchmarks.studies import engine
+from botorch_bandits.benchmarks.studies import fitted_beta as fb
 from botorch_bandits.cli import common, main, reproduction
 
 
@@ -143,7 +143,8 @@ def test_beta_guide_smoke_sizes_and_progress(monkeypatch, tmp_path, capsys) -> N
 
 def test_smoke_sizes_reach_the_benchmarks(monkeypatch, capsys) -> None:
     """ts-variance, cpd-detector and batch-tradeoff --smoke (the benchmarks faked)."""
-    from botorch_bandits.benchmarks import batch, piecewise, ts_variance
+    from botorch_bandits.benchmarks.papers import piecewise
+    from botorch_bandits.benchmarks.studies import batch, ts_variance
 
     seen: dict[str, list] = {}
 
@@ -166,7 +167,7 @@ def test_smoke_sizes_reach_the_benchmarks(monkeypatch, capsys) -> None:
 def test_smoke_runs_of_the_loops_report_each_run(monkeypatch, tmp_path, capsys) -> None:
     """botorch-loop, ts-where and ax-check --smoke (the runs faked): their sizes, and
     a progress line for the runs of the loops."""
-    from botorch_bandits.benchmarks import botorch_loop, ts_where
+    from botorch_bandits.benchmarks.studies import botorch_loop, ts_where
 
     specs: list[dict] = []
     monkeypatch.setattr(botorch_loop, "run_loop", lambda **s: specs.append(s) or s)
@@ -184,17 +185,17 @@ def test_smoke_runs_of_the_loops_report_each_run(monkeypatch, tmp_path, capsys) 
     assert "ts-where: 18 runs of 8 evaluations in this process..." in captured.err
     assert "| cumulative @6 | simple @6 | cumulative @8 |" in captured.out
     pytest.importorskip("ax")
-    from botorch_bandits.benchmarks import ax_checks
+    from botorch_bandits.benchmarks.ax_benchmark import checks
 
     calls: list[tuple] = []
-    monkeypatch.setattr(ax_checks, "run_check", lambda *a, **kw: calls.append(a) or [])
+    monkeypatch.setattr(checks, "run_check", lambda *a, **kw: calls.append(a) or [])
     assert main(["ax-check", "piecewise", "--smoke"]) == 0
     assert calls == [("piecewise", 2, 30, 2)]
     assert "piecewise: 2 seeds x 30 trials" in capsys.readouterr().out
 
 
 def _bench(seeds: int, trials: int):
-    from botorch_bandits.benchmarks.ax_bench_results import BenchResult, summarize
+    from botorch_bandits.benchmarks.ax_benchmark.results import BenchResult, summarize
 
     jobs = [
         {
@@ -261,7 +262,7 @@ def test_reproduce_unknown_experiment_is_one_line(capsys) -> None:
 
 
 def test_reproduce_help_lists_the_experiments(capsys) -> None:
-    from botorch_bandits.benchmarks.experiments import EXPERIMENTS
+    from botorch_bandits.benchmarks.reproduction.experiments import EXPERIMENTS
 
     # the CLI's copy (kept free of torch for --help) is the experiments' own list
     titles = {name: e.title for name, e in EXPERIMENTS.items()}

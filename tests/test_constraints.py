@@ -132,7 +132,7 @@ def test_composite_targets_by_hand() -> None:
 
 
 def test_set_targets_rebuilds_the_mean_exactly() -> None:
-    from botorch_bandits.benchmarks.problems import make_kernel
+    from botorch_bandits.benchmarks.papers.problems import make_kernel
     from botorch_bandits.models import FiniteArmGP, fixed_gp
 
     gen = torch.Generator().manual_seed(0)
@@ -153,7 +153,7 @@ def test_set_targets_rebuilds_the_mean_exactly() -> None:
 
 
 def test_constrained_simulation_replays_its_multipliers() -> None:
-    from botorch_bandits.benchmarks.constrained import (
+    from botorch_bandits.benchmarks.papers.constrained import (
         shi2022_e1_problem,
         simulate_constrained,
     )

@@ -8,7 +8,7 @@ from botorch.acquisition import AcquisitionFunction
 from botorch.optim import optimize_acqf, optimize_acqf_discrete
 
 import botorch_bandits
-from botorch_bandits.benchmarks.problems import make_kernel
+from botorch_bandits.benchmarks.papers.problems import make_kernel
 from botorch_bandits.models import fixed_gp
 
 DEVICES = [torch.device("cpu")] + (

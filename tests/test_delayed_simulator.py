@@ -10,8 +10,8 @@ import pytest
 import torch
 from botorch.acquisition.analytic import UpperConfidenceBound
 
-from botorch_bandits.benchmarks.delayed import simulate_delayed
-from botorch_bandits.benchmarks.problems import (
+from botorch_bandits.benchmarks.papers.delayed import simulate_delayed
+from botorch_bandits.benchmarks.papers.problems import (
     BanditProblem,
     make_kernel,
     verma_gp_problem,
@@ -255,7 +255,7 @@ def test_verma_problem_is_normalized() -> None:
 def test_reproduce_delayed_writes_simple_regret_csv(tmp_path) -> None:
     import csv
 
-    from botorch_bandits.benchmarks.reproduce import (
+    from botorch_bandits.benchmarks.reproduction.runner import (
         CSV_COLUMNS,
         DELAYED_CSV_METRICS,
         reproduce,
@@ -282,7 +282,7 @@ def test_reproduce_delayed_writes_simple_regret_csv(tmp_path) -> None:
 def test_lr_workload_runs_end_to_end_with_delays() -> None:
     """Real training of logistic regression (a 3 x 3 x 3 grid here), Poisson delays."""
     pytest.importorskip("sklearn")
-    from botorch_bandits.benchmarks.hyperparameters import (
+    from botorch_bandits.benchmarks.papers.lr_tuning import (
         lr_tuning_problem,
         validation_accuracy,
     )

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from botorch_bandits.benchmarks import docs_figures as figures
+from botorch_bandits.benchmarks.figures import docs_figures as figures
 from botorch_bandits.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]

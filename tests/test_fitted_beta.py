@@ -1,6 +1,6 @@
-"""The beta-guide measurements (botorch_bandits.benchmarks.fitted_beta): the fitted
-quantities recomputed independently, the multipliers against the papers' formulas,
-the closed loop's options reaching the Ax node, and the CLI."""
+"""The beta-guide measurements (botorch_bandits.benchmarks.studies.fitted_beta): the
+fitted quantities recomputed independently, the multipliers against the papers'
+formulas, the closed loop's options reaching the Ax node, and the CLI."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import torch
 
-from botorch_bandits.benchmarks import fitted_beta as fb
+from botorch_bandits.benchmarks.studies import fitted_beta as fb
 
 
 @pytest.fixture(scope="module")
@@ -96,7 +96,10 @@ def test_bad_arguments_are_refused() -> None:
 def test_loop_options_reach_the_ax_node() -> None:
     """The closed loop's variants differ only in the node options they pass, and
     those options are the node's B and beta (not dropped on the way)."""
-    from botorch_bandits.benchmarks.ax_bench import AX_DEFAULT, bandit_strategy
+    from botorch_bandits.benchmarks.ax_benchmark.runner import (
+        AX_DEFAULT,
+        bandit_strategy,
+    )
 
     variants = fb.loop_variants(7.1)
     assert [kw for _, kw in variants.values()] == [
@@ -111,7 +114,7 @@ def test_loop_options_reach_the_ax_node() -> None:
         node = gs._nodes[-1]
         assert node.B == kwargs.get("B", 0.5)  # the practical default
         assert node.beta == kwargs.get("beta")
-    from botorch_bandits.benchmarks.ax_bench import PROBLEMS, new_client
+    from botorch_bandits.benchmarks.ax_benchmark.runner import PROBLEMS, new_client
 
     with pytest.raises(ValueError, match="node_kwargs"):
         new_client(PROBLEMS["branin"], "x", AX_DEFAULT, 0, {"B": 2.0})

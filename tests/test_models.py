@@ -13,7 +13,7 @@ from botorch.utils.testing import BotorchTestCase
 
 from botorch_bandits import GPUCB, IGPUCB, GPThompsonSampling
 from botorch_bandits import beta as bb
-from botorch_bandits.benchmarks.problems import make_kernel
+from botorch_bandits.benchmarks.papers.problems import make_kernel
 from botorch_bandits.models import FiniteArmGP, fixed_gp
 
 LAM = 0.05

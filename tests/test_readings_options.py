@@ -9,9 +9,9 @@ import math
 import pytest
 import torch
 
-from botorch_bandits.benchmarks import delayed as D
-from botorch_bandits.benchmarks import problems as P
-from botorch_bandits.benchmarks.simulator import (
+from botorch_bandits.benchmarks.papers import delayed as D
+from botorch_bandits.benchmarks.papers import problems as P
+from botorch_bandits.benchmarks.papers.simulator import (
     INCUMBENT_READINGS,
     PI_MARGIN,
     POLICIES,

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from botorch_bandits.benchmarks import piecewise as PW
+from botorch_bandits.benchmarks.papers import piecewise as PW
 from botorch_bandits.changepoint import (
     LOG_BASE_READINGS,
     ChangePointDetector,
@@ -118,8 +118,8 @@ def test_calibration_runs_gp_ucb_cpd_and_counts_its_restarts() -> None:
 def test_the_suggested_tuning_cross_validates_c_and_puts_c_above_the_peaks(
     tmp_path,
 ) -> None:
-    from botorch_bandits.benchmarks.calibration import read_tuning, tune
-    from botorch_bandits.benchmarks.cpd_tuning import suggested_tuning
+    from botorch_bandits.benchmarks.reproduction.calibration import read_tuning, tune
+    from botorch_bandits.benchmarks.reproduction.cpd_tuning import suggested_tuning
 
     t = suggested_tuning(draws=6, samples=12, c_values=(0.001, 0.1, 10.0))
     scores = dict(t.cv)

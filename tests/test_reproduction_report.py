@@ -10,8 +10,8 @@ import random
 
 import pytest
 
-from botorch_bandits.benchmarks import report as R
-from botorch_bandits.benchmarks.reproduce import (
+from botorch_bandits.benchmarks.reproduction import report as R
+from botorch_bandits.benchmarks.reproduction.runner import (
     EXPERIMENTS,
     all_experiments,
     reproduce_all,

@@ -1,8 +1,9 @@
 """The package's rooms (issue 27), read from its own imports by tests/structure.py:
 no import cycles, no import from a lower layer to a higher one, function-local
-imports only for optional extras (and the command line's lazy loading), modules of
-at most 700 lines with docstrings of at most ten lines, the Ax node module at most
-400 lines, and docs/design.md's layout table as the code is now."""
+imports only for optional extras (and the command line's lazy loading), the
+benchmarks' rooms importing only from lower tiers (issue 47), modules of at most 700
+lines with docstrings of at most ten lines, the Ax node module at most 400 lines,
+and docs/design.md's layout table as the code is now."""
 
 from __future__ import annotations
 
@@ -17,6 +18,17 @@ def test_no_import_cycles() -> None:
 
 def test_no_import_runs_from_a_lower_layer_up() -> None:
     assert structure.upward() == []
+
+
+def test_benchmark_rooms_import_only_from_lower_tiers() -> None:
+    assert structure.room_imports() == []
+    # every benchmark module is in a room (room_tier raises otherwise)
+    rooms = {
+        m: structure.room_tier(m)
+        for m in structure.modules()
+        if m.startswith("botorch_bandits.benchmarks.")
+    }
+    assert len(rooms) > 40 and None not in rooms.values()
 
 
 def test_function_local_imports_only_for_optional_extras() -> None:

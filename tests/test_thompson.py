@@ -14,8 +14,8 @@ from botorch.utils.testing import BotorchTestCase
 
 from botorch_bandits import GPThompsonSampling, draw_posterior_paths
 from botorch_bandits import beta as bb
-from botorch_bandits.benchmarks.problems import make_kernel
-from botorch_bandits.benchmarks.ts_variance import ts_variance_ratios
+from botorch_bandits.benchmarks.papers.problems import make_kernel
+from botorch_bandits.benchmarks.studies.ts_variance import ts_variance_ratios
 from botorch_bandits.models import fixed_gp
 
 

@@ -8,8 +8,12 @@ import json
 
 import pytest
 
-from botorch_bandits.benchmarks import ts_where
-from botorch_bandits.benchmarks.ts_where import job_path, run_core_loop, run_kept
+from botorch_bandits.benchmarks.studies import ts_where
+from botorch_bandits.benchmarks.studies.ts_where import (
+    job_path,
+    run_core_loop,
+    run_kept,
+)
 from botorch_bandits.cli import main
 
 

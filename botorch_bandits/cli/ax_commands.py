@@ -59,8 +59,8 @@ def _demo_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_demo(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from botorch_bandits.benchmarks.ax_demo import run_demo
-    from botorch_bandits.benchmarks.ax_demo_report import summary_lines
+    from botorch_bandits.benchmarks.demos.ax_demo import run_demo
+    from botorch_bandits.benchmarks.demos.ax_demo_report import summary_lines
 
     for flag, value in (("--trials", args.trials), ("--seeds", args.seeds)):
         if args.smoke and value is not None:
@@ -131,7 +131,7 @@ def _ax_check_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_ax_check(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from botorch_bandits.benchmarks.ax_checks import run_check
+    from botorch_bandits.benchmarks.ax_benchmark.checks import run_check
 
     seeds = args.seeds or (2 if args.smoke else 4)
     trials = args.trials or (30 if args.smoke else 300)
@@ -226,80 +226,107 @@ def _run_ax_bench(args: argparse.Namespace, parser: argparse.ArgumentParser) -> 
         raise CommandError(
             "`ax-bench --dask` needs distributed: pip install '.[dask]' from a clone of the repository"
         )
-    from botorch_bandits.benchmarks.ax_bench import AX_DEFAULT, run_bench
-
-    def names(text: str | None) -> list[str] | None:
-        return None if text is None else [n.strip() for n in text.split(",")]
-
     if args.list:
-        from botorch_bandits.benchmarks.ax_bench import HALVES, PROBLEMS
+        _list_bench_problems()
+    elif args.growth:
+        _run_growth(args)
+    else:
+        _run_bench(args)
+    return 0
 
-        for half, probs in HALVES.items():
-            print(f"{half} half:")
-            for p in probs:
-                print(f"  {p:26s} {PROBLEMS[p].title}")
-        return 0
 
-    if args.growth:
-        from botorch_bandits.benchmarks.ax_bench import generation_growth
+def _names(text: str | None) -> list[str] | None:
+    """A comma-separated list of names (``None``: not given)."""
+    return None if text is None else [n.strip() for n in text.split(",")]
 
-        try:
-            sizes = [int(n) for n in args.growth.split(",")]
-        except ValueError:
-            raise CommandError(
-                f"--growth must be integers separated by commas, got {args.growth!r}"
-            ) from None
-        if min(sizes) < 1:
-            raise CommandError(
-                f"--growth sizes are numbers of completed trials, each >= 1, got "
-                f"{args.growth!r}"
-            )
-        kwargs = {}
-        if args.strategies:
-            kwargs["strategies"] = names(args.strategies)
-        problem = (names(args.problems) or ["hartmann6"])[0]
-        rows = generation_growth(problem, sizes, **kwargs)
-        print(
-            f"seconds of one decision after n completed trials ({problem}; median of "
-            "3, then the first of the 3: the one that fits the GP on the attached "
-            "trials)"
+
+def _list_bench_problems() -> None:
+    """``ax-bench --list``: each half's problems with their titles."""
+    from botorch_bandits.benchmarks.ax_benchmark.runner import HALVES, PROBLEMS
+
+    for half, probs in HALVES.items():
+        print(f"{half} half:")
+        for p in probs:
+            print(f"  {p:26s} {PROBLEMS[p].title}")
+
+
+def _run_growth(args: argparse.Namespace) -> None:
+    """``ax-bench --growth N,...``: the seconds of one decision after each number of
+    completed trials, per strategy."""
+    from botorch_bandits.benchmarks.ax_benchmark.runner import generation_growth
+
+    sizes = _growth_sizes(args.growth)
+    kwargs = {}
+    if args.strategies:
+        kwargs["strategies"] = _names(args.strategies)
+    problem = (_names(args.problems) or ["hartmann6"])[0]
+    rows = generation_growth(problem, sizes, **kwargs)
+    print(
+        f"seconds of one decision after n completed trials ({problem}; median of "
+        "3, then the first of the 3: the one that fits the GP on the attached "
+        "trials)"
+    )
+    print(f"  {'strategy':20s}" + "".join(f"{f'n={n}':>10s}" for n in sizes))
+    for label in dict.fromkeys(r["strategy"] for r in rows):
+        _print_growth_rows([r for r in rows if r["strategy"] == label], label)
+    print(
+        "  (peak MB: the peak resident memory of the process that ran that "
+        "strategy at that n, attaching the trials included; in the node: the "
+        "median seconds of a call the bandit node spent reading the experiment "
+        "and deciding, Ax's own: the rest of the call; skipped: its calls "
+        "extrapolated from the two sizes before (like n to n^3), would pass 600 s)"
+    )
+
+
+def _growth_sizes(text: str) -> list[int]:
+    """``--growth``'s numbers of completed trials, each at least 1."""
+    try:
+        sizes = [int(n) for n in text.split(",")]
+    except ValueError:
+        raise CommandError(
+            f"--growth must be integers separated by commas, got {text!r}"
+        ) from None
+    if min(sizes) < 1:
+        raise CommandError(
+            f"--growth sizes are numbers of completed trials, each >= 1, got {text!r}"
         )
-        print(f"  {'strategy':20s}" + "".join(f"{f'n={n}':>10s}" for n in sizes))
+    return sizes
 
-        def cell(row: dict, key: str) -> str:
-            if row.get("skipped"):
-                return f"{'skipped':>10s}"
-            value = row[key] if key != "first" else row["seconds"][0]
-            return f"{value:10.3f}" if key != "peak_rss_mb" else f"{value:10.0f}"
 
-        for label in dict.fromkeys(r["strategy"] for r in rows):
-            mine = [r for r in rows if r["strategy"] == label]
-            print(f"  {label:20s}" + "".join(cell(r, "seconds_median") for r in mine))
-            print(f"  {'  first call':20s}" + "".join(cell(r, "first") for r in mine))
+def _print_growth_rows(mine: list[dict], label: str) -> None:
+    """One strategy's rows of the growth table: median and first call, peak memory,
+    and the node's and Ax's shares where measured."""
+    print(f"  {label:20s}" + "".join(_growth_cell(r, "seconds_median") for r in mine))
+    print(f"  {'  first call':20s}" + "".join(_growth_cell(r, "first") for r in mine))
+    print(
+        f"  {'  peak MB':20s}" + "".join(_growth_cell(r, "peak_rss_mb") for r in mine)
+    )
+    if any("node_seconds_median" in r for r in mine):
+        for key, name in (("node", "in the node"), ("ax", "Ax's own")):
             print(
-                f"  {'  peak MB':20s}" + "".join(cell(r, "peak_rss_mb") for r in mine)
+                f"  {'  ' + name:20s}"
+                + "".join(_growth_cell(r, f"{key}_seconds_median") for r in mine)
             )
-            if any("node_seconds_median" in r for r in mine):
-                for key, name in (("node", "in the node"), ("ax", "Ax's own")):
-                    print(
-                        f"  {'  ' + name:20s}"
-                        + "".join(cell(r, f"{key}_seconds_median") for r in mine)
-                    )
-        print(
-            "  (peak MB: the peak resident memory of the process that ran that "
-            "strategy at that n, attaching the trials included; in the node: the "
-            "median seconds of a call the bandit node spent reading the experiment "
-            "and deciding, Ax's own: the rest of the call; skipped: its calls "
-            "extrapolated from the two sizes before (like n to n^3), would pass 600 s)"
-        )
-        return 0
+
+
+def _growth_cell(row: dict, key: str) -> str:
+    """A cell of the growth table: seconds, megabytes, or "skipped"."""
+    if row.get("skipped"):
+        return f"{'skipped':>10s}"
+    value = row[key] if key != "first" else row["seconds"][0]
+    return f"{value:10.3f}" if key != "peak_rss_mb" else f"{value:10.0f}"
+
+
+def _run_bench(args: argparse.Namespace) -> None:
+    """``ax-bench``: run the benchmark and print its sizes, tables and files."""
+    from botorch_bandits.benchmarks.ax_benchmark.runner import AX_DEFAULT, run_bench
 
     seeds = args.seeds or (1 if args.smoke else 5)
     trials = args.trials or (8 if args.smoke else 60)
     result = run_bench(
-        problems=names(args.problems),
+        problems=_names(args.problems),
         half=args.half,
-        strategies=names(args.strategies),
+        strategies=_names(args.strategies),
         seeds=seeds,
         trials=trials,
         workers=args.workers,
@@ -308,20 +335,15 @@ def _run_ax_bench(args: argparse.Namespace, parser: argparse.ArgumentParser) -> 
         show_progress=not args.no_progress,
         resume=args.resume,
     )
-
-    def count(n: int, word: str) -> str:
-        plural = word[:-1] + "ies" if word.endswith("y") else word + "s"
-        return f"{n} {word if n == 1 else plural}"
-
     print(
-        f"ax-bench: {count(len(result.problems), 'problem')} x "
-        f"{count(len(result.strategies), 'strategy')} x {count(seeds, 'seed')}, "
-        f"{count(trials, 'trial')} each: {count(len(result.jobs), 'job')} in "
+        f"ax-bench: {_count(len(result.problems), 'problem')} x "
+        f"{_count(len(result.strategies), 'strategy')} x {_count(seeds, 'seed')}, "
+        f"{_count(trials, 'trial')} each: {_count(len(result.jobs), 'job')} in "
         f"{result.seconds:.1f} s"
     )
     spread = "1 seed: no s.e." if seeds == 1 else f"mean ± s.e. over {seeds} seeds"
     print(
-        f"final regrets after {count(trials, 'trial')} ({spread}); median seconds "
+        f"final regrets after {_count(trials, 'trial')} ({spread}); median seconds "
         "of get_next_trials"
     )
     for line in result.table_lines():
@@ -333,7 +355,12 @@ def _run_ax_bench(args: argparse.Namespace, parser: argparse.ArgumentParser) -> 
             for line in comparison:
                 print(line)
     print(f"wrote {', '.join(str(p) for p in result.paths)}")
-    return 0
+
+
+def _count(n: int, word: str) -> str:
+    """``n`` and ``word``, plural unless ``n`` is 1."""
+    plural = word[:-1] + "ies" if word.endswith("y") else word + "s"
+    return f"{n} {word if n == 1 else plural}"
 
 
 AX_BENCH = Command(
@@ -385,14 +412,18 @@ def _ax_online_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_ax_online(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from botorch_bandits.benchmarks.online import PROBLEMS, run_online, table_lines
+    from botorch_bandits.benchmarks.online_benchmark.runner import (
+        PROBLEMS,
+        run_online,
+        table_lines,
+    )
 
     if args.list:
         for name, p in PROBLEMS.items():
             print(f"  {name:18s} {p.title}")
         return 0
     if args.calibrate:
-        from botorch_bandits.benchmarks.online_calibration import (
+        from botorch_bandits.benchmarks.online_benchmark.calibration import (
             calibrate_restarts,
             calibration_lines,
         )

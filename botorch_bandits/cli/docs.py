@@ -40,7 +40,7 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from botorch_bandits.benchmarks import docs_figures as figures
+    from botorch_bandits.benchmarks.figures import docs_figures as figures
 
     root = Path(args.root)
     given = [

@@ -18,8 +18,8 @@ from botorch_bandits.cli.common import (
 )
 
 #: ``reproduce``'s experiments and their titles, as in
-#: ``benchmarks.experiments.EXPERIMENTS`` (a test keeps them equal): ``--help`` and the
-#: error for an unknown name use them without importing torch
+#: ``benchmarks.reproduction.experiments.EXPERIMENTS`` (a test keeps them equal):
+#: ``--help`` and the error for an unknown name use them without importing torch
 EXPERIMENT_TITLES: dict[str, str] = {
     "avanesov-fig1": "GP-UCB-CPD, K = 3 pieces, T = 900..2400 (Avanesov, Fig. 1)",
     "avanesov-fig1-log10": "GP-UCB-CPD, K = 3 pieces, T = 900..2400 (Avanesov, Fig. 1; log10 reading)",
@@ -159,7 +159,7 @@ def _reproduce_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _reproduce_all(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from botorch_bandits.benchmarks.reproduce import reproduce_all
+    from botorch_bandits.benchmarks.reproduction.runner import reproduce_all
 
     for flag in ("seeds", "horizon", "dask", "algorithms", "cpd_c", "device"):
         if getattr(args, flag) is not None:
@@ -210,8 +210,8 @@ def _run_reproduce(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
     if args.resume:
         raise CommandError("--resume goes with 'all'")
     _check_experiment(args.experiment)
-    from botorch_bandits.benchmarks.output import written_files
-    from botorch_bandits.benchmarks.reproduce import reproduce
+    from botorch_bandits.benchmarks.reproduction.output import written_files
+    from botorch_bandits.benchmarks.reproduction.runner import reproduce
 
     result = reproduce(
         args.experiment,
@@ -260,7 +260,7 @@ def _run_reproduce(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
 
 def _print_delayed(result: Any) -> None:
     """The delayed-feedback jobs' simple regrets (Verma et al.), if any."""
-    from botorch_bandits.benchmarks.reproduce import problem_label
+    from botorch_bandits.benchmarks.reproduction.runner import problem_label
 
     delayed = [j for j in result.jobs if "best_value" in j["stats"]]
     if delayed:
@@ -288,7 +288,7 @@ def _print_delayed(result: Any) -> None:
 
 def _print_constrained(result: Any) -> None:
     """The constrained jobs' average regret and violation (Shi & Eryilmaz), if any."""
-    from botorch_bandits.benchmarks.reproduce import problem_label
+    from botorch_bandits.benchmarks.reproduction.runner import problem_label
 
     constrained = [
         j for j in result.jobs if "average_constraint_violation" in j["stats"]
@@ -316,7 +316,7 @@ def _print_constrained(result: Any) -> None:
 
 def _print_restarts(result: Any) -> None:
     """The detector's calibration and the restarts of the piecewise jobs, if any."""
-    from botorch_bandits.benchmarks.reproduce import problem_label
+    from botorch_bandits.benchmarks.reproduction.runner import problem_label
 
     piecewise = [j for j in result.jobs if "detection_delays" in j]
     if result.calibration is not None:
@@ -378,7 +378,7 @@ def _reproduction_report_arguments(parser: argparse.ArgumentParser) -> None:
 def _run_reproduction_report(
     args: argparse.Namespace, parser: argparse.ArgumentParser
 ) -> int:
-    from botorch_bandits.benchmarks.report import write_report
+    from botorch_bandits.benchmarks.reproduction.report import write_report
 
     try:
         path = write_report(args.csv_dir, args.out)

@@ -26,7 +26,7 @@ def _run_jobs(
     progress: Progress,
 ) -> list[Any]:
     """``executors.run_specs`` (jobs in completion order), advancing ``progress``."""
-    from botorch_bandits.benchmarks.executors import pool_map, worker_pool
+    from botorch_bandits.benchmarks.common.executors import pool_map, worker_pool
 
     progress(0, len(specs))
 
@@ -66,7 +66,7 @@ def _loop_demo_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_loop_demo(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from botorch_bandits.benchmarks.demo import run_demo
+    from botorch_bandits.benchmarks.demos.loop_demo import run_demo
 
     horizon, seeds = (10, 1) if args.smoke else (args.horizon, args.seeds)
     start = time.perf_counter()
@@ -107,7 +107,10 @@ def _ts_variance_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_ts_variance(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from botorch_bandits.benchmarks.ts_variance import SAMPLERS, ts_variance_ratios
+    from botorch_bandits.benchmarks.studies.ts_variance import (
+        SAMPLERS,
+        ts_variance_ratios,
+    )
 
     draws = args.draws or (100 if args.smoke else 2000)
     features = args.features or (512 if args.smoke else 4096)
@@ -147,7 +150,7 @@ def _batch_tradeoff_arguments(parser: argparse.ArgumentParser) -> None:
 def _run_batch_tradeoff(
     args: argparse.Namespace, parser: argparse.ArgumentParser
 ) -> int:
-    from botorch_bandits.benchmarks.batch import (
+    from botorch_bandits.benchmarks.studies.batch import (
         batch_tradeoff,
         main_problem,
         report,
@@ -212,7 +215,7 @@ def _beta_guide_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_beta_guide(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from botorch_bandits.benchmarks import fitted_beta as fb
+    from botorch_bandits.benchmarks.studies import fitted_beta as fb
 
     smoke = BETA_SMOKE if args.smoke else {}
     seeds = args.seeds or smoke.get("seeds", 5)
@@ -304,7 +307,7 @@ def _benchmark_engine_arguments(parser: argparse.ArgumentParser) -> None:
 def _run_benchmark_engine(
     args: argparse.Namespace, parser: argparse.ArgumentParser
 ) -> int:
-    from botorch_bandits.benchmarks.engine import drift, step_times
+    from botorch_bandits.benchmarks.studies.engine import drift, step_times
 
     horizon = args.horizon or (500 if args.smoke else 30000)
     seeds = args.seeds or (5 if args.smoke else 25)
@@ -355,7 +358,7 @@ def _cpd_detector_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_cpd_detector(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from botorch_bandits.benchmarks.piecewise import calibrate_detector
+    from botorch_bandits.benchmarks.papers.piecewise import calibrate_detector
 
     cs = tuple(float(v) for v in args.c.split(","))
     runs = args.runs or (8 if args.smoke else 64)
@@ -399,7 +402,10 @@ def _fit_quality_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_fit_quality(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from botorch_bandits.benchmarks.fit_quality import fit_quality, fit_quality_lines
+    from botorch_bandits.benchmarks.studies.fit_quality import (
+        fit_quality,
+        fit_quality_lines,
+    )
 
     if args.points < 2:
         parser.error(f"--points must be at least 2, got {args.points}")
@@ -454,7 +460,7 @@ def _botorch_loop_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_botorch_loop(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from botorch_bandits.benchmarks.botorch_loop import (
+    from botorch_bandits.benchmarks.studies.botorch_loop import (
         POLICIES,
         run_loop,
         summarize_loops,
@@ -545,8 +551,12 @@ def _ts_where_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_ts_where(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from botorch_bandits.benchmarks.botorch_loop import float_problems
-    from botorch_bandits.benchmarks.ts_where import ALGORITHMS, run_kept, summarize
+    from botorch_bandits.benchmarks.studies.botorch_loop import float_problems
+    from botorch_bandits.benchmarks.studies.ts_where import (
+        ALGORITHMS,
+        run_kept,
+        summarize,
+    )
 
     evaluations = args.evaluations or (8 if args.smoke else 60)
     seeds = args.seeds or (1 if args.smoke else 3)

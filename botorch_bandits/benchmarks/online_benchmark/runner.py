@@ -1,0 +1,512 @@
+"""The online benchmark (``botorch-bandits ax-online``): problems where the objective
+drifts, evaluations return after random delays, or a cost must stay within a budget
+on average; each job is one (problem, strategy, seed), a fresh in-memory
+``ax.Client``. Strategies: practical IGP-UCB, IGP-UCB with the problem's matching
+extension, Ax's default, and a sliding window of recent trials. What is run and
+measured is listed by ``botorch-bandits ax-online --help``."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from botorch.test_functions import Branin, Hartmann
+from scipy.optimize import minimize
+from torch import Tensor
+
+from botorch_bandits.benchmarks.ax_benchmark.runner import JobStore, job_environment
+from botorch_bandits.benchmarks.ax_benchmark.strategies import (
+    AX_DEFAULT,
+    configure_strategy,
+    parse_label,
+    strategy_fingerprint,
+)
+from botorch_bandits.benchmarks.common.executors import pool_map, worker_pool
+from botorch_bandits.benchmarks.demos.async_loop import run_async
+from botorch_bandits.upstream import client_experiment
+
+#: the plain strategy, Ax's default and the sliding window (the GP on the last 25
+#: trials, the window fixed before any run) are run on every problem
+PLAIN = "IGP-UCB"
+WINDOW = "IGP-UCB[model_window=25]"
+#: the restarts with the paper's detector and constants (the behaviour before the
+#: scale-free detector), on the issue's problem (Branin turned at trial 40) only
+PAPER_RESTARTS = "IGP-UCB[restarts=True;cpd_detector=paper]"
+EXTENSIONS = {
+    "drift": "IGP-UCB[restarts=True]",
+    "delays": "IGP-UCB[pending=censor]",
+    "budget": "IGP-UCB[long_term_constraints=True]",
+}
+#: workers of the delay problems (durations: ``async_loop.duration``, 1 + Poisson(2))
+DELAY_WORKERS = 4
+
+
+@cache
+def _functions() -> dict[int, Any]:
+    # Branin's formula holds everywhere: wider bounds let the turning square
+    # (corners up to 0.21 outside the unit square) be evaluated
+    return {
+        2: Branin(bounds=[(-10.0, 15.0), (-5.0, 20.0)]),
+        3: Hartmann(dim=3),
+        4: Hartmann(dim=4),
+        6: Hartmann(dim=6),
+    }
+
+
+def branin(x: Tensor) -> Tensor:
+    """Branin on the unit square (``... x 2``), minimized."""
+    scale = torch.tensor([15.0, 15.0], dtype=x.dtype)
+    return _functions()[2](x * scale + torch.tensor([-5.0, 0.0], dtype=x.dtype))
+
+
+def hartmann(d: int) -> Callable[[Tensor], Tensor]:
+    """Hartmann in ``d`` = 3, 4 or 6 dimensions, minimized."""
+    return lambda x: _functions()[d](x)
+
+
+def _rotate(x: Tensor, angle: float) -> Tensor:
+    c, s = math.cos(angle), math.sin(angle)
+    u = x - 0.5
+    return (
+        torch.stack([c * u[..., 0] - s * u[..., 1], s * u[..., 0] + c * u[..., 1]], -1)
+        + 0.5
+    )
+
+
+@dataclass(frozen=True)
+class OnlineProblem:
+    """``value(x, t, T)``: the objective at trial ``t`` of ``T`` (unit cube, ``...
+    x d`` -> ``...``, minimized); ``kind`` names the matching extension; ``cost``:
+    the budget problem's constraint metric (``<= 0`` on average)."""
+
+    name: str
+    title: str
+    kind: str
+    dim: int
+    value: Callable[[Tensor, int, int], Tensor]
+    cost: Callable[[Tensor], Tensor] | None = None
+
+
+def _flip(
+    f: Callable[[Tensor], Tensor], at: float
+) -> Callable[[Tensor, int, int], Tensor]:
+    return lambda x, t, T: f(x) if t < at * T else f(1.0 - x)
+
+
+PROBLEMS: dict[str, OnlineProblem] = {
+    p.name: p
+    for p in (
+        OnlineProblem(
+            "branin-flip",
+            "Branin, rotated by 180 degrees at 40 % of the trials (2-D, abrupt)",
+            "drift",
+            2,
+            _flip(branin, 0.4),
+        ),
+        OnlineProblem(
+            "hartmann4-flip",
+            "Hartmann-4, reflected x -> 1 - x at half the trials (4-D, abrupt)",
+            "drift",
+            4,
+            _flip(hartmann(4), 0.5),
+        ),
+        OnlineProblem(
+            "branin-spin",
+            "Branin, turning about the centre by 180 degrees over the run (2-D, gradual)",
+            "drift",
+            2,
+            lambda x, t, T: branin(_rotate(x, math.pi * t / T)),
+        ),
+        OnlineProblem(
+            "hartmann6-blend",
+            "Hartmann-6 blending into its reflection over the run (6-D, gradual)",
+            "drift",
+            6,
+            lambda x, t, T: (1 - t / T) * hartmann(6)(x) + t / T * hartmann(6)(1 - x),
+        ),
+        OnlineProblem(
+            "hartmann3-delays",
+            f"Hartmann-3, {DELAY_WORKERS} workers, durations 1 + Poisson(2) (3-D)",
+            "delays",
+            3,
+            lambda x, t, T: hartmann(3)(x),
+        ),
+        OnlineProblem(
+            "branin-budget",
+            "Branin with a cost x1 + x2 of at most 0.6 on average (2-D)",
+            "budget",
+            2,
+            lambda x, t, T: branin(x),
+            cost=lambda x: x[..., 0] + x[..., 1] - 0.6,
+        ),
+    )
+}
+
+
+def strategies_for(problem: str) -> list[str]:
+    """The strategies run on ``problem``: plain, its extension, Ax's default, the
+    sliding window (and on branin-flip the paper's detector)."""
+    kind = PROBLEMS[problem].kind
+    out = [PLAIN, EXTENSIONS[kind], AX_DEFAULT, WINDOW]
+    return out + ([PAPER_RESTARTS] if problem == "branin-flip" else [])
+
+
+# --------------------------------------------------------------------------------------
+# optima
+# --------------------------------------------------------------------------------------
+@cache
+def optimum(problem: str, t: int, T: int) -> float:
+    """The minimum of the problem's objective at trial ``t`` on the unit cube (under
+    the cost's bound for the budget problem): the best of 2^14 scrambled Sobol points
+    (a 1025^2 grid in 2-D), polished by L-BFGS-B (SLSQP with the cost)."""
+    p = PROBLEMS[problem]
+    d = p.dim
+    if d == 2:
+        g = torch.linspace(0, 1, 1025, dtype=torch.double)
+        X = torch.cartesian_prod(g, g)
+    else:
+        X = torch.quasirandom.SobolEngine(d, scramble=True, seed=0).draw(
+            2**14, dtype=torch.double
+        )
+    with torch.no_grad():
+        v = p.value(X, t, T)
+        if p.cost is not None:
+            v = torch.where(p.cost(X) <= 0, v, torch.inf)
+    best = float(v.min())
+
+    def fun(u: np.ndarray) -> tuple[float, np.ndarray]:
+        x = torch.tensor(u, dtype=torch.double, requires_grad=True)
+        y = p.value(x.unsqueeze(0), t, T).sum()
+        y.backward()
+        return y.item(), x.grad.numpy()
+
+    cons = ()
+    if p.cost is not None:
+        cons = ({"type": "ineq", "fun": lambda u: -float(p.cost(torch.tensor(u)))},)
+    for i in torch.argsort(v)[:5].tolist():
+        res = minimize(
+            fun,
+            X[i].numpy(),
+            jac=True,
+            bounds=[(0.0, 1.0)] * d,
+            method="SLSQP" if cons else "L-BFGS-B",
+            constraints=cons,
+        )
+        x = torch.tensor(res.x, dtype=torch.double).clamp(0, 1)
+        ok = p.cost is None or float(p.cost(x)) <= 1e-9
+        if ok:
+            best = min(best, float(p.value(x.unsqueeze(0), t, T)))
+    return best
+
+
+@cache
+def online_fingerprint(label: str) -> str:
+    """The strategy's fingerprint and a hash of this module (its problems, optima
+    and measurements): a kept job is reused only when neither changed."""
+    source = Path(__file__).read_bytes()
+    return f"{strategy_fingerprint(label)} online {hashlib.sha256(source).hexdigest()[:16]}"
+
+
+# --------------------------------------------------------------------------------------
+# one job
+# --------------------------------------------------------------------------------------
+def _client(p: OnlineProblem, label: str, seed: int) -> Any:
+    from ax import Client, RangeParameterConfig
+
+    client = Client(random_seed=seed)
+    client.configure_experiment(
+        name=f"online-{p.name}-{seed}",
+        parameters=[
+            RangeParameterConfig(
+                name=f"x{i + 1}", parameter_type="float", bounds=(0, 1)
+            )
+            for i in range(p.dim)
+        ],
+    )
+    # the budget is an outcome constraint for the strategies that read one (Ax's
+    # default: per trial; the long-term extension: on average); the others are not
+    # told (plain IGP-UCB refuses a constraint it would ignore)
+    told = p.cost is not None and (label == AX_DEFAULT or "long_term" in label)
+    client.configure_optimization(
+        objective="-f", outcome_constraints=["g <= 0"] if told else None
+    )
+    configure_strategy(client, label, seed)
+    return client
+
+
+def _point(params: dict[str, float], d: int) -> Tensor:
+    return torch.tensor([params[f"x{i + 1}"] for i in range(d)], dtype=torch.double)
+
+
+def run_online_job(
+    problem: str, strategy: str, seed: int, trials: int
+) -> dict[str, Any]:
+    """One (problem, strategy, seed) of ``trials`` trials. Returns the job's keys and
+    per-trial lists (in trial order) ``value`` (the objective at its trial),
+    ``regret`` (against that trial's minimum), ``cost`` (budget problem), the
+    completion times on the simulated clock (delay problem), the restarts (as the
+    last trial's metadata reports them: those that shaped a decision) and the
+    uniform trials the bandit node reported, and the strategy's ``code``."""
+    p = PROBLEMS[problem]
+    values: dict[int, float] = {}
+    costs: dict[int, float] = {}
+    done_at: dict[int, float] = {}
+    start = time.perf_counter()
+    with job_environment():
+        client = _client(p, strategy, seed)
+
+        def evaluate(params: dict, index: int) -> dict[str, float]:
+            x = _point(params, p.dim).unsqueeze(0)
+            with torch.no_grad():
+                values[index] = float(p.value(x, index, trials))
+                data = {"f": values[index]}
+                if p.cost is not None:
+                    costs[index] = float(p.cost(x))
+                    data["g"] = costs[index]
+            return data
+
+        if p.kind == "delays":
+            exp = client_experiment(client)
+
+            def submit(params: dict, index: int) -> Future:
+                fut: Future = Future()
+                fut.set_result(evaluate(params, index))
+                return fut
+
+            def on_complete(index: int, clock: float) -> None:
+                done_at[index] = clock
+
+            run_async(client, submit, trials, DELAY_WORKERS, seed, on_complete)
+            assert len(exp.trials) == trials
+        else:
+            for _ in range(trials):
+                ((index, params),) = client.get_next_trials(max_trials=1).items()
+                client.complete_trial(
+                    trial_index=index, raw_data=evaluate(params, index)
+                )
+        exp = client_experiment(client)
+        metas = [
+            exp.trials[i].generator_runs[0].gen_metadata or {} for i in range(trials)
+        ]
+    order = list(range(trials))
+    regret = [values[i] - optimum(problem, i, trials) for i in order]
+    last = metas[-1]
+    return {
+        "problem": problem,
+        "strategy": strategy,
+        "seed": seed,
+        "value": [values[i] for i in order],
+        "regret": regret,
+        "cost": [costs[i] for i in order] if costs else None,
+        "completed_at": [done_at[i] for i in order] if done_at else None,
+        "restarts": last.get("cpd_restarts"),
+        "uniform": [i for i in order if metas[i].get("cpd_uniform")],
+        "seconds": time.perf_counter() - start,
+        "code": online_fingerprint(strategy),
+    }
+
+
+# --------------------------------------------------------------------------------------
+# the quantities and the verdicts
+# --------------------------------------------------------------------------------------
+#: the budget counts as met when the time-averaged violation is at most this (the
+#: cost x1 + x2 spans [0, 2]: 1 % of its range)
+BUDGET_SLACK = 0.02
+
+
+def quantities(job: dict[str, Any]) -> dict[str, float]:
+    """A job's figures: the cumulative (dynamic) regret; on the delay problem also
+    the simple regret of the best completed trial averaged over the simulated time;
+    on the budget problem the time-averaged violation ``max(0, mean cost)``."""
+    out = {"regret": float(np.sum(job["regret"]))}
+    if job["completed_at"] is not None:
+        ends = np.asarray(job["completed_at"])
+        order = np.argsort(ends, kind="stable")
+        best = np.minimum.accumulate(np.asarray(job["regret"])[order])
+        times = ends[order]
+        spans = np.diff(np.append(times, times[-1]))
+        total = times[-1] - times[0]
+        out["time_regret"] = float((best * spans).sum() / total) if total > 0 else 0.0
+    if job["cost"] is not None:
+        out["violation"] = max(0.0, float(np.mean(job["cost"])))
+    restarts = job.get("restarts")
+    out["restarts"] = float(len(restarts)) if restarts is not None else math.nan
+    out["uniform"] = float(len(job["uniform"]))
+    return out
+
+
+def summarize(
+    jobs: Sequence[dict[str, Any]],
+) -> dict[tuple[str, str], dict[str, tuple[float, float]]]:
+    """(problem, strategy) -> quantity -> (mean, standard error over seeds)."""
+    table: dict[tuple[str, str], dict[str, list[float]]] = {}
+    for job in jobs:
+        cell = table.setdefault((job["problem"], job["strategy"]), {})
+        for k, v in quantities(job).items():
+            cell.setdefault(k, []).append(v)
+    out = {}
+    for key, cell in table.items():
+        out[key] = {
+            k: (
+                float(np.mean(v)),
+                float(np.std(v, ddof=1) / math.sqrt(len(v)))
+                if len(v) > 1
+                else math.nan,
+            )
+            for k, v in cell.items()
+        }
+    return out
+
+
+def verdict(problem: str, summary: dict) -> str:
+    """The goal's verdict on ``problem``: the extension beats plain IGP-UCB and Ax's
+    default on the quantity it exists for (lower mean cumulative regret; on the
+    budget problem, the budget met within :data:`BUDGET_SLACK` and a lower regret
+    than each other strategy that meets it too)."""
+    p = PROBLEMS[problem]
+    ext = EXTENSIONS[p.kind]
+    mine = summary[(problem, ext)]
+    results = []
+    for other in (PLAIN, AX_DEFAULT):
+        theirs = summary[(problem, other)]
+        if p.kind == "budget" and mine["violation"][0] > BUDGET_SLACK:
+            results.append((False, f"{other}: lost (the budget is missed)"))
+        elif p.kind == "budget" and theirs["violation"][0] > BUDGET_SLACK:
+            results.append((True, f"{other}: beaten ({other} misses the budget)"))
+        else:
+            won = mine["regret"][0] < theirs["regret"][0]
+            results.append((won, f"{other}: {'beaten' if won else 'lost'}"))
+    met = all(won for won, _ in results)
+    return ("MET" if met else "NOT MET") + " (" + "; ".join(t for _, t in results) + ")"
+
+
+# --------------------------------------------------------------------------------------
+# the benchmark
+# --------------------------------------------------------------------------------------
+def run_online(
+    problems: Sequence[str] | None = None,
+    seeds: int = 5,
+    trials: int = 100,
+    workers: int | None = None,
+    out: str | Path | None = "runs/ax-online",
+    show_progress: bool = True,
+) -> tuple[list[dict[str, Any]], dict]:
+    """Every (problem, strategy, seed) job, seeds ``0..seeds-1``; finished jobs are
+    kept in ``out/jobs/`` and reused under the same strategy fingerprint (a killed
+    run continues); writes ``out/summary.md``. Returns the jobs and the summary."""
+    names = list(PROBLEMS) if problems is None else list(problems)
+    unknown = [n for n in names if n not in PROBLEMS]
+    if unknown or not names:
+        raise ValueError(
+            f"`problems` must be names among {list(PROBLEMS)}, got {names!r}."
+        )
+    for arg, value in (("seeds", seeds), ("trials", trials)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"`{arg}` must be an integer >= 1, got {arg}={value!r}.")
+    for label in {s for n in names for s in strategies_for(n)}:
+        parse_label(label)
+    specs = [
+        {"problem": n, "strategy": s, "seed": k, "trials": trials}
+        for n in names
+        for s in strategies_for(n)
+        for k in range(seeds)
+    ]
+    keep = None if out is None else JobStore(Path(out) / "jobs", online_fingerprint)
+    kept = [] if keep is None else keep.load(specs)
+    found = {(j["problem"], j["strategy"], j["seed"]) for j in kept}
+    todo = [s for s in specs if (s["problem"], s["strategy"], s["seed"]) not in found]
+    bar = None
+    if show_progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(specs), initial=len(kept), desc="ax-online", unit="job")
+
+    def each(job: dict[str, Any]) -> dict[str, Any]:
+        if keep is not None:
+            keep.save(job)
+        if bar is not None:
+            bar.update(1)
+        return job
+
+    n = max(1, min(workers or os.cpu_count() or 1, len(todo)))
+    try:
+        if n <= 1:
+            new = [each(run_online_job(**s)) for s in todo]
+        else:
+            with worker_pool(n) as pool:
+                new = pool_map(pool, run_online_job, todo, each)
+    finally:
+        if bar is not None:
+            bar.close()
+    jobs = kept + new
+    summary = summarize(jobs)
+    if out is not None:
+        (Path(out) / "summary.md").write_text(
+            "\n".join(table_lines(names, summary, seeds, trials)) + "\n"
+        )
+    return jobs, summary
+
+
+def _cell(stat: tuple[float, float] | None, digits: int = 1) -> str:
+    if stat is None or math.isnan(stat[0]):
+        return "-"
+    mean, se = stat
+    return f"{mean:.{digits}f} ± {se:.{digits}f}"
+
+
+def table_lines(
+    names: Sequence[str], summary: dict, seeds: int, trials: int
+) -> list[str]:
+    """The Markdown table: per problem and strategy, the cumulative regret (and the
+    time-averaged simple regret or the violation where they apply), the restarts and
+    uniform trials; then the goal's verdict per problem."""
+    lines = [
+        f"{trials} trials, {seeds} seeds; mean ± s.e. over seeds.",
+        "",
+        "| problem | strategy | cumulative regret | time-avg. simple regret | "
+        "violation | restarts | uniform trials |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for n in names:
+        for s in strategies_for(n):
+            row = summary.get((n, s))
+            if row is None:
+                continue
+            lines.append(
+                f"| {n} | {s} | {_cell(row['regret'])} | "
+                f"{_cell(row.get('time_regret'), 3)} | {_cell(row.get('violation'), 3)} | "
+                f"{_cell(row['restarts'])} | {_cell(row['uniform'])} |"
+            )
+    lines += ["", "Goal (the extension beats plain IGP-UCB and Ax's default):", ""]
+    for n in names:
+        if all(
+            (n, s) in summary for s in (PLAIN, EXTENSIONS[PROBLEMS[n].kind], AX_DEFAULT)
+        ):
+            lines.append(
+                f"- {n} ({EXTENSIONS[PROBLEMS[n].kind]}): {verdict(n, summary)}"
+            )
+    return lines
+
+
+__all__ = [
+    "EXTENSIONS",
+    "PROBLEMS",
+    "OnlineProblem",
+    "optimum",
+    "quantities",
+    "run_online",
+    "run_online_job",
+    "summarize",
+    "table_lines",
+    "verdict",
+]
