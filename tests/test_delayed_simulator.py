@@ -363,3 +363,43 @@ def test_refits_run_for_every_view() -> None:
         assert refit.arms.shape == (9, 2)
     with pytest.raises(ValueError, match="refit_every"):
         simulate_delayed(problem, "GP-UCB", 5, PoissonDelay(2.0), refit_every=0)
+
+
+@pytest.mark.parametrize("window", [None, 0.0, 3.0, 2.5])
+def test_the_simulators_censoring_rule_is_the_ledgers(window) -> None:
+    """The delayed simulator keeps the censoring rule as batched masks (a value is
+    used once it has arrived, and only if its delay is within the window); the
+    decision core keeps it in ``FeedbackLedger``. On the same events -- integer
+    steps with integer delays (the iteration clock, boundaries included) and
+    random times -- the two say the same for every query at every decision."""
+    from botorch_bandits.benchmarks.papers.delayed import arrived_by, within_window
+    from botorch_bandits.delays import FeedbackLedger
+
+    gen = torch.Generator().manual_seed(0)
+    clocks = {
+        "iteration": (
+            torch.arange(1, 13, dtype=torch.double),
+            torch.randint(0, 6, (12, 3), generator=gen).double(),
+        ),
+        "time": (
+            torch.rand(12, generator=gen, dtype=torch.double).cumsum(0) * 3,
+            torch.rand(12, 3, generator=gen, dtype=torch.double) * 5,
+        ),
+    }
+    for clock, (issue, delay) in clocks.items():
+        if clock == "iteration" and window is not None and window % 1:
+            continue  # a window in iterations is a whole number
+        for now in torch.unique(
+            torch.cat([issue, (issue.unsqueeze(-1) + delay).flatten()])
+        ):
+            k = int((issue < now).sum())  # the queries issued before the decision
+            batched = arrived_by(issue[:k], delay[:k], now) & within_window(
+                delay[:k], window
+            )
+            for s in range(3):
+                ledger = FeedbackLedger(window, y_min=0.0, clock=clock)
+                for i in range(k):
+                    q = ledger.issue([float(i)], at=float(issue[i]))
+                    ledger.receive(q, 1.0, at=float(issue[i] + delay[i, s]))
+                rule = [ledger.usable(q, float(now)) for q in ledger.queries]
+                assert batched[:, s].tolist() == rule, (clock, float(now), s)

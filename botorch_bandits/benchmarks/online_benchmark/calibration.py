@@ -18,7 +18,7 @@ from botorch_bandits.benchmarks.common.executors import run_specs
 from botorch_bandits.benchmarks.online_benchmark.runner import PROBLEMS
 from botorch_bandits.changepoint import GPUCBCPD, within_budget
 from botorch_bandits.core import DecisionOptions, Domain
-from botorch_bandits.core.decide import make_detector
+from botorch_bandits.core.steps.restarts import make_detector
 
 #: trials the Ax strategy makes before the bandit node (the centre and Sobol points)
 FIRST = 5

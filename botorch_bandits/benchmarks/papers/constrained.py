@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 from botorch.acquisition.analytic import LogConstrainedExpectedImprovement
@@ -22,8 +23,8 @@ from botorch_bandits.constraints import (
     Penalty,
     composite_targets,
     epoch_schedule,
-    replay_multipliers,
 )
+from botorch_bandits.core.steps.constraints import epoch_multipliers
 from botorch_bandits.models import FiniteArmGP
 from botorch_bandits.seeding import step_seed
 
@@ -249,7 +250,26 @@ def simulate_constrained(
     ``inner``: ``"IGP-UCB"`` (the paper's Algorithms) or ``"GP-TS"`` (their Remark 1,
     with :math:`v_t` from the same B, R and epoch confidence). ``defer``: the
     engines' collected downdates (``None``: one per step, the same bits on any
-    machine; GP-TS's engine keeps a square root instead)."""
+    machine; GP-TS's engine keeps a square root instead). Each epoch's multipliers
+    are replayed from the observed constraint values by the decision core's
+    :func:`~botorch_bandits.core.steps.constraints.epoch_multipliers`."""
+    _check_constrained(algorithm, inner, horizon, epoch_length, num_seeds)
+    rule = "additive" if algorithm == "Alg3" else "multiplicative"
+    psi = (penalty or ExponentialPenalty(1.0)) if rule == "multiplicative" else None
+    run = _ConstrainedRun(
+        problem, algorithm, rule, psi, step, delta, seed, inner, epoch_length
+    )
+    run.start(num_seeds, math.ceil(horizon / epoch_length), defer)
+    for t in range(1, horizon + 1):
+        if (t - 1) % epoch_length == 0:  # a new epoch: replay kappa, rebuild targets
+            run.new_epoch(t)
+        run.observe(run.choose(t))
+    return run.result()
+
+
+def _check_constrained(
+    algorithm: str, inner: str, horizon: int, epoch_length: int, num_seeds: int
+) -> None:
     if algorithm not in ALGORITHMS:
         raise ValueError(f"`algorithm` must be one of {ALGORITHMS}, got {algorithm!r}.")
     if inner not in ("IGP-UCB", "GP-TS"):
@@ -261,97 +281,142 @@ def simulate_constrained(
     ):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"`{name}` must be an integer >= 1, got {name}={value!r}.")
-    rule = "additive" if algorithm == "Alg3" else "multiplicative"
-    psi = (penalty or ExponentialPenalty(1.0)) if rule == "multiplicative" else None
-    S, L = num_seeds, math.ceil(horizon / epoch_length)
-    m = problem.g.shape[-1]
-    model = FiniteArmGP(
-        problem.arms,
-        problem.K,
-        problem.noise,
-        num_seeds=S,
-        keep_root=inner == "GP-TS",
-        defer=None if inner == "GP-TS" else defer,
-    )
-    X = model.score_points
-    g_models = [
-        FiniteArmGP(
+
+
+@dataclass
+class _ConstrainedRun:
+    """One simulation's state over every seed: the engines, the epoch's
+    multipliers, and what was chosen and observed at each step."""
+
+    problem: ConstrainedProblem
+    algorithm: str
+    rule: str
+    psi: Penalty | None
+    step: float
+    delta: float
+    seed: int
+    inner: str
+    epoch_length: int
+
+    def start(self, S: int, L: int, defer: int | None) -> None:
+        """The engines (the objective's, and LogCEI's per constraint), the noise
+        generator and the empty record."""
+        problem = self.problem
+        self.S, self.L, self.m = S, L, problem.g.shape[-1]
+        self.model = FiniteArmGP(
             problem.arms,
             problem.K,
-            max(problem.noise_sd_g**2, 1e-6),
+            problem.noise,
             num_seeds=S,
-            defer=defer,
+            keep_root=self.inner == "GP-TS",
+            defer=None if self.inner == "GP-TS" else defer,
         )
-        for _ in range(m if algorithm == "LogCEI" else 0)
-    ]
-    gen = torch.Generator().manual_seed(seed)
-    dt = problem.f.dtype
-    arms_t, f_t, g_t, fo_t, go_t, kappas = [], [], [], [], [], []
-    kappa = torch.zeros(S, m, dtype=dt)
-    for t in range(1, horizon + 1):
-        if (t - 1) % epoch_length == 0:  # a new epoch: replay kappa, rebuild targets
-            if algorithm == "IGP-UCB":
-                kappa = torch.zeros(S, m, dtype=dt)
-            elif t == 1:
-                kappa = torch.full(
-                    (S, m), 1.0 if rule == "multiplicative" else 0.0, dtype=dt
-                )
-            else:
-                g_hist = torch.stack(go_t)  # t-1 x S x m (what the algorithm observed)
-                kappa = torch.stack(
-                    [
-                        replay_multipliers(
-                            g_hist[:, s],
-                            epoch_length,
-                            rule,
-                            penalty=psi,
-                            step=step if rule == "additive" else None,
-                        )[-1]
-                        for s in range(S)
-                    ]
-                )
-                model.set_targets(_targets(fo_t, go_t, kappa, rule, psi))
-            kappas.append(kappa)
-        if t == 1:  # different initial points: a uniformly random first arm per run
-            idx = torch.randint(0, problem.arms.shape[0], (S,), generator=gen)
-        elif algorithm == "LogCEI":
-            fo, go = torch.stack(fo_t), torch.stack(go_t)  # t-1 x S (x m)
-            feasible = (go <= 0).all(-1)
-            best = fo.masked_fill(~feasible, -math.inf).max(0).values
-            best = torch.where(torch.isfinite(best), best, fo.min(0).values)
-            acqf = LogConstrainedExpectedImprovement(
-                ModelList(model, *g_models),
-                best_f=best,
-                objective_index=0,
-                constraints={j + 1: [None, 0.0] for j in range(m)},
+        self.g_models = [
+            FiniteArmGP(
+                problem.arms,
+                problem.K,
+                max(problem.noise_sd_g**2, 1e-6),
+                num_seeds=S,
+                defer=defer,
             )
-            with torch.no_grad():
-                idx = acqf(X).argmax(0)
+            for _ in range(self.m if self.algorithm == "LogCEI" else 0)
+        ]
+        self.gen = torch.Generator().manual_seed(self.seed)
+        self.dt = problem.f.dtype
+        self.arms_t, self.f_t, self.g_t, self.fo_t, self.go_t = [], [], [], [], []
+        self.kappas: list[Tensor] = []
+        self.kappa = torch.zeros(S, self.m, dtype=self.dt)
+
+    def new_epoch(self, t: int) -> None:
+        """The multipliers of the epoch that step ``t`` begins (unconstrained
+        IGP-UCB: 0), and the targets of every observation rebuilt with them."""
+        S, m = self.S, self.m
+        if self.algorithm == "IGP-UCB":
+            self.kappa = torch.zeros(S, m, dtype=self.dt)
         else:
-            d_l = []
-            R_l = []
-            for s in range(S):
-                d, r = epoch_schedule(rule, delta, L, problem.noise_sd_f, kappa[s])
-                d_l.append(d)
-                R_l.append(r)
-            # the epoch's confidence (Alg. 2: delta / L; Alg. 3: also R scaled by
-            # the multipliers); Remark 1: GP-TS as the inner algorithm
-            conf = Confidence(
-                B=problem.B,
-                R=torch.tensor(R_l, dtype=dt),
-                delta=d_l[0],
-                gamma="observed",
+            g_hist = (  # t-1 x S x m (what the algorithm observed)
+                torch.stack(self.go_t)
+                if self.go_t
+                else torch.zeros(0, S, m, dtype=self.dt)
             )
-            ts = inner == "GP-TS"
-            acqf = make_acquisition(
-                model,
-                inner,
-                conf,
-                candidates=problem.arms if ts else None,
-                seed=step_seed(seed, t) if ts else None,
+            self.kappa = torch.stack(
+                [
+                    epoch_multipliers(
+                        g_hist[:, s],
+                        t - 1,
+                        self.epoch_length,
+                        self.rule,
+                        self.psi,
+                        self.step,
+                    )[0]
+                    for s in range(S)
+                ]
             )
-            with torch.no_grad():
-                idx = acqf(X).argmax(0)
+            if t > 1:
+                self.model.set_targets(
+                    _targets(self.fo_t, self.go_t, self.kappa, self.rule, self.psi)
+                )
+        self.kappas.append(self.kappa)
+
+    def choose(self, t: int) -> Tensor:
+        """Step ``t``'s arm of each seed: a uniformly random first arm, then
+        LogCEI's or the inner bandit's argmax."""
+        problem = self.problem
+        if t == 1:  # different initial points: a uniformly random first arm per run
+            return torch.randint(
+                0, problem.arms.shape[0], (self.S,), generator=self.gen
+            )
+        if self.algorithm == "LogCEI":
+            acqf = self._logcei()
+        else:
+            acqf = self._inner(t)
+        with torch.no_grad():
+            return acqf(self.model.score_points).argmax(0)
+
+    def _logcei(self) -> Any:
+        """BoTorch's LogCEI on the objective's and the constraints' engines, its
+        incumbent the best observed f among observations with observed g <= 0."""
+        fo, go = torch.stack(self.fo_t), torch.stack(self.go_t)  # t-1 x S (x m)
+        feasible = (go <= 0).all(-1)
+        best = fo.masked_fill(~feasible, -math.inf).max(0).values
+        best = torch.where(torch.isfinite(best), best, fo.min(0).values)
+        return LogConstrainedExpectedImprovement(
+            ModelList(self.model, *self.g_models),
+            best_f=best,
+            objective_index=0,
+            constraints={j + 1: [None, 0.0] for j in range(self.m)},
+        )
+
+    def _inner(self, t: int) -> Any:
+        """The inner bandit (IGP-UCB, or GP-TS by Remark 1) with the epoch's
+        confidence (Alg. 2: delta / L; Alg. 3: also R scaled by the multipliers)."""
+        problem = self.problem
+        d_l, R_l = [], []
+        for s in range(self.S):
+            d, r = epoch_schedule(
+                self.rule, self.delta, self.L, problem.noise_sd_f, self.kappa[s]
+            )
+            d_l.append(d)
+            R_l.append(r)
+        conf = Confidence(
+            B=problem.B,
+            R=torch.tensor(R_l, dtype=self.dt),
+            delta=d_l[0],
+            gamma="observed",
+        )
+        ts = self.inner == "GP-TS"
+        return make_acquisition(
+            self.model,
+            self.inner,
+            conf,
+            candidates=problem.arms if ts else None,
+            seed=step_seed(self.seed, t) if ts else None,
+        )
+
+    def observe(self, idx: Tensor) -> None:
+        """The chosen arms' noisy f and g: into the engines (the composite target
+        of the epoch, or f and each g for LogCEI) and the record."""
+        problem, S, m, dt, gen = self.problem, self.S, self.m, self.dt, self.gen
         f = problem.f[idx]
         g = problem.g[idx]  # S x m
         f_obs = f + problem.noise_sd_f * torch.randn(S, generator=gen, dtype=dt)
@@ -360,27 +425,30 @@ def simulate_constrained(
         else:
             unit = torch.randn(S, m, generator=gen, dtype=dt)
         g_obs = g + problem.noise_sd_g * unit
-        if algorithm == "LogCEI":  # the objective model sees f itself
-            model.observe(idx, f_obs)
-            for j, g_model in enumerate(g_models):
+        if self.algorithm == "LogCEI":  # the objective model sees f itself
+            self.model.observe(idx, f_obs)
+            for j, g_model in enumerate(self.g_models):
                 g_model.observe(idx, g_obs[:, j])
         else:
-            model.observe(idx, _targets([f_obs], [g_obs], kappa, rule, psi)[0])
-        arms_t.append(idx)
-        f_t.append(f)
-        g_t.append(g)
-        fo_t.append(f_obs)
-        go_t.append(g_obs)
-    return ConstrainedResult(
-        algorithm=algorithm,
-        arms=torch.stack(arms_t),
-        f=torch.stack(f_t),
-        g=torch.stack(g_t),
-        f_obs=torch.stack(fo_t),
-        g_obs=torch.stack(go_t),
-        kappa=torch.stack(kappas),
-        optimum=problem.optimum,
-    )
+            targets = _targets([f_obs], [g_obs], self.kappa, self.rule, self.psi)
+            self.model.observe(idx, targets[0])
+        self.arms_t.append(idx)
+        self.f_t.append(f)
+        self.g_t.append(g)
+        self.fo_t.append(f_obs)
+        self.go_t.append(g_obs)
+
+    def result(self) -> ConstrainedResult:
+        return ConstrainedResult(
+            algorithm=self.algorithm,
+            arms=torch.stack(self.arms_t),
+            f=torch.stack(self.f_t),
+            g=torch.stack(self.g_t),
+            f_obs=torch.stack(self.fo_t),
+            g_obs=torch.stack(self.go_t),
+            kappa=torch.stack(self.kappas),
+            optimum=self.problem.optimum,
+        )
 
 
 def _targets(

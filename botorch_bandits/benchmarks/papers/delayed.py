@@ -227,12 +227,69 @@ def simulate_delayed(
         seed: Seed of the noise, the delays, the initial arms and the TS draws.
         progress: A tqdm-like object advanced once per step.
     """
+    T = _check_delayed(
+        algorithm,
+        horizon,
+        num_init,
+        refit_every,
+        delays,
+        window,
+        clock,
+        issue_interval,
+        beta,
+    )
+    view, family = DELAYED_POLICIES[algorithm]
+    allowed, optimum = _contexts(problem, T, contexts, arm_contexts)
+    m = None if window is None else float(window)
+    run = _DelayedRun(problem, view, family, seed, T, clock, issue_interval)
+    settings = RoundSettings(algorithm, family, view, beta, B_y, delta, seed, clock, m)
+    for t in range(1, T + 1):
+        if t > 1:  # feedback that has arrived by this decision
+            run.arrivals(t, m, refit_every)
+        if t <= num_init:
+            idx = run.random_arms(t, allowed)
+        else:
+            idx = run.choose(t, settings, allowed)
+        run.issue(t, idx, delays, y_min)
+        if progress is not None:
+            progress.update(1)
+    return run.result(algorithm, optimum, m)
+
+
+def arrived_by(issue: Tensor, delay: Tensor, now: Tensor | float) -> Tensor:
+    """Which queries' feedback has arrived by ``now`` (``issue``: ``k`` issue times;
+    ``delay``: ``k x S`` delays): issued at ``s``, arrived at ``s + d <= now`` --
+    :meth:`~botorch_bandits.delays.FeedbackLedger.usable`'s first half, over every
+    seed at once."""
+    return (issue.unsqueeze(-1) + delay) <= now
+
+
+def within_window(delay: Tensor, window: float | None) -> Tensor:
+    """Which delays are within the censoring window (all without one) -- the
+    ledger's second half: feedback later than the window is censored for good."""
+    if window is None:
+        return torch.ones_like(delay, dtype=torch.bool)
+    return delay <= window
+
+
+def _check_delayed(
+    algorithm: str,
+    horizon: int,
+    num_init: int,
+    refit_every: int | None,
+    delays: DelayDistribution,
+    window: float | None,
+    clock: str,
+    issue_interval: float,
+    beta: float | str,
+) -> int:
+    """The checked arguments of :func:`simulate_delayed`; the horizon."""
     if algorithm not in DELAYED_POLICIES:
         raise ValueError(
             f"`algorithm` must be one of {sorted(DELAYED_POLICIES)}, got {algorithm!r}."
         )
     T = _check_int("horizon", horizon, 1)
-    num_init = _check_int("num_init", num_init, 0)
+    _check_int("num_init", num_init, 0)
     if refit_every is not None:
         _check_int("refit_every", refit_every, 1)
     if not isinstance(delays, DelayDistribution):
@@ -256,147 +313,191 @@ def simulate_delayed(
         raise ValueError(
             f"`beta` must be a number >= 0 or 'theory', got beta={beta!r}."
         )
-    view, family = DELAYED_POLICIES[algorithm]
+    return T
+
+
+def _contexts(
+    problem: BanditProblem,
+    T: int,
+    contexts: Tensor | None,
+    arm_contexts: Tensor | None,
+) -> tuple[Tensor | None, Tensor]:
+    """The arms allowed at each step (``T x N``; ``None``: all) and the optimum of
+    each step (``T x S``)."""
     S, N = problem.num_seeds, problem.num_arms
     values = problem.values
-    dtype, device = values.dtype, values.device
-    allowed = None
-    if contexts is not None:
-        if arm_contexts is None:
-            raise ValueError(
-                "`contexts` needs `arm_contexts` (the context id of each arm)."
-            )
-        contexts = torch.as_tensor(contexts, device=device).long()
-        arm_contexts = torch.as_tensor(arm_contexts, device=device).long()
-        if contexts.shape != (T,) or arm_contexts.shape != (N,):
-            raise ValueError(
-                f"`contexts` must have shape ({T},) and `arm_contexts` ({N},), got "
-                f"{tuple(contexts.shape)} and {tuple(arm_contexts.shape)}."
-            )
-        missing = set(contexts.tolist()) - set(arm_contexts.tolist())
-        if missing:
-            raise ValueError(f"`contexts` has ids without arms: {sorted(missing)}.")
-        allowed = arm_contexts.unsqueeze(0) == contexts.unsqueeze(1)  # T x N
-        optimum = torch.stack(
-            [
-                values.masked_fill(~allowed[t], -math.inf).max(-1).values
-                for t in range(T)
-            ]
-        )  # T x S
-    else:
-        optimum = problem.optimum.unsqueeze(0).expand(T, S)
-    m = None if window is None else float(window)
+    device = values.device
+    if contexts is None:
+        return None, problem.optimum.unsqueeze(0).expand(T, S)
+    if arm_contexts is None:
+        raise ValueError(
+            "`contexts` needs `arm_contexts` (the context id of each arm)."
+        )
+    contexts = torch.as_tensor(contexts, device=device).long()
+    arm_contexts = torch.as_tensor(arm_contexts, device=device).long()
+    if contexts.shape != (T,) or arm_contexts.shape != (N,):
+        raise ValueError(
+            f"`contexts` must have shape ({T},) and `arm_contexts` ({N},), got "
+            f"{tuple(contexts.shape)} and {tuple(arm_contexts.shape)}."
+        )
+    missing = set(contexts.tolist()) - set(arm_contexts.tolist())
+    if missing:
+        raise ValueError(f"`contexts` has ids without arms: {sorted(missing)}.")
+    allowed = arm_contexts.unsqueeze(0) == contexts.unsqueeze(1)  # T x N
+    optimum = torch.stack(
+        [values.masked_fill(~allowed[t], -math.inf).max(-1).values for t in range(T)]
+    )  # T x S
+    return allowed, optimum
 
-    ts = family == "ts"
-    main = FiniteArmGP(
-        problem.arms,
-        problem.K,
-        problem.noise,
-        num_seeds=S,
-        keep_root=ts and view != "ignore",
-    )
-    completed = None
-    if view in ("ignore", "hallucinate"):
-        completed = FiniteArmGP(
+
+class _DelayedRun:
+    """One simulation's state over every seed: the engines of the view (every
+    query's, the completed queries'), the issue times, and what was chosen,
+    observed and delayed at each step."""
+
+    def __init__(
+        self,
+        problem: BanditProblem,
+        view: str,
+        family: str,
+        seed: int,
+        T: int,
+        clock: str,
+        issue_interval: float,
+    ) -> None:
+        self.problem, self.view = problem, view
+        S = problem.num_seeds
+        values = problem.values
+        dtype, device = values.dtype, values.device
+        ts = family == "ts"
+        self.main = FiniteArmGP(
             problem.arms,
             problem.K,
             problem.noise,
             num_seeds=S,
-            keep_root=ts and view == "ignore",
+            keep_root=ts and view != "ignore",
         )
-    model = completed if view == "ignore" else main
-    X = model.score_points
-
-    gen = torch.Generator().manual_seed(seed)
-    noise_sd = problem.noise_sd.to(device)
-    issue = torch.arange(T, dtype=dtype) * (issue_interval if clock == "time" else 1.0)
-    if clock == "iteration":
-        issue = issue + 1.0
-    issue = issue.to(device)
-    arms_t = torch.empty(T, S, dtype=torch.long, device=device)
-    f_t = torch.empty(T, S, dtype=dtype, device=device)
-    y_t = torch.empty(T, S, dtype=dtype, device=device)
-    d_t = torch.empty(T, S, dtype=dtype, device=device)
-    arrived = torch.zeros(T, S, dtype=torch.bool, device=device)
-    seeds = torch.arange(S, device=device)
-
-    for t in range(1, T + 1):
-        now = issue[t - 1]
-        if t > 1:  # feedback that has arrived by this decision
-            k = t - 1
-            arr_now = (issue[:k].unsqueeze(-1) + d_t[:k]) <= now
-            new = arr_now & ~arrived[:k]
-            arrived[:k] = arr_now
-            if bool(new.any()):
-                if view == "censor":
-                    usable = new if m is None else new & (d_t[:k] <= m)
-                    for s in torch.nonzero(usable.any(-1)).flatten().tolist():
-                        main.replace_target(s, y_t[s], usable[s])
-                else:
-                    _observe_arrivals(completed, new, arms_t[:k], y_t[:k])
-            if refit_every is not None and k % refit_every == 0:
-                main, completed = _refit(problem, view, main, completed, arms_t[:k])
-                model = completed if view == "ignore" else main
-                X = model.score_points
-            if view == "hallucinate":
-                # pending -> completed-only posterior mean at its arm (GP-BUCB / GP-BTS)
-                mu_c = completed.mean_buf_.gather(-1, arms_t[:k].T).T  # k x S
-                main.set_targets(torch.where(arrived[:k], y_t[:k], mu_c))
-        if t <= num_init:
-            if allowed is None:
-                idx = torch.randint(N, (S,), generator=gen).to(device)
-            else:
-                choices = torch.nonzero(allowed[t - 1]).flatten()
-                pick = torch.randint(choices.numel(), (S,), generator=gen).to(device)
-                idx = choices[pick]
-        else:
-            acqf = round_acquisition(
-                model,
-                problem,
-                RoundSettings(
-                    algorithm, family, view, beta, B_y, delta, seed, clock, m
-                ),
-                t,
-                issue,
-                arms_t,
+        self.completed = None
+        if view in ("ignore", "hallucinate"):
+            self.completed = FiniteArmGP(
+                problem.arms,
+                problem.K,
+                problem.noise,
+                num_seeds=S,
+                keep_root=ts and view == "ignore",
             )
-            with torch.no_grad():
-                scores = acqf(X)  # N x S
-            if allowed is not None:
-                scores = scores.masked_fill(~allowed[t - 1].unsqueeze(-1), -math.inf)
-            idx = scores.argmax(0)
+        self._point_models()
+        self.gen = torch.Generator().manual_seed(seed)
+        self.noise_sd = problem.noise_sd.to(device)
+        issue = torch.arange(T, dtype=dtype) * (
+            issue_interval if clock == "time" else 1.0
+        )
+        if clock == "iteration":
+            issue = issue + 1.0
+        self.issue_times = issue.to(device)
+        self.arms_t = torch.empty(T, S, dtype=torch.long, device=device)
+        self.f_t = torch.empty(T, S, dtype=dtype, device=device)
+        self.y_t = torch.empty(T, S, dtype=dtype, device=device)
+        self.d_t = torch.empty(T, S, dtype=dtype, device=device)
+        self.arrived = torch.zeros(T, S, dtype=torch.bool, device=device)
+        self.seeds = torch.arange(S, device=device)
+
+    def _point_models(self) -> None:
+        """The model the rule reads (the completed queries' under "ignore") and
+        its score points."""
+        self.model = self.completed if self.view == "ignore" else self.main
+        self.X = self.model.score_points
+
+    def arrivals(self, t: int, m: float | None, refit_every: int | None) -> None:
+        """Feedback that has arrived by decision ``t``: under censoring a value is
+        used once it has arrived and only if its delay is within the window (the
+        rule of :class:`~botorch_bandits.delays.FeedbackLedger`, over every seed at
+        once), else completed-only models learn it; a refit on schedule; the
+        hallucinated targets brought up to date."""
+        k = t - 1
+        now = self.issue_times[t - 1]
+        arr_now = arrived_by(self.issue_times[:k], self.d_t[:k], now)
+        new = arr_now & ~self.arrived[:k]
+        self.arrived[:k] = arr_now
+        if bool(new.any()):
+            if self.view == "censor":
+                usable = new & within_window(self.d_t[:k], m)
+                for s in torch.nonzero(usable.any(-1)).flatten().tolist():
+                    self.main.replace_target(s, self.y_t[s], usable[s])
+            else:
+                _observe_arrivals(self.completed, new, self.arms_t[:k], self.y_t[:k])
+        if refit_every is not None and k % refit_every == 0:
+            self.main, self.completed = _refit(
+                self.problem, self.view, self.main, self.completed, self.arms_t[:k]
+            )
+            self._point_models()
+        if self.view == "hallucinate":
+            # pending -> completed-only posterior mean at its arm (GP-BUCB / GP-BTS)
+            mu_c = self.completed.mean_buf_.gather(-1, self.arms_t[:k].T).T  # k x S
+            self.main.set_targets(torch.where(self.arrived[:k], self.y_t[:k], mu_c))
+
+    def random_arms(self, t: int, allowed: Tensor | None) -> Tensor:
+        """An initial step: a uniformly random arm per seed (among those its context
+        allows)."""
+        S, N = self.problem.num_seeds, self.problem.num_arms
+        device = self.problem.values.device
+        if allowed is None:
+            return torch.randint(N, (S,), generator=self.gen).to(device)
+        choices = torch.nonzero(allowed[t - 1]).flatten()
+        pick = torch.randint(choices.numel(), (S,), generator=self.gen).to(device)
+        return choices[pick]
+
+    def choose(self, t: int, settings: RoundSettings, allowed: Tensor | None) -> Tensor:
+        """The rule's argmax per seed (over the arms the context allows)."""
+        acqf = round_acquisition(
+            self.model, self.problem, settings, t, self.issue_times, self.arms_t
+        )
+        with torch.no_grad():
+            scores = acqf(self.X)  # N x S
+        if allowed is not None:
+            scores = scores.masked_fill(~allowed[t - 1].unsqueeze(-1), -math.inf)
+        return scores.argmax(0)
+
+    def issue(
+        self, t: int, idx: Tensor, delays: DelayDistribution, y_min: float
+    ) -> None:
+        """Query ``idx`` at step ``t``: its value, noisy observation and delay
+        drawn; every issued query enters the view's model, censored at ``y_min`` or
+        hallucinated at the completed-only posterior mean ("ignore": none)."""
+        problem, gen = self.problem, self.gen
+        values = problem.values
+        dtype, device = values.dtype, values.device
+        S = problem.num_seeds
         f = values.gather(-1, idx.unsqueeze(-1)).squeeze(-1)
-        y = f + noise_sd * torch.randn(S, generator=gen, dtype=dtype).to(device)
+        y = f + self.noise_sd * torch.randn(S, generator=gen, dtype=dtype).to(device)
         point = _gather_arms(problem.arms, idx.unsqueeze(0))[0]  # S x d
         d = delays.sample(point, t, gen).to(device=device, dtype=dtype)
-        arms_t[t - 1], f_t[t - 1], y_t[t - 1], d_t[t - 1] = idx, f, y, d
-        if (
-            view != "ignore"
-        ):  # every issued query enters the GP, censored / hallucinated
-            if view == "censor":
-                target = torch.full((S,), y_min, dtype=dtype, device=device)
-            else:
-                target = completed.mean_buf_[seeds, idx]
-            main.observe(idx, target)
-        if progress is not None:
-            progress.update(1)
-    arrival = issue.unsqueeze(-1) + d_t
-    late = torch.zeros_like(arrived) if m is None else d_t > m
-    return DelayedResult(
-        problem=problem.name,
-        algorithm=algorithm,
-        arms=arms_t,
-        values=f_t,
-        observations=y_t,
-        delays=d_t,
-        issue_times=issue,
-        arrival_times=arrival,
-        optimum=optimum,
-        worst=values.min(-1).values,
-        window=m,
-        late=late,
-        censoring=view == "censor",
-    )
+        self.arms_t[t - 1], self.f_t[t - 1], self.y_t[t - 1] = idx, f, y
+        self.d_t[t - 1] = d
+        if self.view == "censor":
+            target = torch.full((S,), y_min, dtype=dtype, device=device)
+            self.main.observe(idx, target)
+        elif self.view == "hallucinate":
+            self.main.observe(idx, self.completed.mean_buf_[self.seeds, idx])
+
+    def result(self, algorithm: str, optimum: Tensor, m: float | None) -> DelayedResult:
+        arrival = self.issue_times.unsqueeze(-1) + self.d_t
+        late = torch.zeros_like(self.arrived) if m is None else self.d_t > m
+        return DelayedResult(
+            problem=self.problem.name,
+            algorithm=algorithm,
+            arms=self.arms_t,
+            values=self.f_t,
+            observations=self.y_t,
+            delays=self.d_t,
+            issue_times=self.issue_times,
+            arrival_times=arrival,
+            optimum=optimum,
+            worst=self.problem.values.min(-1).values,
+            window=m,
+            late=late,
+            censoring=self.view == "censor",
+        )
 
 
 def _refit(

@@ -24,13 +24,13 @@ from botorch_bandits.benchmarks.papers.problems import (
 )
 from botorch_bandits.benchmarks.papers.simulator import ENGINE_DEFER
 from botorch_bandits.changepoint import (
+    GPUCBCPD,
     PAPER_THRESHOLD_C,
     ChangePointDetector,
     IntegrationDomain,
     cpd_beta,
     cpd_noise_variance,
     cpd_threshold,
-    explore_uniformly,
     finite_domain,
 )
 from botorch_bandits.models import FiniteArmGP
@@ -250,6 +250,106 @@ def simulate_piecewise(
     ``defer``: the engine's collected downdates (:class:`FiniteArmGP`; ``None``: one
     per observation, bit-for-bit reproducible across machines, several times
     slower)."""
+    T, sigma2, xi, detector = _piecewise_settings(
+        problem, algorithm, horizon, xi, D, c, C, log_base, noise_variance, measure
+    )
+    S, N = problem.num_seeds, problem.arms.shape[0]
+    engine = FiniteArmGP(problem.arms, problem.K, sigma2, num_seeds=S, defer=defer)
+    X = engine.score_points
+    cpd = _state_machines(problem, detector, xi, algorithm == "GP-UCB-CPD")
+    pieces = problem.piece_index()
+    optima = problem.values.max(-1).values  # K x S
+    gen = torch.Generator().manual_seed(seed)
+    arms_t = torch.empty(T, S, dtype=torch.long)
+    f_t = torch.empty(T, S, dtype=torch.double)
+    y_t = torch.empty(T, S, dtype=torch.double)
+    u_t = torch.zeros(T, S, dtype=torch.bool)
+    oracle_resets = (
+        set(problem.change_points) if algorithm == "GP-UCB-Oracle" else set()
+    )
+    for t in range(T):
+        if t in oracle_resets:
+            engine.reset()
+            for algo in cpd:
+                algo.reset()
+        uniform = torch.tensor([algo.next_is_uniform() for algo in cpd])
+        idx = torch.randint(N, (S,), generator=gen)  # drawn every step (same stream)
+        if not bool(uniform.all()):
+            idx = torch.where(
+                uniform, idx, _ucb_argmax(engine, X, problem, D, log_base)
+            )
+        piece = int(pieces[t])
+        f = problem.values[piece].gather(-1, idx.unsqueeze(-1)).squeeze(-1)
+        y = f + problem.noise_sd * torch.randn(S, generator=gen, dtype=torch.double)
+        engine.observe(idx, y)
+        arms_t[t], f_t[t], y_t[t], u_t[t] = idx, f, y, uniform
+        _record(cpd, engine, idx, y, uniform)
+        if progress is not None:
+            progress.update(1)
+    return PiecewiseResult(
+        problem=problem.name,
+        algorithm=algorithm,
+        arms=arms_t,
+        values=f_t,
+        observations=y_t,
+        optimum=optima[pieces[:T]],
+        uniform=u_t,
+        restarts=[list(algo.state.restarts) for algo in cpd],
+        change_points=tuple(cp for cp in problem.change_points if cp < T),
+    )
+
+
+def _state_machines(
+    problem: PiecewiseProblem,
+    detector: ChangePointDetector,
+    xi: float,
+    scans: bool,
+) -> list[GPUCBCPD]:
+    """GP-UCB-CPD, the state machine the decision core replays, one per seed, on
+    the arm set (its scans slice the precomputed G and k; ``scans=False``: a
+    detector that never fires, which needs neither)."""
+    gram = detector.gram(problem.arms) if scans else None
+    return [
+        GPUCBCPD(
+            detector,
+            xi=xi,
+            points=problem.arms,
+            gram=gram,
+            kernel_matrix=problem.K if scans else None,
+        )
+        for _ in range(problem.num_seeds)
+    ]
+
+
+def _record(
+    cpd: list[GPUCBCPD], engine: FiniteArmGP, idx: Tensor, y: Tensor, uniform: Tensor
+) -> None:
+    """Each seed's step recorded by its state machine (a uniform step scans); the
+    engine of a seed that restarted goes back to the prior."""
+    reset = torch.tensor(
+        [
+            algo.record(int(i), float(v), uniform=bool(u))
+            for algo, i, v, u in zip(cpd, idx, y, uniform, strict=True)
+        ]
+    )
+    if bool(reset.any()):
+        engine.reset(reset)
+
+
+def _piecewise_settings(
+    problem: PiecewiseProblem,
+    algorithm: str,
+    horizon: int | None,
+    xi: float,
+    D: float,
+    c: float,
+    C: float,
+    log_base: float,
+    noise_variance: str,
+    measure: str,
+) -> tuple[int, float, float, ChangePointDetector]:
+    r"""The run's checked horizon, the GP's noise variance, :math:`\xi` (0 for plain
+    GP-UCB) and the detector (one that never fires without GP-UCB-CPD)."""
     if algorithm not in PIECEWISE_ALGORITHMS:
         raise ValueError(
             f"`algorithm` must be one of {list(PIECEWISE_ALGORITHMS)}, got {algorithm!r}."
@@ -278,89 +378,27 @@ def simulate_piecewise(
         alpha=problem.alpha,
         d=d,
     )
-    S, N = problem.num_seeds, problem.arms.shape[0]
-    engine = FiniteArmGP(problem.arms, problem.K, sigma2, num_seeds=S, defer=defer)
-    X = engine.score_points
-    gram = detector.gram(problem.arms) if algorithm == "GP-UCB-CPD" else None
-    pieces = problem.piece_index()
-    optima = problem.values.max(-1).values  # K x S
-    gen = torch.Generator().manual_seed(seed)
-    uniform_lists: list[list[tuple[int, float]]] = [[] for _ in range(S)]
-    restarts: list[list[int]] = [[] for _ in range(S)]
-    arms_t = torch.empty(T, S, dtype=torch.long)
-    f_t = torch.empty(T, S, dtype=torch.double)
-    y_t = torch.empty(T, S, dtype=torch.double)
-    u_t = torch.zeros(T, S, dtype=torch.bool)
-    oracle_resets = (
-        set(problem.change_points) if algorithm == "GP-UCB-Oracle" else set()
+    return T, sigma2, xi, detector
+
+
+def _ucb_argmax(
+    engine: FiniteArmGP, X: Tensor, problem: PiecewiseProblem, D: float, log_base: float
+) -> Tensor:
+    r"""Each seed's GP-UCB arm on its history ``H``: :math:`\mu + \sqrt{\beta_t}
+    \sigma` (Eq. 2.5) with :math:`\beta_t` of the seed's :math:`|H|`."""
+    d = problem.arms.shape[-1]
+    beta = torch.tensor(
+        [
+            cpd_beta(max(n, 1), D, problem.horizon, problem.alpha, d, log_base)
+            for n in engine.num_observations_.tolist()
+        ],
+        dtype=torch.double,
     )
-    for t in range(T):
-        if t in oracle_resets:
-            engine.reset()
-            for s in range(S):
-                uniform_lists[s].clear()
-                restarts[s].append(t)
-        n_hist = engine.num_observations_.tolist()
-        uniform = torch.tensor(
-            [explore_uniformly(len(uniform_lists[s]), n_hist[s], xi) for s in range(S)]
-        )
-        idx = torch.randint(N, (S,), generator=gen)  # drawn every step (same stream)
-        if not bool(uniform.all()):
-            beta = torch.tensor(
-                [
-                    cpd_beta(max(n, 1), D, problem.horizon, problem.alpha, d, log_base)
-                    for n in n_hist
-                ],
-                dtype=torch.double,
-            )
-            # mu + sqrt(beta_t) sigma (Eq. 2.5), one multiplier per seed (seeds x 1:
-            # BoTorch keeps the q dim of mean and sigma before squeezing)
-            ucb = make_acquisition(
-                engine, "GP-UCB", Confidence(beta=beta.sqrt().unsqueeze(-1))
-            )
-            with torch.no_grad():
-                scores = ucb(X)  # N x S
-            idx = torch.where(uniform, idx, scores.argmax(0))
-        piece = int(pieces[t])
-        f = problem.values[piece].gather(-1, idx.unsqueeze(-1)).squeeze(-1)
-        y = f + problem.noise_sd * torch.randn(S, generator=gen, dtype=torch.double)
-        engine.observe(idx, y)
-        arms_t[t], f_t[t], y_t[t], u_t[t] = idx, f, y, uniform
-        if gram is not None:
-            reset = torch.zeros(S, dtype=torch.bool)
-            for s in torch.nonzero(uniform).flatten().tolist():
-                U = uniform_lists[s]
-                U.append((int(idx[s]), float(y[s])))
-                if len(U) < 2:
-                    continue
-                a = torch.tensor([u[0] for u in U])
-                if detector.scan(
-                    problem.arms[a],
-                    torch.tensor([u[1] for u in U], dtype=torch.double),
-                    gram[a][:, a],
-                    problem.K[a][:, a],
-                ):
-                    U.clear()
-                    reset[s] = True
-                    restarts[s].append(t)
-            if bool(reset.any()):
-                engine.reset(reset)
-        else:
-            for s in torch.nonzero(uniform).flatten().tolist():
-                uniform_lists[s].append((int(idx[s]), float(y[s])))
-        if progress is not None:
-            progress.update(1)
-    return PiecewiseResult(
-        problem=problem.name,
-        algorithm=algorithm,
-        arms=arms_t,
-        values=f_t,
-        observations=y_t,
-        optimum=optima[pieces[:T]],
-        uniform=u_t,
-        restarts=restarts,
-        change_points=tuple(cp for cp in problem.change_points if cp < T),
-    )
+    # one multiplier per seed (seeds x 1: BoTorch keeps the q dim of mean and sigma
+    # before squeezing)
+    ucb = make_acquisition(engine, "GP-UCB", Confidence(beta=beta.sqrt().unsqueeze(-1)))
+    with torch.no_grad():
+        return ucb(X).argmax(0)  # N x S -> S
 
 
 # --------------------------------------------------------------------------------------
