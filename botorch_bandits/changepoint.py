@@ -631,7 +631,9 @@ class GPUCBCPD:
         if len(idx) < 2:
             return False
         Xu, yu, G, K = self._uniform_data(idx)
-        n = self.detector.scan(Xu, yu, G, K)
+        # the kernel matrix only when given: a detector may scan on (X, y, G) alone
+        extra = {} if K is None else {"kernel_matrix": K}
+        n = self.detector.scan(Xu, yu, G, **extra)
         if n is None:
             return False
         self.state.history.clear()
