@@ -178,8 +178,8 @@ def _ax_bench_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--strategies",
-        help="comma-separated strategies (all 5: IGP-UCB, GP-TS, GP-UCB, "
-        "'IGP-UCB (theory)', 'Ax default'); a variant carries node options in "
+        help="comma-separated strategies (all 6: IGP-UCB, GP-TS, GP-UCB, "
+        "'IGP-UCB (theory)', qLogNEI, 'Ax default'); a variant carries node options in "
         "brackets, e.g. 'IGP-UCB[beta=2;repeats=allow]'",
     )
     parser.add_argument(
@@ -392,6 +392,14 @@ def _ax_online_arguments(parser: argparse.ArgumentParser) -> None:
         "simulated without the GP); writes OUT/calibration.md",
     )
     parser.add_argument(
+        "--rule",
+        choices=("IGP-UCB", "qLogNEI"),
+        default="IGP-UCB",
+        help="the bandit strategies' rule under the extensions: IGP-UCB (default) "
+        "or qLogNEI (BoTorch's qLogNoisyExpectedImprovement, Ax's default "
+        "acquisition)",
+    )
+    parser.add_argument(
         "--seeds", type=positive_int, help="seeds 0..n-1 (5; 2 with --smoke)"
     )
     parser.add_argument(
@@ -458,9 +466,10 @@ def _run_ax_online(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
         workers=args.workers,
         out=args.out,
         show_progress=not args.no_progress,
+        rule=args.rule,
     )
     print(f"ax-online: {len(jobs)} jobs in {time.perf_counter() - start:.1f} s")
-    for line in table_lines(names or list(PROBLEMS), summary, seeds, trials):
+    for line in table_lines(names or list(PROBLEMS), summary, seeds, trials, args.rule):
         print(line)
     print(f"wrote {args.out}/summary.md (finished jobs kept in {args.out}/jobs)")
     return 0

@@ -17,6 +17,7 @@ STRATEGIES: dict[str, tuple[str, str] | None] = {
     "GP-TS": ("GP-TS", "practical"),
     "GP-UCB": ("GP-UCB", "practical"),
     "IGP-UCB (theory)": ("IGP-UCB", "theory"),
+    "qLogNEI": ("qLogNEI", "practical"),
     AX_DEFAULT: None,
 }
 """Strategy labels: ``(algorithm, mode)`` of ``bandit_generation_strategy``, or
