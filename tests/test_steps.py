@@ -252,3 +252,63 @@ def test_qlognei_is_a_rule_under_the_same_steps(mode) -> None:
     a = decide(_history(8, running=1), opts, _domain())
     b = decide(_history(8, running=1), opts, _domain())
     assert a.x == b.x and a.metadata["algorithm"] == "qLogNEI"
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {},
+        {
+            "long_term_constraints": True,
+            "epoch_length": 4,
+            "pending": "censor",
+            "window": 4,
+            "y_min": -3.0,
+            "restarts": True,
+        },
+    ],
+    ids=["plain", "every-extension"],
+)
+def test_qlognei_runs_in_an_ax_loop_with_the_extensions(options) -> None:
+    """``bandit_generation_strategy("qLogNEI", ...)`` in an ``ax.Client`` loop with
+    three trials in flight: every trial completes, each bandit decision records
+    the rule and its extensions' metadata, and ``beta`` is refused with it."""
+    pytest.importorskip("ax")
+    from _ax_loop import run_in_flight
+    from ax import Client, RangeParameterConfig
+
+    from botorch_bandits.ax import bandit_generation_strategy
+
+    with pytest.raises(ValueError, match=r"beta=2\.0 set"):
+        bandit_generation_strategy("qLogNEI", beta=2.0)
+    client = Client(random_seed=0)
+    client.configure_experiment(
+        name="qlognei",
+        parameters=[
+            RangeParameterConfig(name=n, parameter_type="float", bounds=(0.0, 1.0))
+            for n in ("x1", "x2")
+        ],
+    )
+    constrained = options.get("long_term_constraints", False)
+    client.configure_optimization(
+        objective="f", outcome_constraints=["g <= 0"] if constrained else None
+    )
+    client.set_generation_strategy(bandit_generation_strategy("qLogNEI", **options))
+
+    def data(p: dict, index: int) -> dict:
+        f = -((p["x1"] - 0.3) ** 2) - (p["x2"] - 0.7) ** 2
+        return {"f": f, "g": p["x1"] - 0.5}
+
+    run_in_flight(client, 14, data, in_flight=3)
+    trials = client._experiment.trials
+    assert len(trials) == 14 and all(t.status.is_completed for t in trials.values())
+    meta = [
+        t.generator_runs[0].gen_metadata
+        for t in trials.values()
+        if t.generator_runs[0]._generation_node_name == "bandit"
+    ]
+    assert meta and all(m["algorithm"] == "qLogNEI" for m in meta)
+    for key in ("kappa", "cpd_restarts", "censored"):
+        assert all(
+            (key in m) == bool(options) for m in meta if not m.get("cpd_uniform")
+        )
