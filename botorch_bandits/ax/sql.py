@@ -22,23 +22,36 @@ from botorch_bandits.upstream import uninstall_sql_patches as uninstall_patches
 
 
 # ------------------------------------------------------------------------ engine
+def _engine_url() -> str | None:
+    """The URL Ax's process-wide engine is bound to (``None``: none yet)."""
+    from ax.storage.sqa_store import db
+
+    return None if db.SESSION_FACTORY is None else str(db.get_engine().url)
+
+
+def _init_engine(url: str) -> None:
+    """Ax's process-wide engine on ``url``, with no connection pool (2.x pools a
+    file's connections; 1.4 did not) and a full disk named (:func:`_name_the_file_on_errors`)."""
+    from ax.storage.sqa_store import db
+    from sqlalchemy.pool import NullPool
+
+    db.init_engine_and_session_factory(url=url, force_init=True, poolclass=NullPool)
+    _name_the_file_on_errors(db.get_engine())
+
+
 def _bind_engine(url: str, argument: str) -> None:
     """Point Ax's process-wide engine at ``url`` and create the tables."""
     from ax.storage.sqa_store import db
     from sqlalchemy.exc import DatabaseError
-    from sqlalchemy.pool import NullPool  # 2.x pools a file's connections; 1.4 did not
 
-    previous = None if db.SESSION_FACTORY is None else str(db.get_engine().url)
+    previous = _engine_url()
     if previous != url:
-        db.init_engine_and_session_factory(url=url, force_init=True, poolclass=NullPool)
-    _name_the_file_on_errors(db.get_engine())
+        _init_engine(url)
     try:
         db.create_all_tables(db.get_engine())
     except DatabaseError as err:
         if previous is not None and previous != url:  # back to the last good file
-            db.init_engine_and_session_factory(
-                url=previous, force_init=True, poolclass=NullPool
-            )
+            _init_engine(previous)
         raise ValueError(_unusable(url[len("sqlite:///") :], argument, err)) from err
 
 
@@ -386,9 +399,7 @@ def load_client(
 def _bound_for_reading(url: str) -> Iterator[None]:
     """Ax's engine on ``url`` for the block, then back on the file it was bound
     to (if any)."""
-    from ax.storage.sqa_store import db
-
-    previous = None if db.SESSION_FACTORY is None else str(db.get_engine().url)
+    previous = _engine_url()
     _bind_engine(url, "storage")
     install_patches()
     try:

@@ -30,14 +30,10 @@ from botorch_bandits.core.steps.pending import (
     hallucinate_view,
     ignore_view,
 )
-from botorch_bandits.core.steps.restarts import (
-    make_detector,
-    restart_step,
-    uniform_step,
-)
+from botorch_bandits.core.steps.restarts import restart_step, uniform_step
 from botorch_bandits.core.steps.rule import bandit_rule, qlognei_rule, score_step
 
-__all__ = ["Decision", "DecisionCache", "Step", "decide", "make_detector", "pipeline"]
+__all__ = ["Decision", "DecisionCache", "Step", "decide", "pipeline"]
 
 #: a step reads and writes its fields of the round; a step that decides (a
 #: uniform draw, the maximizer) returns the decision and ends the round
