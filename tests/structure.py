@@ -26,7 +26,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "upstream",
         ),
     ),
-    ("leaves", ("beta", "constraints", "delays", "changepoint", "models")),
+    ("leaves", ("beta", "constraints", "delays", "changepoint", "residuals", "models")),
     ("acquisition", ("acquisition",)),
     ("decision core", ("core",)),
     ("Ax adapter", ("ax",)),

@@ -146,8 +146,12 @@ def test_the_uniform_budget_never_binds_without_restarts_and_caps_with_them() ->
 # ---------------------------------------------------------------- options
 def test_each_mode_gets_its_detector_and_bad_combinations_are_named() -> None:
     practical = DecisionOptions.from_kwargs(restarts=True).restarts
-    assert practical.detector == "scale-free" and practical.max_uniform_share == 0.2
-    assert practical.false_alarm == 0.01 and practical.regularization == 20.0
+    assert practical.detector == "residual" and practical.false_alarm == 1e-3
+    assert practical.max_uniform_share is None and not practical.uniform
+    free = DecisionOptions.from_kwargs(restarts=True, cpd_detector="scale-free")
+    free = free.restarts
+    assert free.detector == "scale-free" and free.max_uniform_share == 0.2
+    assert free.false_alarm == 0.01 and free.regularization == 20.0
     theory = DecisionOptions.from_kwargs(mode="theory", restarts=True).restarts
     assert theory.detector == "paper" and theory.max_uniform_share == 1.0
     assert (theory.regularization, theory.threshold_scale) == (20.0, 2.6)
@@ -158,8 +162,14 @@ def test_each_mode_gets_its_detector_and_bad_combinations_are_named() -> None:
         (dict(cpd_detector="paper", cpd_false_alarm=0.1), "cpd_false_alarm=0.1"),
         (dict(cpd_detector="mine"), "cpd_detector"),
         (dict(cpd_false_alarm=1.5), "cpd_false_alarm=1.5"),
-        (dict(cpd_max_uniform_share=0.0), "cpd_max_uniform_share"),
-        (dict(cpd_max_uniform_share=1.5), "cpd_max_uniform_share=1.5"),
+        (
+            dict(cpd_detector="scale-free", cpd_max_uniform_share=0.0),
+            "cpd_max_uniform_share",
+        ),
+        (
+            dict(cpd_detector="scale-free", cpd_max_uniform_share=1.5),
+            "cpd_max_uniform_share=1.5",
+        ),
         (dict(mode="theory", model_window=10), "model_window=10"),
         (dict(model_window=0), "model_window"),
         (dict(mode="theory", cpd_max_uniform_share=0.3), "cpd_max_uniform_share=0.3"),
@@ -189,7 +199,7 @@ def test_a_node_saved_before_the_scale_free_detector_keeps_the_paper_detector() 
     assert r.detector == "paper" and r.max_uniform_share == 1.0
     assert (r.regularization, r.threshold_scale) == (20.0, 2.6)
     fresh = BanditNode(restarts=True)
-    assert fresh.decision_options.restarts.detector == "scale-free"
+    assert fresh.decision_options.restarts.detector == "residual"
     assert bandit_node_from_json(**fresh.options()).options() == fresh.options()
 
 
@@ -277,7 +287,11 @@ def _ax_client(path: Path | None = None):
         ],
     )
     client.configure_optimization(objective="f")
-    client.set_generation_strategy(bandit_generation_strategy(restarts=True))
+    # the scale-free detector (Avanesov's uniform steps); the residual detector,
+    # the practical default since issue 48, is tested in test_drift.py
+    client.set_generation_strategy(
+        bandit_generation_strategy(restarts=True, cpd_detector="scale-free")
+    )
     return client
 
 

@@ -39,8 +39,17 @@ from botorch_bandits.core.steps.pending import (
     hallucinate_view,
     ignore_view,
 )
-from botorch_bandits.core.steps.restarts import restart_step, uniform_step
-from botorch_bandits.core.steps.rule import bandit_rule, qlognei_rule, score_step
+from botorch_bandits.core.steps.restarts import (
+    residual_step,
+    restart_step,
+    uniform_step,
+)
+from botorch_bandits.core.steps.rule import (
+    bandit_rule,
+    qlognei_rule,
+    score_step,
+    time_step,
+)
 
 D = 2
 
@@ -103,6 +112,7 @@ def test_the_pipeline_holds_a_step_exactly_when_its_option_is_on() -> None:
         DecisionOptions.from_kwargs(
             long_term_constraints=True,
             restarts=True,
+            cpd_detector="scale-free",
             pending="censor",
             window=4,
             y_min=-1.0,
@@ -121,6 +131,21 @@ def test_the_pipeline_holds_a_step_exactly_when_its_option_is_on() -> None:
         censor_view,
         model_step,
         bandit_rule,
+        score_step,
+        maximizer,
+    )
+    # the practical default detector (residuals: no uniform step) and forgetting
+    drift = pipeline(DecisionOptions.from_kwargs(restarts=True, forgetting=True))
+    assert drift == (
+        residual_step,
+        window_step,
+        sems_step,
+        practical_fit_step,
+        repeats_step,
+        hallucinate_view,
+        model_step,
+        bandit_rule,
+        time_step,
         score_step,
         maximizer,
     )

@@ -21,6 +21,7 @@ from botorch_bandits.ax.generation import (
     InitialTrials,
     bandit_generation_strategy,
 )
+from botorch_bandits.ax.reading import decision_metadata
 from botorch_bandits.ax.runner import (
     ExecutorMetric,
     ExecutorRunner,
@@ -50,6 +51,7 @@ __all__ = [
     "attach_executor_runner",
     "bandit_generation_strategy",
     "close_storage",
+    "decision_metadata",
     "load_client",
     "register",
     "run_trials",

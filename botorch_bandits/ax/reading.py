@@ -5,6 +5,7 @@ as the core's :class:`~botorch_bandits.core.Domain`."""
 
 from __future__ import annotations
 
+import copy
 import math
 import weakref
 from dataclasses import dataclass
@@ -20,6 +21,7 @@ from ax.core.types import ComparisonOp
 from botorch_bandits.ax.space import DecisionSet, Space
 from botorch_bandits.core import Domain, History, TrialRecord
 from botorch_bandits.hyperparameters import Hyperparameters
+from botorch_bandits.upstream import client_experiment
 
 _GONE = (TrialStatus.FAILED, TrialStatus.ABANDONED)
 #: an outcome constraint as (metrics, weights, sign, bound): g = s (sum w m - b) <= 0
@@ -142,8 +144,10 @@ def read_experiment(
             if "record" not in e:
                 e["record"] = TrialRecord(x=e["x"], **e["row"])
             records.append(e["record"])
-    if warm is not None and len(warm["lengthscale"]) != space.dim:
+    # one lengthscale per input: the space's, and the time's under forgetting
+    if warm is not None and len(warm["lengthscale"]) not in (space.dim, space.dim + 1):
         warm = last_fit = None
+    drifts = [e["drift"] for e in entries if e["drift"] is not None]
     return History(
         trials=tuple(records),
         failed=tuple(e["index"] for e in entries if e["row"] is None),
@@ -152,6 +156,7 @@ def read_experiment(
         num_constraints=len(r.constraints),
         warm=None if warm is None else Hyperparameters.from_dict(warm),
         last_fit=last_fit,
+        drift=drifts[-1] if drifts else None,
     )
 
 
@@ -248,6 +253,20 @@ def _place(fresh: list[dict[str, Any]], space: Space) -> None:
         )
 
 
+def _drift_state(meta: dict[str, Any]) -> dict[str, Any] | None:
+    """The residual detector's state a decision recorded (``cpd_start``: the trial
+    its model's data began with; ``cpd_restarts``, ``cpd_detections``), or
+    ``None``."""
+    start = meta.get("cpd_start")
+    if not isinstance(start, int) or isinstance(start, bool):
+        return None
+    return {
+        "start": start,
+        "restarts": [int(i) for i in meta.get("cpd_restarts") or []],
+        "detections": [int(i) for i in meta.get("cpd_detections") or []],
+    }
+
+
 def _latest_fit(
     entries: list[dict[str, Any]],
 ) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
@@ -272,6 +291,7 @@ def _read_trial(
     entry: dict[str, Any] = {
         "index": t.index,
         "fit": dict(fit) if isinstance(fit, dict) and "lengthscale" in fit else None,
+        "drift": _drift_state(meta),
         "row": None,
     }
     if status in _GONE or (status == TrialStatus.EARLY_STOPPED and f is None):
@@ -402,3 +422,21 @@ def ax_domain(
         sample=sample,
         index=decision_set.index,
     )
+
+
+def decision_metadata(source: Any) -> dict[int, dict[str, Any]]:
+    """What the bandit node recorded with each trial it made, by trial index: the
+    decision's metadata (its round ``t``, the fit, and what each option did --
+    ``cpd_restarts`` and ``cpd_start`` with restarts, ``forgetting`` with
+    forgetting, the epoch's multipliers with long-term constraints, ...; the keys
+    are listed in docs/ax.md). Trials the node did not make (the initial ones,
+    attached ones) are left out. ``source``: an ``ax.Client`` or its
+    ``Experiment``; a copy, so changing it changes nothing stored."""
+    exp = source if isinstance(source, Experiment) else client_experiment(source)
+    out: dict[int, dict[str, Any]] = {}
+    for index in sorted(exp.trials):
+        runs = exp.trials[index].generator_runs
+        meta = (runs[0].gen_metadata or {}) if runs else {}
+        if "pending_view" in meta and "t" in meta:  # the decision core's record
+            out[index] = copy.deepcopy(dict(meta))
+    return out

@@ -379,7 +379,8 @@ AX_BENCH = Command(
 def _ax_online_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--problems",
-        help="comma-separated problems (default: all 6; --list names them)",
+        help="comma-separated problems, or 'dev' / 'validation' for a half of the "
+        "drift problems (default: all; --list names them)",
     )
     parser.add_argument(
         "--list", action="store_true", help="list the problems and exit"
@@ -390,6 +391,19 @@ def _ax_online_arguments(parser: argparse.ArgumentParser) -> None:
         help="instead of the benchmark: the change-point detector's false alarms "
         "and detection delays on the drift problems (--seeds runs each, 10; "
         "simulated without the GP); writes OUT/calibration.md",
+    )
+    parser.add_argument(
+        "--report",
+        metavar="DIR",
+        help="instead of the benchmark: the drift problems' report from the jobs "
+        "kept under DIR/dev and DIR/validation (regret tables per half and rule, "
+        "the goal's verdicts, the residual detector's calibration); runs nothing",
+    )
+    parser.add_argument(
+        "--speed",
+        action="store_true",
+        help="instead of the benchmark: one decision after 1000 trials (--trials "
+        "sets it) with each drift option, and its ratio to plain IGP-UCB",
     )
     parser.add_argument(
         "--rule",
@@ -403,7 +417,9 @@ def _ax_online_arguments(parser: argparse.ArgumentParser) -> None:
         "--seeds", type=positive_int, help="seeds 0..n-1 (5; 2 with --smoke)"
     )
     parser.add_argument(
-        "--trials", type=positive_int, help="trials per job (100; 20 with --smoke)"
+        "--trials",
+        type=positive_int,
+        help="trials per job (each problem's own horizon; 20 with --smoke)",
     )
     parser.add_argument(
         "--workers", type=positive_int, help="worker processes (CPU count)"
@@ -422,13 +438,29 @@ def _ax_online_arguments(parser: argparse.ArgumentParser) -> None:
 def _run_ax_online(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from botorch_bandits.benchmarks.online_benchmark.runner import (
         PROBLEMS,
+        problem_names,
         run_online,
         table_lines,
     )
 
     if args.list:
         for name, p in PROBLEMS.items():
-            print(f"  {name:18s} {p.title}")
+            half = getattr(p, "half", "")
+            print(f"  {name:18s} {half:10s} {p.trials:4d} trials  {p.title}")
+        return 0
+    if args.report or args.speed:
+        from botorch_bandits.benchmarks.online_benchmark import drift_report
+
+        if args.report:
+            lines = drift_report.report_lines(Path(args.report))
+            if not lines:
+                parser.error(
+                    f"no drift jobs kept under {args.report}/dev or /validation"
+                )
+        else:
+            n = args.trials or 1000
+            lines = drift_report.speed_lines(drift_report.decision_seconds(n), n)
+        print("\n".join(lines))
         return 0
     if args.calibrate:
         from botorch_bandits.benchmarks.online_benchmark.calibration import (
@@ -454,10 +486,8 @@ def _run_ax_online(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
         print(f"wrote {out / 'calibration.md'}")
         return 0
     seeds = args.seeds or (2 if args.smoke else 5)
-    trials = args.trials or (20 if args.smoke else 100)
-    names = (
-        None if args.problems is None else [n.strip() for n in args.problems.split(",")]
-    )
+    trials = args.trials or (20 if args.smoke else None)
+    names = None if args.problems is None else problem_names(args.problems)
     start = time.perf_counter()
     jobs, summary = run_online(
         problems=names,

@@ -30,8 +30,17 @@ from botorch_bandits.core.steps.pending import (
     hallucinate_view,
     ignore_view,
 )
-from botorch_bandits.core.steps.restarts import restart_step, uniform_step
-from botorch_bandits.core.steps.rule import bandit_rule, qlognei_rule, score_step
+from botorch_bandits.core.steps.restarts import (
+    residual_step,
+    restart_step,
+    uniform_step,
+)
+from botorch_bandits.core.steps.rule import (
+    bandit_rule,
+    qlognei_rule,
+    score_step,
+    time_step,
+)
 
 __all__ = ["Decision", "DecisionCache", "Step", "decide", "pipeline"]
 
@@ -51,12 +60,14 @@ def pipeline(opts: DecisionOptions) -> tuple[Step, ...]:
     """The steps of a decision under ``opts``, in order; an option off leaves its
     step out."""
     restarts = opts.restarts is not None
+    uniform = restarts and opts.restarts.uniform  # Avanesov's detectors
     constraints = opts.constraints is not None
     return (
-        *((restart_step,) if restarts else ()),
+        *((restart_step,) if uniform else ()),
+        *((residual_step,) if restarts and not uniform else ()),
         *((multiplier_step,) if constraints else ()),
         *((exclude_in_flight,) if opts.pending == "ignore" else ()),
-        *((uniform_step,) if restarts else ()),
+        *((uniform_step,) if uniform else ()),
         window_step,
         *((composite_step,) if constraints else ()),
         sems_step,
@@ -66,6 +77,7 @@ def pipeline(opts: DecisionOptions) -> tuple[Step, ...]:
         VIEWS[opts.pending],
         model_step,
         qlognei_rule if opts.algorithm == "qLogNEI" else bandit_rule,
+        *((time_step,) if opts.forgetting else ()),
         score_step,
         maximizer,
     )

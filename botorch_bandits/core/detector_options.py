@@ -1,14 +1,27 @@
-"""The change-point detector's options (GP-UCB-CPD's restarts) in the Ax strategy's
-flat spelling: the detectors, each one's defaults, and their resolution and checks
-(a step of :func:`~botorch_bandits.core.options.resolve_kwargs`)."""
+"""The drift options in the Ax strategy's flat spelling: the change-point
+detector's (GP-UCB-CPD's restarts) -- the detectors, each one's defaults, and their
+resolution and checks -- and ``forgetting``'s check (steps of
+:func:`~botorch_bandits.core.options.resolve_kwargs`)."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from botorch_bandits.validation import check_choice, check_open_unit, check_positive
 
-DETECTORS: tuple[str, ...] = ("paper", "scale-free")
+#: the flat defaults of ``xi`` and ``cpd_alpha`` (read by the uniform detectors)
+XI_DEFAULT = math.sqrt(3.0)
+ALPHA_DEFAULT = 2.5
+
+DETECTORS: tuple[str, ...] = ("paper", "scale-free", "residual")
+#: the options the residual detector does not read (it makes no uniform step and
+#: has no kernel statistic): refused with it
+UNIFORM_ONLY: tuple[str, ...] = (
+    "cpd_regularization",
+    "cpd_threshold_scale",
+    "cpd_max_uniform_share",
+)
 #: the restart options by detector, when not given: the paper's constants (c = 20,
 #: C = 2.6 of its §4), or the scale-free detector's (the same c, now on the
 #: standardized scale where the paper's draws have unit variance; its threshold from
@@ -25,12 +38,16 @@ RESTART_DEFAULTS: dict[str, dict[str, Any]] = {
         "cpd_false_alarm": 0.01,
         "cpd_max_uniform_share": 0.2,
     },
+    # the practical mode's default: the GP's own one-step-ahead residuals
+    # (residuals.residual_change); false alarms at most 1 in 1000 decisions
+    # (nominal; measured by ax-online's calibration)
+    "residual": {"cpd_false_alarm": 1e-3},
 }
 
 
 def resolve_restarts(k: dict[str, Any], said: dict[str, str]) -> None:
     """The detector (the theory mode: the paper's; the practical mode: the
-    scale-free one by default) and its options' defaults, checked.
+    residual one by default) and its options' defaults, checked.
 
     Args:
         k: The flat options, the mode resolved; updated in place.
@@ -51,8 +68,11 @@ def resolve_restarts(k: dict[str, Any], said: dict[str, str]) -> None:
                 "mode name the detector too (cpd_detector='paper' for the paper's "
                 "Algorithm 1 on the objective's values, or 'scale-free')."
             )
-        k["cpd_detector"] = "paper" if k["mode"] == "theory" else "scale-free"
+        k["cpd_detector"] = "paper" if k["mode"] == "theory" else "residual"
     check_choice("cpd_detector", k["cpd_detector"], DETECTORS)
+    if k["cpd_detector"] == "residual":
+        _resolve_residual(k, said)
+        return
     if k["mode"] == "theory" and k["cpd_detector"] != "paper":
         raise ValueError(
             f"mode='theory' runs the paper's detector (Avanesov, Algorithm 1), got "
@@ -95,4 +115,77 @@ def resolve_restarts(k: dict[str, Any], said: dict[str, str]) -> None:
             f"mode='theory' runs the paper's Algorithm 2, whose uniform steps are "
             f"not capped, got cpd_max_uniform_share={share!r}: pass "
             "mode='practical' or leave it out."
+        )
+
+
+def _resolve_residual(k: dict[str, Any], said: dict[str, str]) -> None:
+    """The residual detector's options: its false-alarm level per decision; the
+    uniform-exploration detectors' options and a changed ``xi`` or ``cpd_alpha``
+    (read by those detectors only) are refused, never ignored."""
+    if k["mode"] == "theory":
+        raise ValueError(
+            "mode='theory' runs the paper's detector (Avanesov, Algorithm 1), got "
+            "cpd_detector='residual': pass mode='practical' for the residual "
+            "detector, or leave it out."
+        )
+    given = [f"{said.get(n, n)}={k[n]!r}" for n in UNIFORM_ONLY if k[n] is not None]
+    if k["xi"] != XI_DEFAULT:
+        given.append(f"xi={k['xi']!r}")
+    if k["cpd_alpha"] != ALPHA_DEFAULT:
+        given.append(f"cpd_alpha={k['cpd_alpha']!r}")
+    if given:
+        raise ValueError(
+            f"{', '.join(given)} set(s) the uniform steps or the kernel statistic of "
+            "the paper's and the scale-free detectors; the residual detector (the "
+            "practical default) makes no uniform step and reads neither. Pass "
+            "cpd_detector='scale-free' (or 'paper') to use them, or leave them out."
+        )
+    if k["cpd_false_alarm"] is None:
+        k["cpd_false_alarm"] = RESTART_DEFAULTS["residual"]["cpd_false_alarm"]
+    check_open_unit("cpd_false_alarm", k["cpd_false_alarm"])
+
+
+def check_forgetting(k: dict[str, Any]) -> None:
+    """``forgetting=True`` (time as an input of the fitted GP) is refused in the
+    theory mode."""
+    if k["forgetting"] and k["mode"] == "theory":
+        raise ValueError(
+            "forgetting=True is an option of the practical mode (the fitted GP "
+            "with time as an input); the theory mode's algorithms assume a fixed "
+            "objective (GP-UCB-CPD restarts: restarts=True). Pass mode='practical' "
+            "or leave it out."
+        )
+
+
+#: the detector's options (GP-UCB-CPD's), read only with ``restarts=True``
+CPD_OPTIONS = (
+    "cpd_regularization",
+    "cpd_threshold_scale",
+    "cpd_alpha",
+    "cpd_detector",
+    "cpd_false_alarm",
+    "cpd_max_uniform_share",
+)
+
+
+def refuse_detector_without_restarts(k: dict[str, Any], said: dict[str, str]) -> None:
+    """A detector option given without ``restarts=True`` is refused: a value other
+    than its default or the mode's resolved default (which a stored strategy holds)."""
+    if k["restarts"]:
+        return
+    detector = "paper" if k["mode"] == "theory" else "residual"
+    defaults = {
+        "cpd_detector": detector,
+        "cpd_alpha": ALPHA_DEFAULT,
+        **RESTART_DEFAULTS[detector],
+    }
+    given = [
+        f"{said.get(n, n)}={k[n]!r}"
+        for n in CPD_OPTIONS
+        if k[n] is not None and k[n] != defaults.get(n)
+    ]
+    if given:
+        raise ValueError(
+            f"{', '.join(given)} set(s) GP-UCB-CPD's change-point detector, and "
+            "restarts are off: pass restarts=True or leave them out."
         )

@@ -44,7 +44,9 @@ class History:
     (for messages),
     the number of constraints, and the last fit recorded with a trial (the next
     fit's warm start: ``warm``; the whole record, with the counts the refit
-    schedule reads: ``last_fit``)."""
+    schedule reads: ``last_fit``), and the residual change-point detector's state
+    the latest decision recorded (``drift``: ``start``, the trial index the model's
+    data begins with, and the ``restarts`` and ``detections`` so far)."""
 
     trials: tuple[TrialRecord, ...] = ()
     failed: tuple[int, ...] = ()
@@ -54,6 +56,7 @@ class History:
     warm: Hyperparameters | None = None
     last_fit: dict | None = None
     fixed: dict = field(default_factory=dict)  # features fixed for this call
+    drift: dict | None = None
 
     def then(self, *records: TrialRecord) -> History:
         """This history with ``records`` appended (candidates issued in the call)."""

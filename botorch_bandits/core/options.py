@@ -14,7 +14,11 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from botorch_bandits.acquisition.practical import PRACTICAL_B
-from botorch_bandits.core.detector_options import RESTART_DEFAULTS, resolve_restarts
+from botorch_bandits.core.detector_options import (
+    check_forgetting,
+    refuse_detector_without_restarts,
+    resolve_restarts,
+)
 from botorch_bandits.models.sparse import SIZE as SPARSE_SIZE
 from botorch_bandits.validation import (
     check_choice,
@@ -35,7 +39,7 @@ Hyper = Literal["fixed", "fitted"]
 MultiplierUpdate = Literal["multiplicative", "additive"]
 Kernel = Literal["matern52", "rbf"]
 Repeats = Literal["allow", "avoid"]
-Detector = Literal["paper", "scale-free"]
+Detector = Literal["paper", "scale-free", "residual"]
 
 #: the rules: the papers' bandits, and BoTorch's qLogNoisyExpectedImprovement (Ax's
 #: default acquisition) under the same steps
@@ -131,16 +135,25 @@ class Restarts:
     scale-free detector's multiplier of its threshold), the smoothness
     :math:`\\alpha` in their exponents, which detector (``"paper"``: Algorithm 1 with
     a fixed kernel on the objective's values; ``"scale-free"``: on the standardized
-    values, :class:`~botorch_bandits.changepoint.ScaleFreeDetector`), its false-alarm
-    level per scan, and the cap on the share of uniform steps (1: none)."""
+    values, :class:`~botorch_bandits.changepoint.ScaleFreeDetector`;
+    ``"residual"``: the GP's one-step-ahead residuals,
+    :func:`~botorch_bandits.residuals.residual_change`, no uniform step), its
+    false-alarm level per scan (per decision for ``"residual"``), and the cap on the
+    share of uniform steps (1: none). The residual detector reads only
+    ``false_alarm`` (the others are ``None``)."""
 
     xi: float = math.sqrt(3.0)
-    regularization: float = 20.0
-    threshold_scale: float = 2.6
+    regularization: float | None = 20.0
+    threshold_scale: float | None = 2.6
     alpha: float = 2.5
     detector: Detector = "paper"
-    false_alarm: float = 0.01
-    max_uniform_share: float = 1.0
+    false_alarm: float | None = 0.01
+    max_uniform_share: float | None = 1.0
+
+    @property
+    def uniform(self) -> bool:
+        """Whether the detector explores uniformly (Avanesov's Algorithm 2)."""
+        return self.detector != "residual"
 
 
 @dataclass(frozen=True)
@@ -182,6 +195,10 @@ class DecisionOptions:
     evaluated since the last restart or in flight is proposed again (the practical
     default; a bandit's re-pull of an arm is the theory mode's). ``model_window``:
     the practical GP sees only the most recent trials (a sliding window).
+    ``forgetting``: the practical GP has the trial's time (its position, in units
+    of :data:`~botorch_bandits.models.forgetting.TIME_UNIT` trials) as one more
+    input, with a lengthscale of its own fitted by marginal likelihood, and decides
+    at the next trial's time: older trials count less, at the fitted rate.
     ``sparse_after``: past that many observations in the model (completed and
     hallucinated) the GP is the sparse
     :class:`~botorch_bandits.models.sparse.NystromGP` (``None``: always exact), its
@@ -207,6 +224,7 @@ class DecisionOptions:
     restarts: Restarts | None = None
     repeats: Repeats = "allow"
     model_window: int | None = None
+    forgetting: bool = False
     refit: Refit | None = None
     sparse_after: int | None = None
     sparse_size: int | None = None
@@ -263,6 +281,7 @@ class DecisionOptions:
             else None,
             repeats=k["repeats"],
             model_window=k["model_window"],
+            forgetting=k["forgetting"],
             refit=Refit(k["refit_after"], k["refit_growth"])
             if k["mode"] == "practical"
             else None,
@@ -316,6 +335,7 @@ FLAT_DEFAULTS: dict[str, Any] = {
     "sparse_size": None,
     "sems": "auto",
     "fit_out_of_design": False,
+    "forgetting": False,
 }
 
 
@@ -359,7 +379,7 @@ def resolve_kwargs(**kwargs: Any) -> dict[str, Any]:
     _check_long_term(k, strict)
     check_positive("xi", k["xi"], allow_zero=True)
     if strict:
-        _refuse_detector_without_restarts(k, said)
+        refuse_detector_without_restarts(k, said)
     resolve_restarts(k, said)
     if strict:
         _refuse_unused(k)
@@ -370,6 +390,7 @@ def resolve_kwargs(**kwargs: Any) -> dict[str, Any]:
         "(a GP on the most recent trials); the theory mode's algorithms use every "
         "trial.",
     )
+    check_forgetting(k)
     _resolve_refit(k)
     _resolve_sparse(k)
     _as_floats(k)
@@ -476,7 +497,12 @@ def _check_decision_set(k: dict[str, Any], strict: bool) -> None:
 
 def _check_flags(k: dict[str, Any]) -> None:
     """The options that are ``True`` or ``False``."""
-    for flag in ("long_term_constraints", "restarts", "fit_out_of_design"):
+    for flag in (
+        "long_term_constraints",
+        "restarts",
+        "fit_out_of_design",
+        "forgetting",
+    ):
         if not isinstance(k[flag], bool):
             raise ValueError(f"`{flag}` must be True or False, got {flag}={k[flag]!r}.")
 
@@ -499,10 +525,13 @@ def _check_long_term(k: dict[str, Any], strict: bool) -> None:
 def _as_floats(k: dict[str, Any]) -> None:
     """The numeric options as floats (those that may be ``None`` kept so)."""
     floats = ("y_min", "B_y", "B", "delta", "penalty_c", "step", "xi")
-    floats += ("cpd_threshold_scale", "cpd_alpha", "cpd_max_uniform_share")
+    floats += ("cpd_alpha",)
     for n in floats:
         k[n] = float(k[n])
-    for n in ("lengthscale", "noise", "R", "cpd_regularization", "cpd_false_alarm"):
+    # the residual detector leaves the uniform detectors' options None
+    maybe = ("lengthscale", "noise", "R", "cpd_regularization", "cpd_false_alarm")
+    maybe += ("cpd_threshold_scale", "cpd_max_uniform_share")
+    for n in maybe:
         k[n] = None if k[n] is None else float(k[n])
 
 
@@ -577,40 +606,6 @@ def _refuse_unused(k: dict[str, Any]) -> None:
         raise ValueError(
             "xi=0 with restarts=True makes no uniform step, so no change can ever "
             "be detected: give xi > 0 (default sqrt(3))."
-        )
-
-
-#: the detector's options (GP-UCB-CPD's), read only with ``restarts=True``
-CPD_OPTIONS = (
-    "cpd_regularization",
-    "cpd_threshold_scale",
-    "cpd_alpha",
-    "cpd_detector",
-    "cpd_false_alarm",
-    "cpd_max_uniform_share",
-)
-
-
-def _refuse_detector_without_restarts(k: dict[str, Any], said: dict[str, str]) -> None:
-    """A detector option given without ``restarts=True`` is refused: a value other
-    than its default or the mode's resolved default (which a stored strategy holds)."""
-    if k["restarts"]:
-        return
-    detector = "paper" if k["mode"] == "theory" else "scale-free"
-    defaults = {
-        "cpd_detector": detector,
-        "cpd_alpha": FLAT_DEFAULTS["cpd_alpha"],
-        **RESTART_DEFAULTS[detector],
-    }
-    given = [
-        f"{said.get(n, n)}={k[n]!r}"
-        for n in CPD_OPTIONS
-        if k[n] is not None and k[n] != defaults.get(n)
-    ]
-    if given:
-        raise ValueError(
-            f"{', '.join(given)} set(s) GP-UCB-CPD's change-point detector, and "
-            "restarts are off: pass restarts=True or leave them out."
         )
 
 

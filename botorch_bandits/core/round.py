@@ -4,9 +4,10 @@ write (each step its own fields), the :class:`Decision` it ends with, and the
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+import torch
 from torch import Tensor
 
 from botorch_bandits.changepoint import ChangePointDetector, ScaleFreeDetector
@@ -16,6 +17,7 @@ from botorch_bandits.core.history import History, TrialRecord
 from botorch_bandits.core.options import DecisionOptions
 from botorch_bandits.hyperparameters import Hyperparameters
 from botorch_bandits.models import FeatureCache
+from botorch_bandits.models.forgetting import with_time
 
 __all__ = ["Decision", "DecisionCache", "Round"]
 
@@ -116,6 +118,10 @@ class Round:
         """A round on ``history`` with the metadata every decision records."""
         active = list(history.trials)
         position = len(active)
+        warm = history.warm
+        if warm is not None and len(warm.lengthscale) != domain.dim + opts.forgetting:
+            # a fit recorded with(out) forgetting: not this model's warm start
+            history = replace(history, warm=None, last_fit=None)
         meta: dict[str, Any] = {
             "algorithm": opts.algorithm,
             "pending_view": opts.pending,
@@ -141,6 +147,17 @@ class Round:
             y_min=cens.y_min,
             B_y=cens.B_y,
         )
+
+    def inputs(self, records: list[TrialRecord]) -> Tensor:
+        """The model's inputs for ``records`` (trials of ``active``): their points,
+        and under ``forgetting`` their times (positions in ``active``) last."""
+        d = self.domain.dim
+        X = torch.tensor([list(e.x) for e in records], dtype=torch.double)
+        X = X.reshape(-1, d)
+        if not self.opts.forgetting:
+            return X
+        at = {id(e): i for i, e in enumerate(self.active)}
+        return with_time(X, [at[id(e)] for e in records])
 
     def on_set(self, row: int, uniform: bool = False) -> Decision:
         """The decision of the decision set's ``row``."""

@@ -75,6 +75,14 @@ THEORY_ONLY: list[dict[str, Any]] = [
     dict(algorithm="GP-TS", kernel="rbf", lengthscale=0.3, noise=0.05),
     dict(algorithm="GP-UCB", kernel="rbf", lengthscale=0.15),
 ]
+#: practical-only option sets: the drift options of issue 48 (forgetting; the
+#: residual detector is the practical default of ``restarts=True`` above) and the
+#: scale-free detector the practical mode ran by default before
+PRACTICAL_ONLY: list[dict[str, Any]] = [
+    dict(algorithm="IGP-UCB", forgetting=True),
+    dict(algorithm="qLogNEI", forgetting=True, restarts=True),
+    dict(algorithm="IGP-UCB", restarts=True, cpd_detector="scale-free"),
+]
 #: the search spaces: a box with a linear constraint and a mixed space
 SPACES = ("box", "mixed")
 
@@ -94,6 +102,8 @@ def option_sets() -> list[tuple[str, dict[str, Any]]]:
             out.append((space, {"mode": mode, **o, **extra}))
     for o in THEORY_ONLY:
         out.append(("box", {"mode": "theory", **o}))
+    for i, o in enumerate(PRACTICAL_ONLY):
+        out.append(("mixed" if i == 1 else "box", {"mode": "practical", **o}))
     return out
 
 
@@ -327,7 +337,8 @@ def main(argv: list[str]) -> None:
                 continue
             if what.startswith("practical") and options["mode"] != "practical":
                 continue
-            if what == "practical-restarts" and not options.get("restarts"):
+            drift = options.get("restarts") or options.get("forgetting")
+            if what == "practical-restarts" and not drift:
                 continue
             data[key(space, options)] = run_option_set(space, options)
             print("recorded", key(space, options), flush=True)

@@ -8,6 +8,7 @@ measured is listed by ``botorch-bandits ax-online --help``."""
 from __future__ import annotations
 
 import hashlib
+import inspect
 import math
 import os
 import time
@@ -20,7 +21,6 @@ from typing import Any
 
 import numpy as np
 import torch
-from botorch.test_functions import Branin, Hartmann
 from scipy.optimize import minimize
 from torch import Tensor
 
@@ -33,54 +33,30 @@ from botorch_bandits.benchmarks.ax_benchmark.strategies import (
 )
 from botorch_bandits.benchmarks.common.executors import pool_map, worker_pool
 from botorch_bandits.benchmarks.demos.async_loop import run_async
+from botorch_bandits.benchmarks.online_benchmark import drift as drift_module
+from botorch_bandits.benchmarks.online_benchmark.drift import (
+    DEV,
+    DRIFT_PROBLEMS,
+    VALIDATION,
+    branin,
+    hartmann,
+)
 from botorch_bandits.upstream import client_experiment
 
 #: the plain strategy, Ax's default and the sliding window (the GP on the last 25
 #: trials, the window fixed before any run) are run on every problem
 PLAIN = "IGP-UCB"
 WINDOW = "IGP-UCB[model_window=25]"
-#: the restarts with the paper's detector and constants (the behaviour before the
-#: scale-free detector), on the issue's problem (Branin turned at trial 40) only
-PAPER_RESTARTS = "IGP-UCB[restarts=True;cpd_detector=paper]"
+#: the drift options: restarts (the residual detector) and forgetting
+RESTARTS = "IGP-UCB[restarts=True]"
+FORGETTING = "IGP-UCB[forgetting=True]"
 EXTENSIONS = {
-    "drift": "IGP-UCB[restarts=True]",
+    "drift": RESTARTS,
     "delays": "IGP-UCB[pending=censor]",
     "budget": "IGP-UCB[long_term_constraints=True]",
 }
 #: workers of the delay problems (durations: ``async_loop.duration``, 1 + Poisson(2))
 DELAY_WORKERS = 4
-
-
-@cache
-def _functions() -> dict[int, Any]:
-    # Branin's formula holds everywhere: wider bounds let the turning square
-    # (corners up to 0.21 outside the unit square) be evaluated
-    return {
-        2: Branin(bounds=[(-10.0, 15.0), (-5.0, 20.0)]),
-        3: Hartmann(dim=3),
-        4: Hartmann(dim=4),
-        6: Hartmann(dim=6),
-    }
-
-
-def branin(x: Tensor) -> Tensor:
-    """Branin on the unit square (``... x 2``), minimized."""
-    scale = torch.tensor([15.0, 15.0], dtype=x.dtype)
-    return _functions()[2](x * scale + torch.tensor([-5.0, 0.0], dtype=x.dtype))
-
-
-def hartmann(d: int) -> Callable[[Tensor], Tensor]:
-    """Hartmann in ``d`` = 3, 4 or 6 dimensions, minimized."""
-    return lambda x: _functions()[d](x)
-
-
-def _rotate(x: Tensor, angle: float) -> Tensor:
-    c, s = math.cos(angle), math.sin(angle)
-    u = x - 0.5
-    return (
-        torch.stack([c * u[..., 0] - s * u[..., 1], s * u[..., 0] + c * u[..., 1]], -1)
-        + 0.5
-    )
 
 
 @dataclass(frozen=True)
@@ -95,61 +71,34 @@ class OnlineProblem:
     dim: int
     value: Callable[[Tensor, int, int], Tensor]
     cost: Callable[[Tensor], Tensor] | None = None
-
-
-def _flip(
-    f: Callable[[Tensor], Tensor], at: float
-) -> Callable[[Tensor, int, int], Tensor]:
-    return lambda x, t, T: f(x) if t < at * T else f(1.0 - x)
+    trials: int = 100
+    noise: float = 0.0
+    phase: Callable[[int, int], object] | None = None
+    shape: str | None = None
 
 
 PROBLEMS: dict[str, OnlineProblem] = {
-    p.name: p
-    for p in (
-        OnlineProblem(
-            "branin-flip",
-            "Branin, rotated by 180 degrees at 40 % of the trials (2-D, abrupt)",
-            "drift",
-            2,
-            _flip(branin, 0.4),
-        ),
-        OnlineProblem(
-            "hartmann4-flip",
-            "Hartmann-4, reflected x -> 1 - x at half the trials (4-D, abrupt)",
-            "drift",
-            4,
-            _flip(hartmann(4), 0.5),
-        ),
-        OnlineProblem(
-            "branin-spin",
-            "Branin, turning about the centre by 180 degrees over the run (2-D, gradual)",
-            "drift",
-            2,
-            lambda x, t, T: branin(_rotate(x, math.pi * t / T)),
-        ),
-        OnlineProblem(
-            "hartmann6-blend",
-            "Hartmann-6 blending into its reflection over the run (6-D, gradual)",
-            "drift",
-            6,
-            lambda x, t, T: (1 - t / T) * hartmann(6)(x) + t / T * hartmann(6)(1 - x),
-        ),
-        OnlineProblem(
-            "hartmann3-delays",
-            f"Hartmann-3, {DELAY_WORKERS} workers, durations 1 + Poisson(2) (3-D)",
-            "delays",
-            3,
-            lambda x, t, T: hartmann(3)(x),
-        ),
-        OnlineProblem(
-            "branin-budget",
-            "Branin with a cost x1 + x2 of at most 0.6 on average (2-D)",
-            "budget",
-            2,
-            lambda x, t, T: branin(x),
-            cost=lambda x: x[..., 0] + x[..., 1] - 0.6,
-        ),
-    )
+    **DRIFT_PROBLEMS,
+    **{
+        p.name: p
+        for p in (
+            OnlineProblem(
+                "hartmann3-delays",
+                f"Hartmann-3, {DELAY_WORKERS} workers, durations 1 + Poisson(2) (3-D)",
+                "delays",
+                3,
+                lambda x, t, T: hartmann(3)(x),
+            ),
+            OnlineProblem(
+                "branin-budget",
+                "Branin with a cost x1 + x2 of at most 0.6 on average (2-D)",
+                "budget",
+                2,
+                lambda x, t, T: branin(x),
+                cost=lambda x: x[..., 0] + x[..., 1] - 0.6,
+            ),
+        )
+    },
 }
 
 
@@ -169,24 +118,48 @@ def with_rule(label: str, rule: str = PLAIN) -> str:
 
 
 def strategies_for(problem: str, rule: str = PLAIN) -> list[str]:
-    """The strategies run on ``problem``: plain, its extension, Ax's default, the
-    sliding window (and on branin-flip the paper's detector, with IGP-UCB), with
-    ``rule`` as the bandit strategies' rule."""
+    """The strategies run on ``problem``: plain, its extension (on the drift
+    problems both drift options: restarts and forgetting), Ax's default, the
+    sliding window, with ``rule`` as the bandit strategies' rule."""
     kind = PROBLEMS[problem].kind
-    out = [with_rule(s, rule) for s in (PLAIN, EXTENSIONS[kind], AX_DEFAULT, WINDOW)]
-    return out + (
-        [PAPER_RESTARTS] if problem == "branin-flip" and rule == PLAIN else []
-    )
+    ext = [RESTARTS, FORGETTING] if kind == "drift" else [EXTENSIONS[kind]]
+    return [with_rule(s, rule) for s in (PLAIN, *ext, AX_DEFAULT, WINDOW)]
+
+
+def problem_names(spec: str) -> list[str]:
+    """Comma-separated problem names, ``dev`` and ``validation`` standing for the
+    drift problems' halves."""
+    out: list[str] = []
+    for n in (s.strip() for s in spec.split(",")):
+        out += {"dev": DEV, "validation": VALIDATION}.get(n, [n])
+    return out
 
 
 # --------------------------------------------------------------------------------------
 # optima
 # --------------------------------------------------------------------------------------
-@cache
 def optimum(problem: str, t: int, T: int) -> float:
     """The minimum of the problem's objective at trial ``t`` on the unit cube (under
     the cost's bound for the budget problem): the best of 2^14 scrambled Sobol points
-    (a 1025^2 grid in 2-D), polished by L-BFGS-B (SLSQP with the cost)."""
+    (a 1025^2 grid in 2-D), polished by L-BFGS-B (SLSQP with the cost); computed
+    once per phase of a piecewise objective."""
+    p = PROBLEMS[problem]
+    if p.phase is None:
+        return _optimum(problem, t, T)
+    return _phase_optimum(problem, p.phase(t, T), T, t)
+
+
+_phases: dict[tuple, float] = {}
+
+
+def _phase_optimum(problem: str, key: object, T: int, t: int) -> float:
+    if (problem, key, T) not in _phases:
+        _phases[(problem, key, T)] = _optimum(problem, t, T)
+    return _phases[(problem, key, T)]
+
+
+@cache
+def _optimum(problem: str, t: int, T: int) -> float:
     p = PROBLEMS[problem]
     d = p.dim
     if d == 2:
@@ -229,10 +202,13 @@ def optimum(problem: str, t: int, T: int) -> float:
 
 @cache
 def online_fingerprint(label: str) -> str:
-    """The strategy's fingerprint and a hash of this module (its problems, optima
-    and measurements): a kept job is reused only when neither changed."""
-    source = Path(__file__).read_bytes()
-    return f"{strategy_fingerprint(label)} online {hashlib.sha256(source).hexdigest()[:16]}"
+    """The strategy's fingerprint and a hash of what a job measures (the problems,
+    the optima, the job's loop and its Ax client): a kept job is reused only when
+    neither changed (the tables and verdicts may change without a rerun)."""
+    digest = hashlib.sha256(Path(drift_module.__file__).read_bytes())
+    for fn in (run_online_job, _client, optimum, _optimum, OnlineProblem):
+        digest.update(inspect.getsource(fn).encode())
+    return f"{strategy_fingerprint(label)} online {digest.hexdigest()[:16]}"
 
 
 # --------------------------------------------------------------------------------------
@@ -267,7 +243,7 @@ def _point(params: dict[str, float], d: int) -> Tensor:
 
 
 def run_online_job(
-    problem: str, strategy: str, seed: int, trials: int
+    problem: str, strategy: str, seed: int, trials: int | None = None
 ) -> dict[str, Any]:
     """One (problem, strategy, seed) of ``trials`` trials. Returns the job's keys and
     per-trial lists (in trial order) ``value`` (the objective at its trial),
@@ -276,6 +252,9 @@ def run_online_job(
     last trial's metadata reports them: those that shaped a decision) and the
     uniform trials the bandit node reported, and the strategy's ``code``."""
     p = PROBLEMS[problem]
+    trials = p.trials if trials is None else trials
+    # the observation noise of trial i: a function of (seed, i) alone
+    noise = np.random.default_rng([seed, 48]).normal(size=trials) * p.noise
     values: dict[int, float] = {}
     costs: dict[int, float] = {}
     done_at: dict[int, float] = {}
@@ -287,7 +266,7 @@ def run_online_job(
             x = _point(params, p.dim).unsqueeze(0)
             with torch.no_grad():
                 values[index] = float(p.value(x, index, trials))
-                data = {"f": values[index]}
+                data = {"f": values[index] + float(noise[index])}
                 if p.cost is not None:
                     costs[index] = float(p.cost(x))
                     data["g"] = costs[index]
@@ -327,7 +306,13 @@ def run_online_job(
         "regret": regret,
         "cost": [costs[i] for i in order] if costs else None,
         "completed_at": [done_at[i] for i in order] if done_at else None,
+        "trials": trials,
         "restarts": last.get("cpd_restarts"),
+        # the decisions (round t) at which the residual detector fired
+        "detections": last.get("cpd_detections")
+        if last.get("cpd_start") is not None
+        else None,
+        "forgetting": last.get("forgetting"),
         "uniform": [i for i in order if metas[i].get("cpd_uniform")],
         "seconds": time.perf_counter() - start,
         "code": online_fingerprint(strategy),
@@ -360,6 +345,8 @@ def quantities(job: dict[str, Any]) -> dict[str, float]:
     restarts = job.get("restarts")
     out["restarts"] = float(len(restarts)) if restarts is not None else math.nan
     out["uniform"] = float(len(job["uniform"]))
+    fit = job.get("forgetting") or {}
+    out["half_life"] = float(fit.get("half_life_trials", math.nan))
     return out
 
 
@@ -414,7 +401,7 @@ def verdict(problem: str, summary: dict, rule: str = PLAIN) -> str:
 def run_online(
     problems: Sequence[str] | None = None,
     seeds: int = 5,
-    trials: int = 100,
+    trials: int | None = None,
     workers: int | None = None,
     out: str | Path | None = "runs/ax-online",
     show_progress: bool = True,
@@ -422,7 +409,8 @@ def run_online(
 ) -> tuple[list[dict[str, Any]], dict]:
     """Every (problem, strategy, seed) job, seeds ``0..seeds-1``; finished jobs are
     kept in ``out/jobs/`` and reused under the same strategy fingerprint (a killed
-    run continues); writes ``out/summary.md``. ``rule``: the bandit strategies'
+    run continues); writes ``out/summary.md``. ``trials``: every job's horizon
+    (``None``: each problem's own). ``rule``: the bandit strategies'
     rule (:data:`RULES`; ``"qLogNEI"``: BoTorch's qLogNEI under the same
     extensions). Returns the jobs and the summary."""
     names = list(PROBLEMS) if problems is None else list(problems)
@@ -432,12 +420,19 @@ def run_online(
             f"`problems` must be names among {list(PROBLEMS)}, got {names!r}."
         )
     for arg, value in (("seeds", seeds), ("trials", trials)):
+        if value is None and arg == "trials":
+            continue
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"`{arg}` must be an integer >= 1, got {arg}={value!r}.")
     for label in {s for n in names for s in strategies_for(n, rule)}:
         parse_label(label)
     specs = [
-        {"problem": n, "strategy": s, "seed": k, "trials": trials}
+        {
+            "problem": n,
+            "strategy": s,
+            "seed": k,
+            "trials": PROBLEMS[n].trials if trials is None else trials,
+        }
         for n in names
         for s in strategies_for(n, rule)
         for k in range(seeds)
@@ -492,7 +487,8 @@ def table_lines(
     time-averaged simple regret or the violation where they apply), the restarts and
     uniform trials; then the goal's verdict per problem."""
     lines = [
-        f"{trials} trials, {seeds} seeds; mean ± s.e. over seeds.",
+        f"{'each problem' + chr(39) + 's horizon' if trials is None else trials} "
+        f"trials, {seeds} seeds; mean ± s.e. over seeds.",
         "",
         "| problem | strategy | cumulative regret | time-avg. simple regret | "
         "violation | restarts | uniform trials |",

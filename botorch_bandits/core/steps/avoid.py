@@ -51,7 +51,7 @@ def in_flight(
     if not flight:
         return None
     # the practical mode gets here fitted only (unfitted, its noise is not known)
-    ls = hyper.lengthscale if hyper is not None else [opts.theory.lengthscale]
+    ls = hyper.lengthscale[:d] if hyper is not None else [opts.theory.lengthscale]
     return (
         torch.tensor(flight, dtype=torch.double).reshape(-1, d),
         torch.tensor(list(ls), dtype=torch.double),

@@ -44,8 +44,7 @@ def window_step(r: Round) -> None:
         r.meta["model_window_start"] = r.start
     r.H = r.active[r.start :]
     r.done = [e for e in r.H if e.f is not None]
-    d = r.domain.dim
-    r.X0 = torch.tensor([list(e.x) for e in r.done], dtype=torch.double).reshape(-1, d)
+    r.X0 = r.inputs(r.done)
     r.Y0 = torch.tensor([e.f for e in r.done], dtype=torch.double)
 
 

@@ -41,11 +41,11 @@ def ignore_view(r: Round) -> None:
 def hallucinate_view(r: Round) -> None:
     """The running trials at the posterior mean of the completed trials' model (the
     kriging believer of GP-BUCB / BTS); ``pending`` in the metadata."""
-    waiting = [list(e.x) for e in r.H if e.f is None]
+    waiting = [e for e in r.H if e.f is None]
     r.X, r.Y, r.rows_known = r.X0, r.Y0, r.known
     if waiting:
         targets, var_of = _own_targets(r)
-        Xw = torch.tensor(waiting, dtype=torch.double)
+        Xw = r.inputs(waiting)
         with torch.no_grad():
             base = build_model(
                 r.X0, r.Y0, r.opts.theory, r.hyper, **r.sparse, known=r.known
@@ -68,6 +68,9 @@ def censor_view(r: Round) -> None:
     )
     r.meta.update(censored=n_cens, late=n_late)
     order = [e for e in r.H if e.index >= 0] + [e for e in r.H if e.index < 0]
+    if r.opts.forgetting:  # the rows' times (in censored_view's order)
+        r.X = r.inputs(order)
+        r.recent = r.X[r.X.shape[0] - r.recent.shape[0] :]
     r.rows_known = model_rows(r.known, order, r.Y, targets, var_of)
 
 

@@ -1,6 +1,7 @@
 """GP-UCB-CPD's steps (Avanesov): the detector, the restarts and uniform count
 replayed from the trials (:func:`restart_step`), and the uniform-exploration
-decision that ends a round early (:func:`uniform_step`)."""
+decision that ends a round early (:func:`uniform_step`); the practical mode's
+residual detector, which makes no uniform step (:func:`residual_step`)."""
 
 from __future__ import annotations
 
@@ -22,10 +23,23 @@ from botorch_bandits.core.domain import Domain
 from botorch_bandits.core.history import TrialRecord
 from botorch_bandits.core.options import THEORY_DEFAULTS, DecisionOptions, Restarts
 from botorch_bandits.core.round import Decision, Round
-from botorch_bandits.models import make_kernel
+from botorch_bandits.models import make_kernel, practical_gp, standardize
+from botorch_bandits.residuals import (
+    MIN_REFERENCE,
+    MIN_RUN,
+    ResidualTest,
+    prequential_residuals,
+    residual_change,
+)
 from botorch_bandits.seeding import uniform_choice
 
-__all__ = ["make_detector", "restart_step", "restarts_state", "uniform_step"]
+__all__ = [
+    "make_detector",
+    "residual_step",
+    "restart_step",
+    "restarts_state",
+    "uniform_step",
+]
 
 
 def make_detector(
@@ -133,3 +147,77 @@ def uniform_step(r: Round) -> Decision | None:
     best = free[uniform_choice(r.opts.seed, r.position, len(free))]
     r.meta["sigma_multiplier"] = None
     return r.on_set(best, uniform=True)
+
+
+def residual_step(r: Round) -> None:
+    """The residual detector (``cpd_detector="residual"``, the practical default):
+    the trials since the start the latest decision recorded (``cpd_start``, a
+    trial index; the history's ``drift``); on the completed ones, the one-step-ahead
+    residuals of the GP with the latest recorded fit
+    (:func:`~botorch_bandits.residuals.prequential_residuals`) and the test of
+    :func:`~botorch_bandits.residuals.residual_change`. When it fires, the model
+    restarts from the run that fired (the estimated change point: those trials
+    are kept). No uniform step. ``cpd_start``, ``cpd_restarts`` (the trial
+    indices each restart began with), ``cpd_detections`` (the decisions that
+    fired, by round ``t``), ``cpd_test`` in the metadata. The state is recorded,
+    not replayed: the next decision continues from it (a reload reads it back)."""
+    active, meta = r.active, r.meta
+    state = r.history.drift or {}
+    restarts = list(state.get("restarts", []))
+    detections = list(state.get("detections", []))
+    start = _position_of(active, state.get("start", 0))
+    test = _residual_test(r, start)
+    if test is not None and test.fired:
+        done = [i for i in range(start, r.position) if active[i].f is not None]
+        start = done[len(done) - test.run]
+        restarts.append(active[start].index)
+        detections.append(r.position + 1)
+    if start < r.position and active[start].index >= 0:
+        first = active[start].index
+    else:  # no trial since the start yet: the next one's index
+        first = max((e.index for e in active), default=-1) + 1
+    meta.update(
+        cpd_uniform=False,
+        cpd_start=first,
+        cpd_restarts=restarts,
+        cpd_detections=detections,
+        cpd_history=r.position - start,
+    )
+    if test is not None:
+        meta["cpd_test"] = {
+            "p_value": test.p_value,
+            "run": test.run,
+            "reference": test.reference,
+            "fired": test.fired,
+        }
+    r.start = r.restart = start
+
+
+def _position_of(active: Sequence[TrialRecord], index: int) -> int:
+    """The position in ``active`` of the first trial with index ``index`` or
+    later (this call's candidates, index -1, come after every trial)."""
+    for i, e in enumerate(active):
+        if e.index < 0 or e.index >= index:
+            return i
+    return len(active)
+
+
+def _residual_test(r: Round, start: int) -> ResidualTest | None:
+    """The residual detector's test on the completed trials since ``start``, with
+    the latest recorded fit's hyperparameters (``None``: too few trials, or no fit
+    for these inputs yet)."""
+    done = [e for e in r.active[start:] if e.f is not None]
+    warm = r.history.warm
+    if len(done) < MIN_REFERENCE + MIN_RUN or warm is None:
+        return None
+    X = r.inputs(done)
+    y = torch.tensor([e.f for e in done], dtype=torch.double)
+    try:
+        z, _, _ = standardize(y)
+    except ValueError:
+        return None  # not finite: the fit step names the trial
+    with torch.no_grad():
+        model = practical_gp(X, z, warm)
+        K = model.covar_module(X).to_dense()
+    res = prequential_residuals(K, z, warm.noise, warm.mean)
+    return residual_change(res, r.opts.restarts.false_alarm)

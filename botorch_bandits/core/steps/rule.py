@@ -11,14 +11,16 @@ import math
 import torch
 from botorch.acquisition.logei import qLogNoisyExpectedImprovement
 from botorch.sampling.normal import SobolQMCNormalSampler
+from torch import Tensor
 
 from botorch_bandits.acquisition.factory import Confidence, make_acquisition
 from botorch_bandits.core.optimize import near_in_flight
 from botorch_bandits.core.round import Round
 from botorch_bandits.core.steps.errors import not_finite
+from botorch_bandits.models.forgetting import at_time, forgetting_summary, with_time
 from botorch_bandits.seeding import step_seed
 
-__all__ = ["QLOGNEI_SAMPLES", "bandit_rule", "qlognei_rule", "score_step"]
+__all__ = ["QLOGNEI_SAMPLES", "bandit_rule", "qlognei_rule", "score_step", "time_step"]
 
 #: quasi-Monte Carlo samples of qLogNEI (BoTorch's default for its MC acquisitions)
 QLOGNEI_SAMPLES = 512
@@ -39,7 +41,7 @@ def bandit_rule(r: Round) -> None:
         ),
         t=r.X.shape[0] + 1,
         seed=step_seed(opts.seed, r.position),
-        candidates=None if r.gradient else unit,
+        candidates=None if r.gradient else _at_now(r, unit),
         sampler="pathwise" if r.gradient else None,
         recent=r.recent,
         B_y=r.B_y,
@@ -55,9 +57,30 @@ def qlognei_rule(r: Round) -> None:
         sample_shape=torch.Size([QLOGNEI_SAMPLES]),
         seed=step_seed(r.opts.seed, r.position),
     )
+    # under forgetting the baseline's points at the decision's time (the best
+    # point now, not when it was evaluated)
+    baseline = _at_now(r, r.X[:, : r.domain.dim])
     r.acqf = qLogNoisyExpectedImprovement(
-        model=r.model, X_baseline=r.X, sampler=sampler, prune_baseline=True
+        model=r.model, X_baseline=baseline, sampler=sampler, prune_baseline=True
     )
+
+
+def _at_now(r: Round, X: Tensor) -> Tensor:
+    """``X`` (the search space's coordinates) as the model's inputs at the
+    decision's time: under ``forgetting`` the time column added."""
+    if not r.opts.forgetting:
+        return X
+    return with_time(X, [r.position] * X.shape[0])
+
+
+def time_step(r: Round) -> None:
+    """Under ``forgetting``: the rule as a function of the point at the decision's
+    time (:func:`~botorch_bandits.models.forgetting.at_time`); the fitted rate in
+    the metadata (``forgetting``: the time lengthscale, half-life and 5 % lag, in
+    trials)."""
+    r.acqf = at_time(r.acqf, r.domain.dim, r.position)
+    if r.hyper is not None:
+        r.meta["forgetting"] = forgetting_summary(r.hyper.lengthscale[-1])
 
 
 def score_step(r: Round) -> None:
