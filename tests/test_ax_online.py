@@ -118,3 +118,100 @@ def test_a_small_run_writes_its_table_and_reuses_its_jobs(tmp_path) -> None:
     assert [j["regret"] for j in again] == [j["regret"] for j in jobs]
     with pytest.raises(ValueError, match="problems"):
         online.run_online(problems=["nope"], out=None)
+
+
+# ---------------------------------------------------------------- drift problems
+def test_the_drift_problems_are_split_before_any_run() -> None:
+    """At least 12 drift problems of every shape, 2 to 10 dimensions, noisy and
+    noise-free, horizons 100-300; two disjoint halves, each with every shape."""
+    from botorch_bandits.benchmarks.online_benchmark.drift import (
+        DEV,
+        DRIFT_PROBLEMS,
+        SHAPES,
+        VALIDATION,
+    )
+
+    assert len(DRIFT_PROBLEMS) >= 12 and not set(DEV) & set(VALIDATION)
+    assert set(DEV) | set(VALIDATION) == set(DRIFT_PROBLEMS)
+    for half in (DEV, VALIDATION):
+        assert {DRIFT_PROBLEMS[n].shape for n in half} == set(SHAPES)
+    dims = {p.dim for p in DRIFT_PROBLEMS.values()}
+    assert min(dims) == 2 and max(dims) == 10
+    assert {p.noise > 0 for p in DRIFT_PROBLEMS.values()} == {True, False}
+    assert all(100 <= p.trials <= 300 for p in DRIFT_PROBLEMS.values())
+    for p in DRIFT_PROBLEMS.values():  # only the controls stay put
+        X = torch.rand(64, p.dim, dtype=torch.double)
+        before, mid = p.value(X, 0, p.trials), p.value(X, p.trials // 2, p.trials)
+        moved = not torch.allclose(before, mid)
+        assert moved == (p.shape != "stationary"), p.name
+
+
+def _drift_job(problem, strategy, seed, regret, detections=None) -> dict:
+    T = len(regret)
+    return {
+        "problem": problem,
+        "strategy": strategy,
+        "seed": seed,
+        "value": [0.0] * T,
+        "regret": list(regret),
+        "cost": None,
+        "completed_at": None,
+        "restarts": [] if detections is not None else None,
+        "detections": detections,
+        "uniform": [],
+        "code": "x botorch_bandits abc online def",
+    }
+
+
+def test_the_drift_report_counts_wins_false_alarms_and_delays(tmp_path) -> None:
+    """A constructed half: the restarts win on an abrupt problem (detected 2 trials
+    after the change in one run, a false alarm in the other), forgetting costs 10 %
+    on the stationary control: the verdicts and the calibration say so."""
+    import json
+
+    from botorch_bandits.benchmarks.online_benchmark import drift_report
+    from botorch_bandits.benchmarks.online_benchmark.drift import DRIFT_PROBLEMS
+
+    abrupt, still = "branin-flip", "hartmann6-still"
+    Ta, Ts = DRIFT_PROBLEMS[abrupt].trials, DRIFT_PROBLEMS[still].trials
+    change = DRIFT_PROBLEMS[abrupt].change_trial
+    jobs = []
+    for seed in (0, 1):
+        for s, r in (
+            ("IGP-UCB", 2.0),
+            ("IGP-UCB[forgetting=True]", 2.0),
+            ("IGP-UCB[model_window=25]", 1.5),
+            ("Ax default", 3.0),
+        ):
+            jobs.append(_drift_job(abrupt, s, seed, [r] * Ta))
+            jobs.append(
+                _drift_job(
+                    still,
+                    s,
+                    seed,
+                    [1.0 if s != "IGP-UCB[forgetting=True]" else 1.1] * Ts,
+                )
+            )
+        det = [change + 3] if seed == 0 else [10]  # round t decides trial t - 1
+        jobs.append(_drift_job(abrupt, "IGP-UCB[restarts=True]", seed, [1.0] * Ta, det))
+        jobs.append(_drift_job(still, "IGP-UCB[restarts=True]", seed, [1.0] * Ts, []))
+    folder = tmp_path / "dev" / "jobs"
+    folder.mkdir(parents=True)
+    for i, j in enumerate(jobs):
+        (folder / f"{i}.json").write_text(json.dumps(j))
+    text = "\n".join(drift_report.report_lines(tmp_path))
+    assert f"- {abrupt} (abrupt): `IGP-UCB[restarts=True]` 100 — MET" in text
+    assert "`IGP-UCB[forgetting=True]` +10.0 % over plain — NOT MET" in text
+    row = next(
+        ln
+        for ln in text.splitlines()
+        if ln.startswith(f"| {abrupt} | abrupt | 2 | {Ta} | 0 | 2")
+    )
+    assert row
+    calib = next(
+        ln
+        for ln in text.splitlines()
+        if ln.startswith(f"| {abrupt} | abrupt | 2 | {Ta} |") and "of 2" in ln
+    )
+    # one false alarm in 2 runs before the change; one run detected, 2 trials late
+    assert f"| {1000 / (2 * change):.2f} | 1 of 2 | 2.0 |" in calib
