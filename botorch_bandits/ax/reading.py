@@ -20,6 +20,7 @@ from ax.core.types import ComparisonOp
 
 from botorch_bandits.ax.space import DecisionSet, Space
 from botorch_bandits.core import Domain, History, TrialRecord
+from botorch_bandits.core.steps.restarts import drift_state
 from botorch_bandits.hyperparameters import Hyperparameters
 from botorch_bandits.upstream import client_experiment
 
@@ -144,9 +145,6 @@ def read_experiment(
             if "record" not in e:
                 e["record"] = TrialRecord(x=e["x"], **e["row"])
             records.append(e["record"])
-    # one lengthscale per input: the space's, and the time's under forgetting
-    if warm is not None and len(warm["lengthscale"]) not in (space.dim, space.dim + 1):
-        warm = last_fit = None
     drifts = [e["drift"] for e in entries if e["drift"] is not None]
     return History(
         trials=tuple(records),
@@ -253,20 +251,6 @@ def _place(fresh: list[dict[str, Any]], space: Space) -> None:
         )
 
 
-def _drift_state(meta: dict[str, Any]) -> dict[str, Any] | None:
-    """The residual detector's state a decision recorded (``cpd_start``: the trial
-    its model's data began with; ``cpd_restarts``, ``cpd_detections``), or
-    ``None``."""
-    start = meta.get("cpd_start")
-    if not isinstance(start, int) or isinstance(start, bool):
-        return None
-    return {
-        "start": start,
-        "restarts": [int(i) for i in meta.get("cpd_restarts") or []],
-        "detections": [int(i) for i in meta.get("cpd_detections") or []],
-    }
-
-
 def _latest_fit(
     entries: list[dict[str, Any]],
 ) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
@@ -291,7 +275,7 @@ def _read_trial(
     entry: dict[str, Any] = {
         "index": t.index,
         "fit": dict(fit) if isinstance(fit, dict) and "lengthscale" in fit else None,
-        "drift": _drift_state(meta),
+        "drift": drift_state(meta),
         "row": None,
     }
     if status in _GONE or (status == TrialStatus.EARLY_STOPPED and f is None):

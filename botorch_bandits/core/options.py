@@ -15,6 +15,8 @@ from typing import Any, Literal
 
 from botorch_bandits.acquisition.practical import PRACTICAL_B
 from botorch_bandits.core.detector_options import (
+    ALPHA_DEFAULT,
+    XI_DEFAULT,
     check_forgetting,
     refuse_detector_without_restarts,
     resolve_restarts,
@@ -142,10 +144,10 @@ class Restarts:
     share of uniform steps (1: none). The residual detector reads only
     ``false_alarm`` (the others are ``None``)."""
 
-    xi: float = math.sqrt(3.0)
+    xi: float = XI_DEFAULT
     regularization: float | None = 20.0
     threshold_scale: float | None = 2.6
-    alpha: float = 2.5
+    alpha: float = ALPHA_DEFAULT
     detector: Detector = "paper"
     false_alarm: float | None = 0.01
     max_uniform_share: float | None = 1.0
@@ -320,10 +322,10 @@ FLAT_DEFAULTS: dict[str, Any] = {
     "step": 0.5,
     "num_epochs": None,
     "restarts": False,
-    "xi": math.sqrt(3.0),
+    "xi": XI_DEFAULT,
     "cpd_regularization": None,
     "cpd_threshold_scale": None,
-    "cpd_alpha": 2.5,
+    "cpd_alpha": ALPHA_DEFAULT,
     "repeats": None,
     "cpd_detector": None,
     "cpd_false_alarm": None,

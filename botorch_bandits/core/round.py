@@ -120,7 +120,8 @@ class Round:
         position = len(active)
         warm = history.warm
         if warm is not None and len(warm.lengthscale) != domain.dim + opts.forgetting:
-            # a fit recorded with(out) forgetting: not this model's warm start
+            # a fit recorded for other inputs (with(out) forgetting, another
+            # search space): not this model's warm start
             history = replace(history, warm=None, last_fit=None)
         meta: dict[str, Any] = {
             "algorithm": opts.algorithm,

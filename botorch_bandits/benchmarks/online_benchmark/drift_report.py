@@ -35,6 +35,7 @@ from botorch_bandits.benchmarks.online_benchmark.runner import (
 )
 from botorch_bandits.core import DecisionOptions, Domain, History, TrialRecord
 from botorch_bandits.core.decide import decide
+from botorch_bandits.core.steps.restarts import drift_state
 from botorch_bandits.hyperparameters import Hyperparameters
 from botorch_bandits.models import one_thread
 
@@ -339,13 +340,7 @@ def decision_seconds(
             # a cold fit first (untimed): what a run has recorded by then
             meta = decide(History(trials=trials), opts, domain).metadata
             warm = Hyperparameters.from_dict(meta["fit"])
-            drift = None  # the residual detector's recorded state
-            if "cpd_start" in meta:
-                drift = {
-                    "start": meta["cpd_start"],
-                    "restarts": meta["cpd_restarts"],
-                    "detections": meta["cpd_detections"],
-                }
+            drift = drift_state(meta)
             refit = History(trials=trials, warm=warm, drift=drift)
             again = History(
                 trials=trials, warm=warm, last_fit=dict(meta["fit"]), drift=drift

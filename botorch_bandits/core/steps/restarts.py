@@ -6,6 +6,7 @@ residual detector, which makes no uniform step (:func:`residual_step`)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import torch
 
@@ -34,6 +35,7 @@ from botorch_bandits.residuals import (
 from botorch_bandits.seeding import uniform_choice
 
 __all__ = [
+    "drift_state",
     "make_detector",
     "residual_step",
     "restart_step",
@@ -191,6 +193,21 @@ def residual_step(r: Round) -> None:
             "fired": test.fired,
         }
     r.start = r.restart = start
+
+
+def drift_state(meta: dict[str, Any]) -> dict[str, Any] | None:
+    """The residual detector's state as a decision recorded it in its metadata
+    (:func:`residual_step`'s ``cpd_start``, ``cpd_restarts``, ``cpd_detections``),
+    as :attr:`~botorch_bandits.core.History.drift` holds it; ``None`` when the
+    decision recorded none."""
+    start = meta.get("cpd_start")
+    if not isinstance(start, int) or isinstance(start, bool):
+        return None
+    return {
+        "start": start,
+        "restarts": [int(i) for i in meta.get("cpd_restarts") or []],
+        "detections": [int(i) for i in meta.get("cpd_detections") or []],
+    }
 
 
 def _position_of(active: Sequence[TrialRecord], index: int) -> int:
