@@ -215,11 +215,17 @@ def multiplicative_update(
     return new
 
 
-def additive_update(kappa: Tensor, g_mean: Tensor, step: float) -> Tensor:
+def additive_update(
+    kappa: Tensor, g_mean: Tensor, step: float, slack: float = 0.0
+) -> Tensor:
     r"""Algorithm 3: :math:`\kappa^{l+1} = [\kappa^l + \mu\,\bar g^l]^+` with step
-    :math:`\mu` = ``step`` (``> 0``; the paper takes :math:`\mu = O(1/\sqrt L)`)."""
+    :math:`\mu` = ``step`` (``> 0``; the paper takes :math:`\mu = O(1/\sqrt L)`).
+    ``slack`` :math:`\epsilon \ge 0` (not the paper's; 0 there): the update
+    :math:`[\kappa^l + \mu(\bar g^l + \epsilon)]^+` of the primal-dual methods
+    with slack (Xu et al.'s PDCBO; Zhou & Ji 2022), which aims the average
+    constraint at :math:`-\epsilon` so that it stays :math:`\le 0` in a finite run."""
     _positive("step", step)
-    return (kappa + step * g_mean).clamp_min(0.0)
+    return (kappa + step * (g_mean + slack)).clamp_min(0.0)
 
 
 def replay_multipliers(
@@ -229,6 +235,8 @@ def replay_multipliers(
     penalty: Penalty | None = None,
     step: float | None = None,
     max_log_multiplier: float = DEFAULT_MAX_LOG_MULTIPLIER,
+    slack: float = 0.0,
+    initial: float | None = None,
 ) -> Tensor:
     r"""The multipliers of every epoch, replayed from the constraint values alone.
 
@@ -242,6 +250,9 @@ def replay_multipliers(
         penalty: :math:`\psi` for the multiplicative rule.
         step: :math:`\mu` for the additive rule.
         max_log_multiplier: Cap of the multiplicative rule's :math:`\log\kappa`.
+        slack: The additive rule's :math:`\epsilon \ge 0` (:func:`additive_update`).
+        initial: The additive rule's :math:`\kappa^1 \ge 0` (``None``: the paper's
+            0; the multiplicative rule's is always 1).
 
     Returns:
         ``(E + 1) x m`` multipliers :math:`\kappa^1, ..., \kappa^{E+1}` for the
@@ -270,8 +281,10 @@ def replay_multipliers(
     if rule == "multiplicative":
         if penalty is None:
             raise ValueError("rule='multiplicative' needs a `penalty` (psi).")
-        if step is not None:
-            raise ValueError("rule='multiplicative' does not use `step`.")
+        if step is not None or slack or initial is not None:
+            raise ValueError(
+                "rule='multiplicative' does not use `step`, `slack` or `initial`."
+            )
         log_k = g_values.new_zeros(m)  # kappa^1 = 1
         out = [log_k]
         for e in range(epochs):
@@ -285,10 +298,18 @@ def replay_multipliers(
             raise ValueError(
                 "rule='additive' uses the linear penalty; remove `penalty`."
             )
-        k = g_values.new_zeros(m)  # kappa^1 = 0
+        if not (slack >= 0 and math.isfinite(slack)):
+            raise ValueError(f"`slack` must be finite and >= 0, got slack={slack!r}.")
+        k = g_values.new_zeros(m)  # kappa^1 = 0 (Algorithm 3)
+        if initial is not None:
+            if not (initial >= 0 and math.isfinite(initial)):
+                raise ValueError(
+                    f"`initial` must be finite and >= 0, got initial={initial!r}."
+                )
+            k = k + initial
         out = [k]
         for e in range(epochs):
-            k = additive_update(k, means[e], step)
+            k = additive_update(k, means[e], step, slack)
             out.append(k)
         return torch.stack(out)
     raise ValueError(

@@ -133,17 +133,19 @@ def test_multipliers_are_replayed_from_the_constraint_values(rule) -> None:
     completed epochs' constraint values, recomputed here by hand -- in the
     practical mode's units: each value over the spread (population standard
     deviation) of the values observed before the decision, on the standardized
-    grid of 2**-30."""
+    grid of 2**-30; the additive rule with the practical mode's slack and kappa^1."""
     import torch
 
     from botorch_bandits.constraints import ExponentialPenalty, replay_multipliers
+    from botorch_bandits.core.constraint_options import PRACTICAL_LONG_TERM
 
     client = _client(
         constraints=True,
         long_term_constraints=True,
         epoch_length=5,
         multiplier_update=rule,
-        step=0.5,
+        constraint_model="composite",
+        **({"step": 0.5} if rule == "additive" else {}),
     )
     _run(client, 26, in_flight=1)
     trials = client._experiment.trials
@@ -154,6 +156,8 @@ def test_multipliers_are_replayed_from_the_constraint_values(rule) -> None:
     kw = dict(penalty=ExponentialPenalty(1.0)) if rule == "multiplicative" else {}
     if rule == "additive":
         kw["step"] = 0.5
+        kw["slack"] = PRACTICAL_LONG_TERM["slack"]
+        kw["initial"] = PRACTICAL_LONG_TERM["initial_multiplier"]
     q = 2.0**-30
     for i in range(3, 26):
         meta = _meta(client, i)

@@ -23,9 +23,16 @@ from botorch_bandits.core.steps.constraints import constraint_scales, in_units
 
 
 def _run(
-    mode: str, rule: str, a: float, b: float, s: float, trials: int
+    mode: str, rule: str | dict, a: float, b: float, s: float, trials: int
 ) -> tuple[list[float], dict]:
-    """Maximize a x + b on [0, 1] with the long-run constraint s x <= s 0.2."""
+    """Maximize a x + b on [0, 1] with the long-run constraint s x <= s 0.2, under
+    the multiplier update ``rule`` over epochs of 4 on the composite target, or the
+    long-term options ``rule`` (a dict)."""
+    options = (
+        rule
+        if isinstance(rule, dict)
+        else dict(epoch_length=4, multiplier_update=rule, constraint_model="composite")
+    )
     client = Client(random_seed=0)
     client.configure_experiment(
         name="units",
@@ -37,12 +44,7 @@ def _run(
         objective="f", outcome_constraints=[f"g <= {s * 0.2!r}"]
     )
     client.set_generation_strategy(
-        bandit_generation_strategy(
-            mode=mode,
-            long_term_constraints=True,
-            epoch_length=4,
-            multiplier_update=rule,
-        )
+        bandit_generation_strategy(mode=mode, long_term_constraints=True, **options)
     )
     xs = []
     for _ in range(trials):
@@ -53,21 +55,37 @@ def _run(
     return xs, last
 
 
-@pytest.mark.parametrize("rule", ["multiplicative", "additive"])
+PRACTICAL = {}  # the practical defaults: per-trial updates, slack, a GP per constraint
+SLACK = dict(constraint_model="composite", slack=0.3, initial_multiplier=2.0)
+
+
+@pytest.mark.parametrize(
+    "rule",
+    ["multiplicative", "additive", PRACTICAL, SLACK],
+    ids=["multiplicative", "additive", "practical-defaults", "composite-slack"],
+)
 def test_the_practical_mode_decides_the_same_in_any_units(rule) -> None:
     """Before: the composite target f - kappa (psi(g) - 1) mixed raw units (mean x
     over the last 12 of 32 trials 0.198 for the plain problem, 0.621 with the
     objective 100 x + 100, 0.963 with the constraint 0.01 x <= 0.002, kappa at
-    its cap with 100 x <= 20, an overflow error with 1000 x <= 200)."""
+    its cap with 100 x <= 20, an overflow error with 1000 x <= 200). The practical
+    reading's options (issue 49: the slack and kappa^1 on the constraint's
+    spread, the constraint's own GP) keep it so."""
     trials = 16
     reference, meta = _run("practical", rule, 1.0, 0.0, 1.0, trials)
-    assert meta["epoch"] == 3 and "constraint_scale" in meta
+    epoch = 15 if isinstance(rule, dict) else 3  # per-trial updates by default
+    assert meta["epoch"] == epoch and "constraint_scale" in meta
+    assert meta["budget"]["trials"] == 15
     for a, b, s in ((100.0, 100.0, 1.0), (0.01, 0.0, 1.0), (1.0, 0.0, 1000.0)):
         xs, other = _run("practical", rule, a, b, s, trials)
         assert xs == reference, (a, b, s)
         assert other["kappa"] == meta["kappa"]
         assert other["constraint_scale"][0] == pytest.approx(
             s * meta["constraint_scale"][0], rel=1e-12
+        )
+        # the running average against the bound, in the constraint's own units
+        assert other["budget"]["mean_g"][0] == pytest.approx(
+            s * meta["budget"]["mean_g"][0], rel=1e-9
         )
 
 

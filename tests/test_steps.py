@@ -34,6 +34,7 @@ from botorch_bandits.core.steps.model import (
     practical_fit_step,
     theory_fit_step,
 )
+from botorch_bandits.core.steps.penalty import constraint_fit_step, penalty_step
 from botorch_bandits.core.steps.pending import (
     censor_view,
     hallucinate_view,
@@ -111,6 +112,7 @@ def test_the_pipeline_holds_a_step_exactly_when_its_option_is_on() -> None:
     everything = pipeline(
         DecisionOptions.from_kwargs(
             long_term_constraints=True,
+            constraint_model="composite",
             restarts=True,
             cpd_detector="scale-free",
             pending="censor",
@@ -146,6 +148,22 @@ def test_the_pipeline_holds_a_step_exactly_when_its_option_is_on() -> None:
         model_step,
         bandit_rule,
         time_step,
+        score_step,
+        maximizer,
+    )
+    # the practical long-term constraints: a GP per constraint, the penalized rule
+    separate = pipeline(DecisionOptions.from_kwargs(long_term_constraints=True))
+    assert separate == (
+        multiplier_step,
+        window_step,
+        sems_step,
+        practical_fit_step,
+        constraint_fit_step,
+        repeats_step,
+        hallucinate_view,
+        model_step,
+        bandit_rule,
+        penalty_step,
         score_step,
         maximizer,
     )

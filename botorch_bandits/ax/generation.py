@@ -31,6 +31,7 @@ from botorch_bandits.core import (
     decide,
     resolve_kwargs,
 )
+from botorch_bandits.core.constraint_options import MULTIPLIER_UPDATES
 from botorch_bandits.core.optimize import MAX_ITER, NUM_STARTS
 from botorch_bandits.core.options import (
     ALGORITHMS,
@@ -38,7 +39,6 @@ from botorch_bandits.core.options import (
     HYPERPARAMETERS,
     KERNELS,
     MODES,
-    MULTIPLIER_UPDATES,
     OPTIMIZERS,
     PENDING,
     PRACTICAL_DEFAULTS,
@@ -83,7 +83,8 @@ class BanditNode(ExternalGenerationNode):
             ``lengthscale``, ``noise``, ``hyperparameters``, ``B``, ``R``, ``delta``,
             ``num_candidates``, ``optimizer``, ``seed``, ``long_term_constraints``,
             ``epoch_length``, ``multiplier_update``, ``penalty_c``, ``step``,
-            ``num_epochs``, ``restarts``, ``xi``, ``cpd_regularization`` (the
+            ``num_epochs``, ``constraint_model`` (``"composite"``,
+            ``"separate"``), ``slack``, ``initial_multiplier``, ``restarts``, ``xi``, ``cpd_regularization`` (the
             detector's :math:`c`; deprecated spelling ``cpd_c``),
             ``cpd_threshold_scale`` (its :math:`C`; deprecated ``cpd_C``),
             ``cpd_alpha``, ``repeats`` (``"allow"``, ``"avoid"``), ``cpd_detector``

@@ -41,6 +41,13 @@ def bandit_node_from_json(**kwargs: Any) -> BanditNode:
         # "never" was spelled out, meant the same)
         if kwargs.get("sparse_after") is None:
             kwargs["sparse_after"] = "never"
+    # nodes saved before the practical reading of the long-term constraints (issue
+    # 49) ran the paper's composite target with kappa^1 as the paper has it and no
+    # slack, in either mode (and stored their epochs, update and step): they replay
+    if kwargs.get("long_term_constraints") and "constraint_model" not in kwargs:
+        kwargs.update(constraint_model="composite", slack=0.0)
+        additive = kwargs.get("multiplier_update") == "additive"
+        kwargs["initial_multiplier"] = 0.0 if additive else None
     with loading_stored():  # the options it was stored with, as they are
         return BanditNode(**load_options(kwargs))
 

@@ -380,7 +380,21 @@ def _ax_online_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--problems",
         help="comma-separated problems, or 'dev' / 'validation' for a half of the "
-        "drift problems (default: all; --list names them)",
+        "drift problems, 'budget-dev' / 'budget-validation' for a half of the "
+        "budget problems (run on their own; default: all drift, delay and the "
+        "first budget problem; --list names them)",
+    )
+    parser.add_argument(
+        "--strategies",
+        help="budget problems only: comma-separated strategy labels (default: "
+        "long-term constraints around IGP-UCB and qLogNEI, Ax's default with the "
+        "per-trial constraints, plain IGP-UCB)",
+    )
+    parser.add_argument(
+        "--budget-report",
+        metavar="DIR",
+        help="instead of the benchmark: the budget problems' report from the jobs "
+        "kept under DIR/dev and DIR/validation; runs nothing",
     )
     parser.add_argument(
         "--list", action="store_true", help="list the problems and exit"
@@ -436,6 +450,8 @@ def _ax_online_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_ax_online(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from botorch_bandits.benchmarks.online_benchmark import budget_report
+    from botorch_bandits.benchmarks.online_benchmark.budget import BUDGET_PROBLEMS
     from botorch_bandits.benchmarks.online_benchmark.runner import (
         PROBLEMS,
         problem_names,
@@ -444,9 +460,40 @@ def _run_ax_online(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
     )
 
     if args.list:
-        for name, p in PROBLEMS.items():
+        for name, p in {**PROBLEMS, **BUDGET_PROBLEMS}.items():
             half = getattr(p, "half", "")
-            print(f"  {name:18s} {half:10s} {p.trials:4d} trials  {p.title}")
+            print(f"  {name:20s} {half:10s} {p.trials:4d} trials  {p.title}")
+        return 0
+    if args.budget_report:
+        lines = budget_report.report_lines(Path(args.budget_report))
+        if not lines:
+            parser.error(
+                f"no budget jobs kept under {args.budget_report}/dev or /validation"
+            )
+        print("\n".join(lines))
+        return 0
+    budget = (
+        None if args.problems is None else budget_report.budget_names(args.problems)
+    )
+    if args.strategies and budget is None:
+        parser.error("--strategies applies to the budget problems only")
+    if budget is not None:
+        start = time.perf_counter()
+        jobs = budget_report.run_budget(
+            budget,
+            seeds=args.seeds or (2 if args.smoke else 5),
+            strategies=None
+            if args.strategies is None
+            else [s.strip() for s in args.strategies.split(",")],
+            out=args.out,
+            workers=args.workers,
+            show_progress=not args.no_progress,
+        )
+        print(
+            f"ax-online: {len(jobs)} budget jobs in {time.perf_counter() - start:.1f} s"
+        )
+        print("\n".join(budget_report.table_lines(jobs)))
+        print(f"wrote {args.out}/summary.md (finished jobs kept in {args.out}/jobs)")
         return 0
     if args.report or args.speed:
         from botorch_bandits.benchmarks.online_benchmark import drift_report

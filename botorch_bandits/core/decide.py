@@ -25,6 +25,7 @@ from botorch_bandits.core.steps.model import (
     practical_fit_step,
     theory_fit_step,
 )
+from botorch_bandits.core.steps.penalty import constraint_fit_step, penalty_step
 from botorch_bandits.core.steps.pending import (
     censor_view,
     hallucinate_view,
@@ -62,6 +63,8 @@ def pipeline(opts: DecisionOptions) -> tuple[Step, ...]:
     restarts = opts.restarts is not None
     uniform = restarts and opts.restarts.uniform  # Avanesov's detectors
     constraints = opts.constraints is not None
+    separate = constraints and opts.constraints.model == "separate"
+    composite = constraints and not separate
     return (
         *((restart_step,) if uniform else ()),
         *((residual_step,) if restarts and not uniform else ()),
@@ -69,14 +72,16 @@ def pipeline(opts: DecisionOptions) -> tuple[Step, ...]:
         *((exclude_in_flight,) if opts.pending == "ignore" else ()),
         *((uniform_step,) if uniform else ()),
         window_step,
-        *((composite_step,) if constraints else ()),
+        *((composite_step,) if composite else ()),
         sems_step,
         practical_fit_step if opts.theory is None else theory_fit_step,
-        *((epoch_step,) if constraints else ()),
+        *((epoch_step,) if composite else ()),
+        *((constraint_fit_step,) if separate else ()),
         *((repeats_step,) if opts.repeats == "avoid" else ()),
         VIEWS[opts.pending],
         model_step,
         qlognei_rule if opts.algorithm == "qLogNEI" else bandit_rule,
+        *((penalty_step,) if separate else ()),
         *((time_step,) if opts.forgetting else ()),
         score_step,
         maximizer,

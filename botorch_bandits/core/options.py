@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from botorch_bandits.acquisition.practical import PRACTICAL_B
+from botorch_bandits.core.constraint_options import resolve_long_term
 from botorch_bandits.core.detector_options import (
     ALPHA_DEFAULT,
     XI_DEFAULT,
@@ -39,6 +40,7 @@ Pending = Literal["ignore", "hallucinate", "censor"]
 Optimizer = Literal["gradient", "finite"]
 Hyper = Literal["fixed", "fitted"]
 MultiplierUpdate = Literal["multiplicative", "additive"]
+ConstraintModel = Literal["composite", "separate"]
 Kernel = Literal["matern52", "rbf"]
 Repeats = Literal["allow", "avoid"]
 Detector = Literal["paper", "scale-free", "residual"]
@@ -50,7 +52,6 @@ MODES: tuple[str, ...] = ("practical", "theory")
 OPTIMIZERS: tuple[str, ...] = ("gradient", "finite")
 PENDING: tuple[str, ...] = ("ignore", "hallucinate", "censor")
 HYPERPARAMETERS: tuple[str, ...] = ("fixed", "fitted")
-MULTIPLIER_UPDATES: tuple[str, ...] = ("multiplicative", "additive")
 KERNELS: tuple[str, ...] = ("matern52", "rbf")
 REPEATS: tuple[str, ...] = ("allow", "avoid")
 #: how reported standard errors (Ax's SEMs) enter the model: "fixed" (SEM² is the
@@ -121,13 +122,20 @@ class Censoring:
 class LongTermConstraints:
     """Shi & Eryilmaz 2022: epochs of ``epoch_length`` trials, the multiplier update
     (Algorithm 2 with :math:`\\psi(x) = e^{cx}` or Algorithm 3 with step
-    :math:`\\mu`), and :math:`L` (``None``: the epochs begun so far)."""
+    :math:`\\mu`), and :math:`L` (``None``: the epochs begun so far); the practical
+    reading's choices: the additive update's ``slack`` and :math:`\\kappa^1`
+    (``initial``; ``None``: the paper's), and ``model`` (``"composite"``: the
+    paper's GP on the composite target; ``"separate"``: a GP per constraint, read
+    at its upper bound in the penalty)."""
 
     epoch_length: int = 20
     multiplier_update: MultiplierUpdate = "multiplicative"
     penalty_c: float = 1.0
     step: float = 0.5
     num_epochs: int | None = None
+    slack: float = 0.0
+    initial: float | None = None
+    model: ConstraintModel = "composite"
 
 
 @dataclass(frozen=True)
@@ -267,6 +275,9 @@ class DecisionOptions:
                 k["penalty_c"],
                 k["step"],
                 k["num_epochs"],
+                k["slack"],
+                k["initial_multiplier"],
+                k["constraint_model"],
             )
             if k["long_term_constraints"]
             else None,
@@ -316,10 +327,10 @@ FLAT_DEFAULTS: dict[str, Any] = {
     "optimizer": None,
     "seed": 0,
     "long_term_constraints": False,
-    "epoch_length": 20,
-    "multiplier_update": "multiplicative",
+    "epoch_length": None,
+    "multiplier_update": None,
     "penalty_c": 1.0,
-    "step": 0.5,
+    "step": None,
     "num_epochs": None,
     "restarts": False,
     "xi": XI_DEFAULT,
@@ -338,6 +349,9 @@ FLAT_DEFAULTS: dict[str, Any] = {
     "sems": "auto",
     "fit_out_of_design": False,
     "forgetting": False,
+    "constraint_model": None,
+    "slack": None,
+    "initial_multiplier": None,
 }
 
 
@@ -378,7 +392,7 @@ def resolve_kwargs(**kwargs: Any) -> dict[str, Any]:
     _check_decision_set(k, strict)
     check_choice("sems", k["sems"], SEMS)
     _check_flags(k)
-    _check_long_term(k, strict)
+    resolve_long_term(k, strict)
     check_positive("xi", k["xi"], allow_zero=True)
     if strict:
         refuse_detector_without_restarts(k, said)
@@ -449,7 +463,6 @@ def _check_choices(k: dict[str, Any]) -> None:
     check_choice("hyperparameters", k["hyperparameters"], HYPERPARAMETERS)
     check_choice("optimizer", k["optimizer"], OPTIMIZERS)
     check_choice("repeats", k["repeats"], REPEATS)
-    check_choice("multiplier_update", k["multiplier_update"], MULTIPLIER_UPDATES)
     if k["mode"] == "theory":
         check_choice("kernel", k["kernel"], KERNELS)
 
@@ -509,29 +522,14 @@ def _check_flags(k: dict[str, Any]) -> None:
             raise ValueError(f"`{flag}` must be True or False, got {flag}={k[flag]!r}.")
 
 
-def _check_long_term(k: dict[str, Any], strict: bool) -> None:
-    """The long-term constraints' epochs (at most :data:`MAX_EPOCH` trials for a
-    new strategy: ``strict``) and multiplier updates."""
-    check_count("epoch_length", k["epoch_length"], 1)
-    if strict and k["epoch_length"] > MAX_EPOCH:
-        raise ValueError(
-            f"`epoch_length` must be at most {MAX_EPOCH:,} trials, got "
-            f"epoch_length={k['epoch_length']!r}: the multipliers change only after "
-            "an epoch, so the constraints would never act."
-        )
-    check_count("num_epochs", k["num_epochs"], 1, allow_none=True)
-    check_positive("penalty_c", k["penalty_c"])
-    check_positive("step", k["step"])
-
-
 def _as_floats(k: dict[str, Any]) -> None:
     """The numeric options as floats (those that may be ``None`` kept so)."""
-    floats = ("y_min", "B_y", "B", "delta", "penalty_c", "step", "xi")
-    floats += ("cpd_alpha",)
+    floats = ("y_min", "B_y", "B", "delta", "penalty_c", "xi", "cpd_alpha")
     for n in floats:
         k[n] = float(k[n])
     # the residual detector leaves the uniform detectors' options None
     maybe = ("lengthscale", "noise", "R", "cpd_regularization", "cpd_false_alarm")
+    maybe += ("step", "slack", "initial_multiplier")
     maybe += ("cpd_threshold_scale", "cpd_max_uniform_share")
     for n in maybe:
         k[n] = None if k[n] is None else float(k[n])
@@ -556,7 +554,6 @@ def loading_stored() -> Iterator[None]:
 #: the largest decision set and epoch (past them a decision does not return in
 #: minutes, the constraints never act)
 MAX_CANDIDATES = 10**6
-MAX_EPOCH = 10**6
 
 
 def _refuse_unused(k: dict[str, Any]) -> None:
@@ -582,13 +579,6 @@ def _refuse_unused(k: dict[str, Any]) -> None:
             f"{', '.join(unused)} set(s) GP-UCB-SDF's censoring, which runs only with "
             f"pending='censor' (got pending={k['pending']!r}): pass "
             "pending='censor' or leave them out."
-        )
-    lt = ("epoch_length", "multiplier_update", "penalty_c", "step", "num_epochs")
-    given = [f"{n}={k[n]!r}" for n in lt if k[n] != FLAT_DEFAULTS[n]]
-    if not k["long_term_constraints"] and given:
-        raise ValueError(
-            f"{', '.join(given)} set(s) the long-term constraints, which are off: "
-            "pass long_term_constraints=True or leave them out."
         )
     confidence = [
         f"{n}={k[n]!r}" for n in ("beta", "delta") if k[n] != FLAT_DEFAULTS[n]

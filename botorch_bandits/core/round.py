@@ -71,6 +71,11 @@ class Round:
     # long-term constraints: the epoch's multipliers and the constraints' units
     kappa: Tensor | None = None
     g_scale: Tensor | None = None
+    # constraint_model="separate": the constraints' GPs, the multipliers and
+    # bounds in their units
+    g_model: Any = None
+    g_kappa: Tensor | None = None
+    g_bounds: Tensor | None = None
     # pending="ignore": the decision set's rows in flight
     busy: list[int] = field(default_factory=list)
     # the data window: the trials the model sees, the completed ones, their data

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 import torch
 from torch import Tensor
@@ -27,6 +28,7 @@ from botorch_bandits.core.steps.errors import not_finite
 from botorch_bandits.models import STANDARDIZED_QUANTUM, standardize
 
 __all__ = [
+    "budget_summary",
     "capped_multipliers",
     "composite_step",
     "constraint_scales",
@@ -82,19 +84,24 @@ def epoch_multipliers(
     rule: str,
     penalty: Penalty | None,
     step: float,
+    slack: float = 0.0,
+    initial: float | None = None,
 ) -> tuple[Tensor, int, int]:
     """The multipliers of the epoch of decision ``position`` (0-based), replayed
     from the constraint values ``g`` (``n x m``, in the order observed, as far as
     every value is known): (kappa, epoch index, completed epochs used). An epoch
     updates the multipliers once all its trials have data (Algorithms 2 / 3);
-    before any, :math:`\\kappa^1` (1 for the multiplicative rule, 0 for the
-    additive one)."""
+    before any, :math:`\\kappa^1` (1 for the multiplicative rule, 0 -- or
+    ``initial`` -- for the additive one, whose update aims at ``-slack``)."""
+    additive = rule == "additive"
     rows = replay_multipliers(
         g,
         epoch_length,
         rule,
         penalty=penalty,
-        step=step if rule == "additive" else None,
+        step=step if additive else None,
+        slack=slack if additive else 0.0,
+        initial=initial if additive else None,
     )
     epoch = position // epoch_length
     used = min(epoch, rows.shape[0] - 1)
@@ -124,6 +131,8 @@ def multipliers(
         opts.multiplier_update,
         penalty_of(opts),
         opts.step,
+        opts.slack,
+        opts.initial,
     )
 
 
@@ -151,14 +160,27 @@ def multiplier_step(r: Round) -> None:
     capped = capped_multipliers(r.kappa, opts.constraints)
     if capped:
         meta["kappa_capped"] = capped
+    meta["budget"] = budget_summary(r.active, m)
+
+
+def budget_summary(active: Sequence[TrialRecord], m: int) -> dict[str, Any]:
+    """The running average of each constraint's ``g`` (its value minus its bound,
+    in its units: ``<= 0`` is within budget) over the ``trials`` with values, and
+    their sum."""
+    rows = [list(e.g) for e in active if e.g is not None]
+    G = torch.tensor(rows, dtype=torch.double).reshape(-1, m)
+    mean = G.mean(0) if rows else torch.zeros(m, dtype=torch.double)
+    return {"mean_g": mean.tolist(), "sum_g": G.sum(0).tolist(), "trials": len(rows)}
 
 
 def composite_step(r: Round) -> None:
     """The completed trials' targets become the composite
     :math:`f - \\sum_j \\kappa_j(\\psi(g_j) - 1)` (or :math:`f - \\sum_j \\kappa_j g_j`);
     in the practical mode formed in unit-free terms: the objective standardized
-    first (``r.m_f``, ``r.s_f``), the constraints in their scales."""
-    if not r.done:
+    first (``r.m_f``, ``r.s_f``), the constraints in their scales. With
+    ``constraint_model="separate"`` the targets stay the objective's (the
+    constraints have their own GPs: :func:`constraint_fit_step`)."""
+    if not r.done or r.opts.constraints.model == "separate":
         return
     opts = r.opts
     if r.g_scale is not None:

@@ -53,7 +53,9 @@ def sems_step(r: Round) -> None:
     targets are formed in) and the rule they enter the model by
     (``r.sems_rule``); ``sems`` in the metadata when any is reported."""
     opts = r.opts
-    r.se = target_sems(r.done, r.kappa, opts.constraints, r.s_f, r.g_scale)
+    separate = opts.constraints is not None and opts.constraints.model == "separate"
+    kappa = None if separate else r.kappa  # the targets are the objective's
+    r.se = target_sems(r.done, kappa, opts.constraints, r.s_f, r.g_scale)
     r.sems_rule = known_noise_rule(r.se, opts.sems, [e.index for e in r.done])
     reported = int((~torch.isnan(r.se)).sum())
     if reported:

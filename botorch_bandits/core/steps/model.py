@@ -79,7 +79,8 @@ def _fit_counts(r: Round) -> dict[str, Any]:
         # the first trial since the last restart, by its index (0: none)
         "start": r.active[r.restart].index if 0 < r.restart < r.position else 0,
     }
-    if r.kappa is not None:  # the targets change with the epoch's multipliers
+    composite = r.kappa is not None and r.opts.constraints.model == "composite"
+    if composite:  # the targets change with the epoch's multipliers
         counts["epoch"] = r.meta["epoch"]
     if r.sems_rule != "none":  # the noise a fit records is read by its rule
         counts["sems"] = r.sems_rule

@@ -20,7 +20,15 @@ from botorch_bandits.core.steps.errors import not_finite
 from botorch_bandits.models.forgetting import at_time, forgetting_summary, with_time
 from botorch_bandits.seeding import step_seed
 
-__all__ = ["QLOGNEI_SAMPLES", "bandit_rule", "qlognei_rule", "score_step", "time_step"]
+__all__ = [
+    "QLOGNEI_SAMPLES",
+    "at_now",
+    "bandit_rule",
+    "qlognei_rule",
+    "qlognei_sampler",
+    "score_step",
+    "time_step",
+]
 
 #: quasi-Monte Carlo samples of qLogNEI (BoTorch's default for its MC acquisitions)
 QLOGNEI_SAMPLES = 512
@@ -41,7 +49,7 @@ def bandit_rule(r: Round) -> None:
         ),
         t=r.X.shape[0] + 1,
         seed=step_seed(opts.seed, r.position),
-        candidates=None if r.gradient else _at_now(r, unit),
+        candidates=None if r.gradient else at_now(r, unit),
         sampler="pathwise" if r.gradient else None,
         recent=r.recent,
         B_y=r.B_y,
@@ -53,19 +61,26 @@ def qlognei_rule(r: Round) -> None:
     model's rows (the completed trials, and the running ones as the pending rule
     puts them), its quasi-Monte Carlo samples seeded by the decision's step: the
     acquisition most Ax users run, under the same steps as the bandits."""
-    sampler = SobolQMCNormalSampler(
+    # under forgetting the baseline's points at the decision's time (the best
+    # point now, not when it was evaluated)
+    baseline = at_now(r, r.X[:, : r.domain.dim])
+    r.acqf = qLogNoisyExpectedImprovement(
+        model=r.model,
+        X_baseline=baseline,
+        sampler=qlognei_sampler(r),
+        prune_baseline=True,
+    )
+
+
+def qlognei_sampler(r: Round) -> SobolQMCNormalSampler:
+    """qLogNEI's quasi-Monte Carlo sampler, seeded by the decision's step."""
+    return SobolQMCNormalSampler(
         sample_shape=torch.Size([QLOGNEI_SAMPLES]),
         seed=step_seed(r.opts.seed, r.position),
     )
-    # under forgetting the baseline's points at the decision's time (the best
-    # point now, not when it was evaluated)
-    baseline = _at_now(r, r.X[:, : r.domain.dim])
-    r.acqf = qLogNoisyExpectedImprovement(
-        model=r.model, X_baseline=baseline, sampler=sampler, prune_baseline=True
-    )
 
 
-def _at_now(r: Round, X: Tensor) -> Tensor:
+def at_now(r: Round, X: Tensor) -> Tensor:
     """``X`` (the search space's coordinates) as the model's inputs at the
     decision's time: under ``forgetting`` the time column added."""
     if not r.opts.forgetting:

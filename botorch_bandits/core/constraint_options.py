@@ -1,0 +1,155 @@
+"""The long-term constraints' options in the Ax strategy's flat spelling: each
+mode's defaults (the theory mode: Shi & Eryilmaz's Algorithm 2 over epochs of 20
+trials; the practical mode: per-trial additive updates with a slack and the
+constraints' own GPs read pessimistically), their resolution and checks (a step
+of :func:`~botorch_bandits.core.options.resolve_kwargs`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from botorch_bandits.validation import (
+    check_choice,
+    check_count,
+    check_nonnegative,
+    check_positive,
+)
+
+MULTIPLIER_UPDATES: tuple[str, ...] = ("multiplicative", "additive")
+#: how the constraints enter the rule: "composite" (the paper's: one GP on
+#: f - sum_j kappa_j (psi(g_j) - 1)), "separate" (a GP per constraint, its upper
+#: bound in the penalty: :class:`~botorch_bandits.acquisition.penalized.PenalizedUCB`)
+CONSTRAINT_MODELS: tuple[str, ...] = ("composite", "separate")
+#: the options of the long-term constraints (``None``: the mode's default)
+LONG_TERM_OPTIONS: tuple[str, ...] = (
+    "epoch_length",
+    "multiplier_update",
+    "penalty_c",
+    "step",
+    "num_epochs",
+    "constraint_model",
+    "slack",
+    "initial_multiplier",
+)
+#: the theory mode's: Algorithm 2 as the paper runs it (S = 20, psi(x) = e^x; the
+#: step mu = 0.5 of Algorithm 3 when chosen), no slack, kappa^1 the paper's
+THEORY_LONG_TERM: dict[str, Any] = {
+    "epoch_length": 20,
+    "multiplier_update": "multiplicative",
+    "step": 0.5,
+    "constraint_model": "composite",
+    "slack": 0.0,
+    "initial_multiplier": None,
+}
+#: the practical mode's, on the constraints' observed spread and the standardized
+#: objective: the multipliers updated after every trial (Algorithm 3 with S = 1) by
+#: a step that does not vanish, aimed at an average of -slack, starting from
+#: kappa^1 = initial_multiplier (PDBO's lambda_0 = 1). The step was chosen on the
+#: budget problems' development half (``botorch-bandits ax-online --problems
+#: budget-dev``) among 0.5, 1 and 2, slack 0.05, 0.1, 0.2 and the composite target:
+#: every candidate held the budget on every run, and mu = 0.5 had the lowest mean
+#: rank of cumulative regret over its three problems (docs/measured.md)
+PRACTICAL_LONG_TERM: dict[str, Any] = {
+    "epoch_length": 1,
+    "multiplier_update": "additive",
+    "step": 0.5,
+    "constraint_model": "separate",
+    "slack": 0.1,
+    "initial_multiplier": 1.0,
+}
+#: the rules with a confidence bound (the penalty reads the constraints' upper
+#: bound at the same width) or an expectation of the Lagrangian (qLogNEI)
+SEPARATE_RULES: tuple[str, ...] = ("IGP-UCB", "GP-UCB", "qLogNEI")
+#: the longest epoch of a new strategy (past it the constraints never act)
+MAX_EPOCH = 10**6
+
+
+def resolve_long_term(k: dict[str, Any], strict: bool) -> None:
+    """The long-term constraints' options: refused when the constraints are off
+    (``strict``: a new strategy), the mode's defaults filled in when on, checked.
+
+    Args:
+        k: The flat options, the mode and algorithm resolved; updated in place.
+        strict: A new strategy (a stored one loads with what it holds).
+    """
+    given = {n: k[n] for n in LONG_TERM_OPTIONS if k[n] is not None}
+    given.pop("penalty_c", None)
+    if k["penalty_c"] != 1.0:
+        given["penalty_c"] = k["penalty_c"]
+    _check(k)  # the values given, first
+    if not k["long_term_constraints"]:
+        if strict and given:
+            named = ", ".join(f"{n}={v!r}" for n, v in given.items())
+            raise ValueError(
+                f"{named} set(s) the long-term constraints, which are off: pass "
+                "long_term_constraints=True or leave them out."
+            )
+        return
+    theory = k["mode"] == "theory"
+    if strict and theory:
+        practical = [
+            f"{n}={given[n]!r}" for n in ("slack", "initial_multiplier") if n in given
+        ]
+        if given.get("constraint_model") == "separate":
+            practical.append("constraint_model='separate'")
+        if practical:
+            raise ValueError(
+                f"{', '.join(practical)} are options of the practical reading of the "
+                "long-term constraints; the theory mode runs Shi & Eryilmaz's "
+                "algorithms as written (no slack, kappa^1 = 1 or 0, one GP on the "
+                "composite target). Pass mode='practical' or leave them out."
+            )
+    defaults = dict(THEORY_LONG_TERM if theory else PRACTICAL_LONG_TERM)
+    if k["constraint_model"] is None and k["algorithm"] not in SEPARATE_RULES:
+        k["constraint_model"] = "composite"  # GP-TS: no confidence bound to share
+    if k["multiplier_update"] == "multiplicative":  # no step, slack nor kappa^1
+        defaults.update(slack=0.0, initial_multiplier=None)
+    for n, v in defaults.items():
+        if k[n] is None:
+            k[n] = v
+    _check(k)
+    if not strict:
+        return
+    if k["epoch_length"] > MAX_EPOCH:
+        raise ValueError(
+            f"`epoch_length` must be at most {MAX_EPOCH:,} trials, got "
+            f"epoch_length={k['epoch_length']!r}: the multipliers change only after "
+            "an epoch, so the constraints would never act."
+        )
+    if k["constraint_model"] == "separate" and k["algorithm"] not in SEPARATE_RULES:
+        raise ValueError(
+            f"constraint_model='separate' reads each constraint's upper confidence "
+            f"bound at the rule's width, and algorithm={k['algorithm']!r} has none: "
+            f"choose one of {list(SEPARATE_RULES)}, or constraint_model='composite'."
+        )
+    multiplicative = k["multiplier_update"] == "multiplicative"
+    unused = [
+        f"{n}={given[n]!r}"
+        for n in (("step", "slack", "initial_multiplier") if multiplicative else ())
+        if n in given and (n != "slack" or given[n] != 0)
+    ]
+    if not multiplicative and "penalty_c" in given:
+        unused.append(f"penalty_c={given['penalty_c']!r}")
+    if unused:
+        raise ValueError(
+            f"{', '.join(unused)} set(s) the "
+            f"{'additive' if multiplicative else 'multiplicative'} multiplier "
+            f"update, and multiplier_update={k['multiplier_update']!r}: pass "
+            f"multiplier_update={'additive' if multiplicative else 'multiplicative'!r}"
+            " or leave them out."
+        )
+
+
+def _check(k: dict[str, Any]) -> None:
+    """Each long-term option's value (those not ``None``)."""
+    if k["multiplier_update"] is not None:
+        check_choice("multiplier_update", k["multiplier_update"], MULTIPLIER_UPDATES)
+    if k["constraint_model"] is not None:
+        check_choice("constraint_model", k["constraint_model"], CONSTRAINT_MODELS)
+    check_count("epoch_length", k["epoch_length"], 1, allow_none=True)
+    check_count("num_epochs", k["num_epochs"], 1, allow_none=True)
+    check_positive("penalty_c", k["penalty_c"])
+    check_positive("step", k["step"], allow_none=True)
+    for n in ("slack", "initial_multiplier"):
+        if k[n] is not None:
+            check_nonnegative(n, k[n])

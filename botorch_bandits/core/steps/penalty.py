@@ -1,0 +1,91 @@
+"""The long-term constraints with their own GPs (``constraint_model="separate"``,
+the practical default): each constraint's GP fitted on the completed trials in the
+constraint's unit-free scale (:func:`constraint_fit_step`), and the rule made the
+Lagrangian -- the objective's upper bound minus the multipliers times each
+constraint's upper bound (:class:`~botorch_bandits.acquisition.penalized.PenalizedUCB`),
+or qLogNEI of :math:`f - \\sum_j \\kappa_j g_j` (:func:`penalty_step`)."""
+
+from __future__ import annotations
+
+import torch
+from botorch.acquisition.logei import qLogNoisyExpectedImprovement
+from botorch.acquisition.objective import LinearMCObjective
+from botorch.models.gpytorch import GPyTorchModel
+from botorch.models.model import ModelList
+from botorch.models.model_list_gp_regression import ModelListGP
+
+from botorch_bandits.acquisition.penalized import PenalizedUCB
+from botorch_bandits.core.fit import build_model, fit_practical
+from botorch_bandits.core.round import Round
+from botorch_bandits.core.steps.constraints import in_units
+from botorch_bandits.core.steps.data import known_noise_rule
+from botorch_bandits.core.steps.model import known_noise
+from botorch_bandits.core.steps.rule import at_now, qlognei_sampler
+from botorch_bandits.hyperparameters import Hyperparameters
+from botorch_bandits.models import standardize
+
+__all__ = ["constraint_fit_step", "penalty_step"]
+
+
+def constraint_fit_step(r: Round) -> None:
+    """A GP per constraint on the completed trials (the model's inputs ``r.X0``),
+    its targets the constraint's values in its scale (``r.g_scale``) standardized,
+    their reported SEMs as known noise (the objective's ``sems`` rule), fitted by
+    marginal likelihood at every decision; the penalty's multipliers and bounds in
+    the GPs' units (``r.g_kappa``, ``r.g_bounds``); ``constraint_fits`` in the
+    metadata. Running trials are not hallucinated for the constraints (their
+    values are unknown; the objective's pending view applies to the objective)."""
+    done, m = r.done, r.history.num_constraints
+    G = torch.tensor([list(e.g) for e in done], dtype=torch.double).reshape(-1, m)
+    G = in_units(G, r.g_scale)
+    nan = float("nan")
+    S = (
+        torch.tensor(
+            [[nan] * m if e.g_sem is None else list(e.g_sem) for e in done],
+            dtype=torch.double,
+        ).reshape(-1, m)
+        / r.g_scale
+    )
+    models, kappa, bounds, fits = [], [], [], []
+    for j in range(m):
+        Z, mean, sd = standardize(G[:, j])
+        rule = known_noise_rule(S[:, j], r.opts.sems, [e.index for e in done])
+        known = known_noise((S[:, j] / sd).square(), rule)
+        fit = fit_practical(r.X0, Z, None, r.opts.seed, r.cache.fits, known)
+        models.append(
+            build_model(r.X0, Z, None, Hyperparameters.from_dict(fit), known=known)
+        )
+        # kappa_j (mean + sd z) = kappa_j sd (z - (-mean / sd)): the GP's units
+        kappa.append(float(r.kappa[j]) * sd)
+        bounds.append(-mean / sd)
+        fits.append({k: fit[k] for k in ("status", "lengthscale", "noise") if k in fit})
+    r.g_model = ModelList(*models)
+    r.g_kappa = torch.tensor(kappa, dtype=torch.double)
+    r.g_bounds = torch.tensor(bounds, dtype=torch.double)
+    r.meta["constraint_fits"] = fits
+
+
+def penalty_step(r: Round) -> None:
+    """The rule on the objective becomes the Lagrangian's: for a confidence-bound
+    rule, :class:`PenalizedUCB` on the objective's and the constraints' GPs at the
+    rule's width (the constraints read at their upper bound: pessimistic); for
+    qLogNEI, qLogNEI of :math:`f - \\sum_j \\kappa_j g_j` on their joint posterior
+    (its baseline the objective model's rows)."""
+    models = (r.model, *r.g_model.models)
+    if all(isinstance(m, GPyTorchModel) for m in models):
+        model = ModelListGP(*models)  # a joint posterior qLogNEI can sample
+    else:
+        model = ModelList(*models)
+    if r.opts.algorithm == "qLogNEI":
+        weights = torch.cat([torch.ones(1, dtype=torch.double), -r.g_kappa])
+        r.acqf = qLogNoisyExpectedImprovement(
+            model=model,
+            X_baseline=at_now(r, r.X[:, : r.domain.dim]),
+            sampler=qlognei_sampler(r),
+            objective=LinearMCObjective(weights),
+            prune_baseline=True,
+        )
+        return
+    mult = float(torch.as_tensor(r.acqf.sigma_multiplier).reshape(-1)[0])
+    r.acqf = PenalizedUCB(model, mult**2, r.g_kappa, r.g_bounds)
+    r.acqf.sigma_multiplier = mult
