@@ -50,7 +50,13 @@ BOTH_MODES: list[dict[str, Any]] = [
         step=0.2,
         num_epochs=6,
     ),
-    dict(algorithm="GP-UCB", long_term_constraints=True, epoch_length=6, penalty_c=2.0),
+    dict(
+        algorithm="GP-UCB",
+        long_term_constraints=True,
+        epoch_length=6,
+        multiplier_update="multiplicative",
+        penalty_c=2.0,
+    ),
     dict(algorithm="IGP-UCB", restarts=True, beta=1.0),
     dict(algorithm="GP-TS", restarts=True, xi=2.5, cpd_c=5.0, cpd_C=1.0),
     dict(
