@@ -232,3 +232,81 @@ def test_the_practical_defaults_hold_the_budget_that_plain_ucb_spends() -> None:
     assert meta["budget"]["trials"] == 29
     assert meta["budget"]["mean_g"][0] == pytest.approx(sum(costs[:29]) / 29 - 0.3)
     assert len(meta["constraint_fits"]) == 1 and meta["kappa"][0] > 0
+
+
+# ------------------------------------------------ the core, beyond the defaults
+def _history(n: int, m: int = 1, sems: bool = False):
+    from botorch_bandits.core.history import History, TrialRecord
+
+    g = torch.Generator().manual_seed(1)
+    X = torch.rand(n, 2, generator=g, dtype=torch.double)
+    trials = tuple(
+        TrialRecord(
+            index=i,
+            x=tuple(x.tolist()),
+            f=float(-((x - 0.7) ** 2).sum()),
+            g=tuple(float(x[j % 2] - 0.4) for j in range(m)),
+            g_sem=(0.01,) * m if sems else None,
+            created=float(i),
+            completed=i + 0.5,
+        )
+        for i, x in enumerate(X)
+    )
+    return History(trials=trials, num_constraints=m)
+
+
+def _box():
+    from botorch_bandits.core.domain import Domain
+
+    sobol = torch.quasirandom.SobolEngine(2, scramble=True, seed=0)
+    return Domain.box(sobol.draw(64, dtype=torch.double))
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        dict(beta=2.0),  # BoTorch's UCB as the rule: its width is read from beta
+        dict(sparse_after=8, sparse_size=6),  # the sparse objective and constraints
+        dict(algorithm="qLogNEI", sparse_after=8, sparse_size=6),  # a list posterior
+        dict(algorithm="qLogNEI"),
+        dict(forgetting=True),
+        dict(pending="censor", y_min=-1.0),
+    ],
+    ids=["beta", "sparse", "qlognei-sparse", "qlognei", "forgetting", "censor"],
+)
+def test_the_separate_constraint_gps_decide_under_each_option(options) -> None:
+    """Before the review: beta= and the sparse model with qLogNEI stopped at the
+    first decision (no sigma multiplier on BoTorch's UCB; a list posterior qLogNEI's
+    sampler could not draw from)."""
+    from botorch_bandits.core import decide
+
+    opts = DecisionOptions.from_kwargs(long_term_constraints=True, **options)
+    history = _history(12, m=2, sems=True)
+    d = decide(history, opts, _box())
+    again = decide(history, opts, _box())
+    assert d.x == again.x  # seeded: the same decision
+    meta = d.metadata
+    assert len(meta["constraint_fits"]) == 2 and meta["budget"]["trials"] == 12
+    assert all(0.0 <= v <= 1.0 for v in d.x)
+    assert ("sparse" in meta) == ("sparse_after" in options)
+
+
+def test_the_paper_update_in_the_practical_mode_keeps_the_papers_structure() -> None:
+    """multiplier_update="multiplicative" asks for Algorithm 2: its epochs of 20
+    and composite target in the practical mode too (no per-trial exponential
+    update under a linear penalty)."""
+    lt = DecisionOptions.from_kwargs(
+        long_term_constraints=True, multiplier_update="multiplicative"
+    ).constraints
+    assert (lt.epoch_length, lt.model, lt.slack, lt.initial) == (
+        20,
+        "composite",
+        0.0,
+        None,
+    )
+    with pytest.raises(ValueError, match="num_epochs=5"):
+        DecisionOptions.from_kwargs(long_term_constraints=True, num_epochs=5)
+    composite = DecisionOptions.from_kwargs(
+        long_term_constraints=True, constraint_model="composite", num_epochs=5
+    )
+    assert composite.constraints.num_epochs == 5

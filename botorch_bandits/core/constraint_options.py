@@ -102,8 +102,16 @@ def resolve_long_term(k: dict[str, Any], strict: bool) -> None:
     defaults = dict(THEORY_LONG_TERM if theory else PRACTICAL_LONG_TERM)
     if k["constraint_model"] is None and k["algorithm"] not in SEPARATE_RULES:
         k["constraint_model"] = "composite"  # GP-TS: no confidence bound to share
-    if k["multiplier_update"] == "multiplicative":  # no step, slack nor kappa^1
-        defaults.update(slack=0.0, initial_multiplier=None)
+    if k["multiplier_update"] == "multiplicative":
+        # the paper's Algorithm 2 in either mode: its epochs and composite target,
+        # no step, slack nor kappa^1 (the practical mode still measures the
+        # constraints in their spread)
+        defaults.update(
+            slack=0.0,
+            initial_multiplier=None,
+            epoch_length=THEORY_LONG_TERM["epoch_length"],
+            constraint_model="composite",
+        )
     for n, v in defaults.items():
         if k[n] is None:
             k[n] = v
@@ -121,6 +129,13 @@ def resolve_long_term(k: dict[str, Any], strict: bool) -> None:
             f"constraint_model='separate' reads each constraint's upper confidence "
             f"bound at the rule's width, and algorithm={k['algorithm']!r} has none: "
             f"choose one of {list(SEPARATE_RULES)}, or constraint_model='composite'."
+        )
+    if k["constraint_model"] == "separate" and "num_epochs" in given:
+        raise ValueError(
+            f"num_epochs={given['num_epochs']!r} sets the epochs' confidence "
+            "delta/L of the composite target, and constraint_model='separate' has "
+            "none (the objective's GP keeps its own confidence): pass "
+            "constraint_model='composite' or leave num_epochs out."
         )
     multiplicative = k["multiplier_update"] == "multiplicative"
     unused = [

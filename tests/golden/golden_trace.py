@@ -49,6 +49,7 @@ BOTH_MODES: list[dict[str, Any]] = [
         multiplier_update="additive",
         step=0.2,
         num_epochs=6,
+        constraint_model="composite",
     ),
     dict(
         algorithm="GP-UCB",

@@ -120,8 +120,10 @@ def known_noise_rule(var: Tensor, rule: str, trials: Sequence[int]) -> str:
         raise ValueError(
             f"sems='fixed' takes each observation's noise from its SEM, and the "
             f"target of trial(s) {missing[:10]} has none (no SEM for the objective, "
-            "or, with long-term constraints, for a constraint metric whose "
-            "multiplier is > 0): attach their SEMs, or pass sems='add' (the model's "
+            "or, with long-term constraints, for a constraint metric: its own GP's "
+            "target under constraint_model='separate', a part of the composite "
+            "target where its multiplier is > 0): attach their SEMs, or pass "
+            "sems='add' (the model's "
             "noise plus the SEMs where given) or 'auto'."
         )
     if rule == "fixed" or (rule == "auto" and bool(known.all())):

@@ -13,16 +13,19 @@ from botorch.acquisition.objective import LinearMCObjective
 from botorch.models.gpytorch import GPyTorchModel
 from botorch.models.model import ModelList
 from botorch.models.model_list_gp_regression import ModelListGP
+from botorch.sampling.list_sampler import ListSampler
+from botorch.sampling.normal import SobolQMCNormalSampler
 
 from botorch_bandits.acquisition.penalized import PenalizedUCB
-from botorch_bandits.core.fit import build_model, fit_practical
+from botorch_bandits.core.fit import KnownNoise, build_model, fit_practical, fit_subset
 from botorch_bandits.core.round import Round
 from botorch_bandits.core.steps.constraints import in_units
 from botorch_bandits.core.steps.data import known_noise_rule
 from botorch_bandits.core.steps.model import known_noise
 from botorch_bandits.core.steps.rule import at_now, qlognei_sampler
 from botorch_bandits.hyperparameters import Hyperparameters
-from botorch_bandits.models import standardize
+from botorch_bandits.models import FeatureCache, standardize
+from botorch_bandits.seeding import step_seed
 
 __all__ = ["constraint_fit_step", "penalty_step"]
 
@@ -31,10 +34,12 @@ def constraint_fit_step(r: Round) -> None:
     """A GP per constraint on the completed trials (the model's inputs ``r.X0``),
     its targets the constraint's values in its scale (``r.g_scale``) standardized,
     their reported SEMs as known noise (the objective's ``sems`` rule), fitted by
-    marginal likelihood at every decision; the penalty's multipliers and bounds in
-    the GPs' units (``r.g_kappa``, ``r.g_bounds``); ``constraint_fits`` in the
-    metadata. Running trials are not hallucinated for the constraints (their
-    values are unknown; the objective's pending view applies to the objective)."""
+    marginal likelihood at every decision (past ``sparse_after`` on the objective
+    fit's uniform subset, and the sparse model, as the objective's GP); the
+    penalty's multipliers and bounds in the GPs' units (``r.g_kappa``,
+    ``r.g_bounds``); ``constraint_fits`` in the metadata. Running trials are not
+    hallucinated for the constraints (their values are unknown; the objective's
+    pending view applies to the objective)."""
     done, m = r.done, r.history.num_constraints
     G = torch.tensor([list(e.g) for e in done], dtype=torch.double).reshape(-1, m)
     G = in_units(G, r.g_scale)
@@ -46,15 +51,23 @@ def constraint_fit_step(r: Round) -> None:
         ).reshape(-1, m)
         / r.g_scale
     )
+    opts = r.opts
+    rows = fit_subset(len(done), opts.sparse_after, opts.seed)
+    # the sparse model's feature blocks of the constraints' own kernels (the
+    # objective's cache keeps the last kernel only)
+    sparse = {**r.sparse, "cache": FeatureCache()}
     models, kappa, bounds, fits = [], [], [], []
     for j in range(m):
         Z, mean, sd = standardize(G[:, j])
-        rule = known_noise_rule(S[:, j], r.opts.sems, [e.index for e in done])
+        rule = known_noise_rule(S[:, j], opts.sems, [e.index for e in done])
         known = known_noise((S[:, j] / sd).square(), rule)
-        fit = fit_practical(r.X0, Z, None, r.opts.seed, r.cache.fits, known)
-        models.append(
-            build_model(r.X0, Z, None, Hyperparameters.from_dict(fit), known=known)
-        )
+        Xf, Zf, kf = r.X0, Z, known
+        if rows is not None:  # past sparse_after: fitted on a uniform subset
+            Xf, Zf = r.X0[rows], Z[rows]
+            kf = None if known is None else KnownNoise(known.var[rows], known.learn)
+        fit = fit_practical(Xf, Zf, None, opts.seed, r.cache.fits, kf)
+        hyper = Hyperparameters.from_dict(fit)
+        models.append(build_model(r.X0, Z, None, hyper, **sparse, known=known))
         # kappa_j (mean + sd z) = kappa_j sd (z - (-mean / sd)): the GP's units
         kappa.append(float(r.kappa[j]) * sd)
         bounds.append(-mean / sd)
@@ -72,20 +85,31 @@ def penalty_step(r: Round) -> None:
     qLogNEI, qLogNEI of :math:`f - \\sum_j \\kappa_j g_j` on their joint posterior
     (its baseline the objective model's rows)."""
     models = (r.model, *r.g_model.models)
-    if all(isinstance(m, GPyTorchModel) for m in models):
-        model = ModelListGP(*models)  # a joint posterior qLogNEI can sample
-    else:
-        model = ModelList(*models)
+    joint = all(isinstance(m, GPyTorchModel) for m in models)
+    # ModelListGP: a joint posterior; past sparse_after a list of the sparse and
+    # exact posteriors, each sampled by its own seeded sampler
+    model = ModelListGP(*models) if joint else ModelList(*models)
     if r.opts.algorithm == "qLogNEI":
         weights = torch.cat([torch.ones(1, dtype=torch.double), -r.g_kappa])
+        sampler = qlognei_sampler(r)
+        if not joint:
+            base = step_seed(r.opts.seed, r.position)
+            sampler = ListSampler(
+                *(
+                    SobolQMCNormalSampler(sampler.sample_shape, seed=base + i)
+                    for i in range(len(models))
+                )
+            )
         r.acqf = qLogNoisyExpectedImprovement(
             model=model,
             X_baseline=at_now(r, r.X[:, : r.domain.dim]),
-            sampler=qlognei_sampler(r),
+            sampler=sampler,
             objective=LinearMCObjective(weights),
             prune_baseline=True,
         )
         return
-    mult = float(torch.as_tensor(r.acqf.sigma_multiplier).reshape(-1)[0])
+    # the rule's multiplier of sigma (BoTorch's UCB under a constant ``beta``: beta)
+    mult = getattr(r.acqf, "sigma_multiplier", r.opts.beta)
+    mult = float(torch.as_tensor(mult).reshape(-1)[0])
     r.acqf = PenalizedUCB(model, mult**2, r.g_kappa, r.g_bounds)
     r.acqf.sigma_multiplier = mult
