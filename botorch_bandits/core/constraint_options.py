@@ -112,10 +112,9 @@ def resolve_long_term(k: dict[str, Any], strict: bool) -> None:
             epoch_length=THEORY_LONG_TERM["epoch_length"],
             constraint_model="composite",
         )
-    for n, v in defaults.items():
+    for n, v in defaults.items():  # the defaults are valid values
         if k[n] is None:
             k[n] = v
-    _check(k)
     if not strict:
         return
     if k["epoch_length"] > MAX_EPOCH:

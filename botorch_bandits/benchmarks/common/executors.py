@@ -68,6 +68,50 @@ def run_specs(
     return [function(**spec) for spec in specs]
 
 
+def run_kept(
+    function: Callable[..., Any],
+    specs: Sequence[Mapping[str, Any]],
+    keep: Any | None,
+    workers: int | None,
+    show_progress: bool,
+    desc: str,
+) -> list[Any]:
+    """Every job of ``specs`` (dicts with ``problem``, ``strategy``, ``seed``):
+    those ``keep`` (a job store: ``load(specs)``, ``save(job)``; ``None``: none
+    kept) holds are loaded, the others run as ``function(**spec)`` -- in this
+    process when one worker is needed, else on a :func:`worker_pool` of
+    ``workers`` (default: the CPU count) -- each saved as it finishes, so a killed
+    run continues; a progress bar named ``desc`` when ``show_progress``. Returns
+    the kept jobs, then the new ones in the order they finished."""
+    kept = [] if keep is None else keep.load(list(specs))
+    found = {(j["problem"], j["strategy"], j["seed"]) for j in kept}
+    todo = [s for s in specs if (s["problem"], s["strategy"], s["seed"]) not in found]
+    bar = None
+    if show_progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(specs), initial=len(kept), desc=desc, unit="job")
+
+    def each(job: Any) -> Any:
+        if keep is not None:
+            keep.save(job)
+        if bar is not None:
+            bar.update(1)
+        return job
+
+    n = max(1, min(workers or os.cpu_count() or 1, len(todo)))
+    try:
+        if n <= 1:
+            new = [each(function(**s)) for s in todo]
+        else:
+            with worker_pool(n) as pool:
+                new = pool_map(pool, function, todo, each)
+    finally:
+        if bar is not None:
+            bar.close()
+    return kept + new
+
+
 #: the trust model of ``--dask``, for the help and the messages
 DASK_TRUST = (
     "A Dask scheduler runs the code its clients send, and this process unpickles "

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -19,15 +18,12 @@ import numpy as np
 
 from botorch_bandits.benchmarks.ax_benchmark.runner import JobStore
 from botorch_bandits.benchmarks.ax_benchmark.strategies import AX_DEFAULT, parse_label
-from botorch_bandits.benchmarks.common.executors import pool_map, worker_pool
+from botorch_bandits.benchmarks.common.executors import run_kept
 from botorch_bandits.benchmarks.online_benchmark.budget import (
     BUDGET_DEV,
     BUDGET_PROBLEMS,
     BUDGET_STRATEGIES,
     BUDGET_VALIDATION,
-    LONG_TERM,
-    LONG_TERM_QLOGNEI,
-    PLAIN,
     budget_fingerprint,
     cost_ranges,
     run_budget_job,
@@ -117,32 +113,7 @@ def run_budget(
         for k in range(seeds)
     ]
     keep = JobStore(Path(out) / "jobs", budget_fingerprint)
-    kept = keep.load(specs)
-    found = {(j["problem"], j["strategy"], j["seed"]) for j in kept}
-    todo = [s for s in specs if (s["problem"], s["strategy"], s["seed"]) not in found]
-    bar = None
-    if show_progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=len(specs), initial=len(kept), desc="budget", unit="job")
-
-    def each(job: dict[str, Any]) -> dict[str, Any]:
-        keep.save(job)
-        if bar is not None:
-            bar.update(1)
-        return job
-
-    n = max(1, min(workers or os.cpu_count() or 1, len(todo)))
-    try:
-        if n <= 1:
-            new = [each(run_budget_job(**s)) for s in todo]
-        else:
-            with worker_pool(n) as pool:
-                new = pool_map(pool, run_budget_job, todo, each)
-    finally:
-        if bar is not None:
-            bar.close()
-    jobs = kept + new
+    jobs = run_kept(run_budget_job, specs, keep, workers, show_progress, "budget")
     Path(out).mkdir(parents=True, exist_ok=True)
     (Path(out) / "summary.md").write_text("\n".join(table_lines(jobs)) + "\n")
     return jobs
@@ -282,9 +253,6 @@ def report_lines(folder: Path) -> list[str]:
 
 __all__ = [
     "FRACTIONS",
-    "LONG_TERM",
-    "LONG_TERM_QLOGNEI",
-    "PLAIN",
     "TOLERANCE",
     "budget_names",
     "budget_quantities",

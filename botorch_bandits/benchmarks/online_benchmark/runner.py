@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import inspect
 import math
-import os
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
@@ -31,7 +30,7 @@ from botorch_bandits.benchmarks.ax_benchmark.strategies import (
     parse_label,
     strategy_fingerprint,
 )
-from botorch_bandits.benchmarks.common.executors import pool_map, worker_pool
+from botorch_bandits.benchmarks.common.executors import run_kept
 from botorch_bandits.benchmarks.demos.async_loop import run_async
 from botorch_bandits.benchmarks.online_benchmark import drift as drift_module
 from botorch_bandits.benchmarks.online_benchmark.drift import (
@@ -438,33 +437,7 @@ def run_online(
         for k in range(seeds)
     ]
     keep = None if out is None else JobStore(Path(out) / "jobs", online_fingerprint)
-    kept = [] if keep is None else keep.load(specs)
-    found = {(j["problem"], j["strategy"], j["seed"]) for j in kept}
-    todo = [s for s in specs if (s["problem"], s["strategy"], s["seed"]) not in found]
-    bar = None
-    if show_progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=len(specs), initial=len(kept), desc="ax-online", unit="job")
-
-    def each(job: dict[str, Any]) -> dict[str, Any]:
-        if keep is not None:
-            keep.save(job)
-        if bar is not None:
-            bar.update(1)
-        return job
-
-    n = max(1, min(workers or os.cpu_count() or 1, len(todo)))
-    try:
-        if n <= 1:
-            new = [each(run_online_job(**s)) for s in todo]
-        else:
-            with worker_pool(n) as pool:
-                new = pool_map(pool, run_online_job, todo, each)
-    finally:
-        if bar is not None:
-            bar.close()
-    jobs = kept + new
+    jobs = run_kept(run_online_job, specs, keep, workers, show_progress, "ax-online")
     summary = summarize(jobs)
     if out is not None:
         (Path(out) / "summary.md").write_text(
