@@ -310,3 +310,26 @@ def test_the_paper_update_in_the_practical_mode_keeps_the_papers_structure() -> 
         long_term_constraints=True, constraint_model="composite", num_epochs=5
     )
     assert composite.constraints.num_epochs == 5
+
+
+# ---------------------------------------------------------- the benchmark's CLI
+def test_the_budget_problems_run_keep_their_jobs_and_report(tmp_path, capsys) -> None:
+    """``--trials`` sets the budget jobs' horizon (before: silently each problem's
+    own); a second run reuses the kept job; ``--budget-report`` reads it."""
+    pytest.importorskip("ax")
+    from botorch_bandits.cli import main
+
+    out = tmp_path / "validation"
+    argv = ["ax-online", "--problems", "branin-sweet-spot", "--strategies", "IGP-UCB"]
+    argv += ["--seeds", "1", "--trials", "8", "--workers", "1", "--no-progress"]
+    assert main([*argv, "--out", str(out)]) == 0
+    (job,) = (out / "jobs").glob("*.json")
+    assert job.name.endswith("__T8.json")
+    stamp = job.stat().st_mtime_ns
+    assert main([*argv, "--out", str(out)]) == 0
+    assert job.stat().st_mtime_ns == stamp  # kept, not run again
+    capsys.readouterr()
+    assert main(["ax-online", "--budget-report", str(tmp_path)]) == 0
+    report = capsys.readouterr().out
+    assert "### Budget problems, validation" in report
+    assert "| branin-sweet-spot | IGP-UCB |" in report

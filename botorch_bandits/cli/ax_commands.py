@@ -488,6 +488,7 @@ def _run_ax_online(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
             out=args.out,
             workers=args.workers,
             show_progress=not args.no_progress,
+            trials=args.trials or (20 if args.smoke else None),
         )
         print(
             f"ax-online: {len(jobs)} budget jobs in {time.perf_counter() - start:.1f} s"

@@ -100,14 +100,21 @@ def run_budget(
     out: str | Path = "runs/ax-online",
     workers: int | None = None,
     show_progress: bool = True,
+    trials: int | None = None,
 ) -> list[dict[str, Any]]:
-    """Every (problem, strategy, seed) job, seeds ``0..seeds-1``, kept under
-    ``out/jobs`` (a killed run continues); writes ``out/summary.md``."""
+    """Every (problem, strategy, seed) job, seeds ``0..seeds-1``, of ``trials``
+    trials (``None``: each problem's horizon), kept under ``out/jobs`` (a killed
+    run continues); writes ``out/summary.md``."""
     strategies = list(strategies or BUDGET_STRATEGIES)
     for label in strategies:
         parse_label(label)
     specs = [
-        {"problem": n, "strategy": s, "seed": k, "trials": BUDGET_PROBLEMS[n].trials}
+        {
+            "problem": n,
+            "strategy": s,
+            "seed": k,
+            "trials": BUDGET_PROBLEMS[n].trials if trials is None else trials,
+        }
         for n in names
         for s in strategies
         for k in range(seeds)
