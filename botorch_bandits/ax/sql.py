@@ -12,6 +12,7 @@ import contextlib
 import errno
 import os
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -176,10 +177,21 @@ def _lock_path(db: Path) -> Path:
     return db.with_name(db.name + ".lock")
 
 
+#: how long a refused process waits for the holder to write its pid: the holder
+#: writes it right after taking the lock, so a refusal in between would otherwise
+#: name no pid
+HOLDER_PID_WAIT = 2.0
+
+
 def _holder(fd: int) -> str:
-    """Who holds the lock on ``fd``'s file: its pid (written by the holder), and
-    whether that process still runs."""
+    """Who holds the lock on ``fd``'s file: its pid (written by the holder, waited
+    for up to :data:`HOLDER_PID_WAIT` seconds), and whether that process still
+    runs."""
+    deadline = time.monotonic() + HOLDER_PID_WAIT
     text = os.pread(fd, 32, 0).decode(errors="replace").strip()
+    while not text.isdigit() and time.monotonic() < deadline:
+        time.sleep(0.01)
+        text = os.pread(fd, 32, 0).decode(errors="replace").strip()
     if not text.isdigit():
         return "pid unknown: the holder has not written it yet"
     pid = int(text)
