@@ -47,12 +47,14 @@ EXPERIMENT_TITLES: dict[str, str] = {
     "verma2022-fig1d": "Fixed delay 10, m = 20: UCB family (Verma et al. 2022, Fig. 1d)",
     "verma2022-fig5": "TS family, Poisson(10) and fixed-10 delays, m = 20 (Verma et al. 2022, Fig. 5)",
     "verma2022-lr": "Logistic regression on breast cancer, Poisson(10) and fixed-10 delays, m = 20 (Verma et al. 2022, Fig. 3)",
+    "verma2022-svm": "RBF SVM on breast cancer, Poisson(10) and fixed-10 delays, m = 20 (Verma et al. 2022, Fig. 2a-d)",
     "verma2022-fig1a-known": "GP-UCB-SDF under Poisson(mu) delays, m = 2 mu (Verma et al. 2022, Fig. 1a; fixed kernel, no refits)",
     "verma2022-fig1b-known": "GP-UCB-SDF, Poisson(10) delays, m = 1..40 (Verma et al. 2022, Fig. 1b; fixed kernel, no refits)",
     "verma2022-fig1c-known": "Poisson(10) delays, m = 20: UCB family (Verma et al. 2022, Fig. 1c; fixed kernel, no refits)",
     "verma2022-fig1d-known": "Fixed delay 10, m = 20: UCB family (Verma et al. 2022, Fig. 1d; fixed kernel, no refits)",
     "verma2022-fig5-known": "TS family, Poisson(10) and fixed-10 delays, m = 20 (Verma et al. 2022, Fig. 5; fixed kernel, no refits)",
     "verma2022-lr-known": "Logistic regression on breast cancer, Poisson(10) and fixed-10 delays, m = 20 (Verma et al. 2022, Fig. 3; fixed kernel, no refits)",
+    "verma2022-svm-known": "RBF SVM on breast cancer, Poisson(10) and fixed-10 delays, m = 20 (Verma et al. 2022, Fig. 2a-d; fixed kernel, no refits)",
     "verma2022-fig1c-refit": "Poisson(10) delays, m = 20: UCB family (Verma et al. 2022, Fig. 1c)",
 }
 
