@@ -433,7 +433,7 @@ def test_outcome_constraints_without_the_option_are_refused() -> None:
         (dict(R=math.inf), "R"),
         (dict(B=math.nan), "B"),
         (dict(B=-1.0), "B"),
-        (dict(pending="censor", B=math.inf), "B"),  # not "B_f"
+        (dict(pending="censor", y_min=0.0, B=math.inf), "B"),  # not "B_f"
         (dict(delta=1.5), "delta"),
         (dict(delta=0.0), "delta"),
         (dict(y_min=math.nan), "y_min"),

@@ -615,7 +615,7 @@ CASES: list[tuple[str, Callable[[], object], type | tuple, str]] = [
     # their algorithm, are refused when the options are resolved
     (
         "options-censor-window0",
-        lambda: _opts(pending="censor", window=0),
+        lambda: _opts(pending="censor", window=0, y_min=0.0),
         ValueError,
         "window",
     ),

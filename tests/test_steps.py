@@ -168,8 +168,8 @@ def test_the_pipeline_holds_a_step_exactly_when_its_option_is_on() -> None:
         maximizer,
     )
     views = {
-        p: pipeline(DecisionOptions.from_kwargs(pending=p))[-5]
-        for p in ("hallucinate", "censor")
+        p: pipeline(DecisionOptions.from_kwargs(pending=p, **kw))[-5]
+        for p, kw in (("hallucinate", {}), ("censor", {"y_min": 0.0}))
     }
     assert views == {"hallucinate": hallucinate_view, "censor": censor_view}
 

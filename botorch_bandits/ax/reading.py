@@ -155,6 +155,7 @@ def read_experiment(
         warm=None if warm is None else Hyperparameters.from_dict(warm),
         last_fit=last_fit,
         drift=drifts[-1] if drifts else None,
+        sign=r.sign,
     )
 
 

@@ -381,14 +381,24 @@ def _ax_online_arguments(parser: argparse.ArgumentParser) -> None:
         "--problems",
         help="comma-separated problems, or 'dev' / 'validation' for a half of the "
         "drift problems, 'budget-dev' / 'budget-validation' for a half of the "
-        "budget problems (run on their own; default: all drift, delay and the "
-        "first budget problem; --list names them)",
+        "budget problems, 'delay-dev' / 'delay-validation' for a half of the delay "
+        "problems (budget and delay problems run on their own; default: all drift, "
+        "the first delay and the first budget problem; --list names them)",
     )
     parser.add_argument(
         "--strategies",
-        help="budget problems only: comma-separated strategy labels (default: "
-        "long-term constraints around IGP-UCB and qLogNEI, Ax's default with the "
-        "per-trial constraints, plain IGP-UCB)",
+        help="budget and delay problems only: comma-separated strategy labels "
+        "(default, budget: long-term constraints around IGP-UCB and qLogNEI, Ax's "
+        "default with the per-trial constraints, plain IGP-UCB; delays: "
+        "hallucination, censoring around IGP-UCB and qLogNEI with the documented "
+        "window and y_min, pending='ignore', Ax's default, qLogNEI with no pending "
+        "rule)",
+    )
+    parser.add_argument(
+        "--delay-report",
+        metavar="DIR",
+        help="instead of the benchmark: the delay problems' report from the jobs "
+        "kept under DIR/dev, DIR/validation and DIR/tuning; runs nothing",
     )
     parser.add_argument(
         "--budget-report",
@@ -449,9 +459,39 @@ def _ax_online_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _run_delays(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    """The delay problems: run (``--problems delay-dev`` ...) or reported
+    (``--delay-report DIR``)."""
+    from botorch_bandits.benchmarks.online_benchmark import delay_report
+
+    if args.delay_report:
+        lines = delay_report.report_lines(Path(args.delay_report))
+        if not lines:
+            parser.error(f"no delay jobs kept under {args.delay_report}/dev etc.")
+        print("\n".join(lines))
+        return 0
+    start = time.perf_counter()
+    jobs = delay_report.run_delays(
+        delay_report.delay_names(args.problems) or [],
+        seeds=args.seeds or (2 if args.smoke else 3),
+        strategies=None
+        if args.strategies is None
+        else [s.strip() for s in args.strategies.split(",")],
+        out=args.out,
+        workers=args.workers,
+        show_progress=not args.no_progress,
+        trials=args.trials or (20 if args.smoke else None),
+    )
+    print(f"ax-online: {len(jobs)} delay jobs in {time.perf_counter() - start:.1f} s")
+    print("\n".join(delay_report.table_lines(jobs)))
+    print(f"wrote {args.out}/summary.md (finished jobs kept in {args.out}/jobs)")
+    return 0
+
+
 def _run_ax_online(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from botorch_bandits.benchmarks.online_benchmark import budget_report
+    from botorch_bandits.benchmarks.online_benchmark import budget_report, delay_report
     from botorch_bandits.benchmarks.online_benchmark.budget import BUDGET_PROBLEMS
+    from botorch_bandits.benchmarks.online_benchmark.delay import DELAY_PROBLEMS
     from botorch_bandits.benchmarks.online_benchmark.runner import (
         PROBLEMS,
         problem_names,
@@ -460,7 +500,7 @@ def _run_ax_online(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
     )
 
     if args.list:
-        for name, p in {**PROBLEMS, **BUDGET_PROBLEMS}.items():
+        for name, p in {**PROBLEMS, **DELAY_PROBLEMS, **BUDGET_PROBLEMS}.items():
             half = getattr(p, "half", "")
             print(f"  {name:20s} {half:10s} {p.trials:4d} trials  {p.title}")
         return 0
@@ -472,11 +512,13 @@ def _run_ax_online(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
             )
         print("\n".join(lines))
         return 0
+    if args.delay_report or (args.problems and delay_report.delay_names(args.problems)):
+        return _run_delays(args, parser)
     budget = (
         None if args.problems is None else budget_report.budget_names(args.problems)
     )
     if args.strategies and budget is None:
-        parser.error("--strategies applies to the budget problems only")
+        parser.error("--strategies applies to the budget and delay problems only")
     if budget is not None:
         start = time.perf_counter()
         jobs = budget_report.run_budget(

@@ -46,7 +46,9 @@ class History:
     fit's warm start: ``warm``; the whole record, with the counts the refit
     schedule reads: ``last_fit``), and the residual change-point detector's state
     the latest decision recorded (``drift``: ``start``, the trial index the model's
-    data begins with, and the ``restarts`` and ``detections`` so far)."""
+    data begins with, and the ``restarts`` and ``detections`` so far); ``sign``: the
+    objective's direction (the trials' values are maximized: -1 when the metric is
+    minimized), which maps the censoring's ``y_min`` the same way."""
 
     trials: tuple[TrialRecord, ...] = ()
     failed: tuple[int, ...] = ()
@@ -57,6 +59,7 @@ class History:
     last_fit: dict | None = None
     fixed: dict = field(default_factory=dict)  # features fixed for this call
     drift: dict | None = None
+    sign: float = 1.0
 
     def then(self, *records: TrialRecord) -> History:
         """This history with ``records`` appended (candidates issued in the call)."""

@@ -109,13 +109,15 @@ class TheoryModel:
 @dataclass(frozen=True)
 class Censoring:
     """GP-UCB-SDF / GP-TS-SDF (``pending="censor"``): the window in trials or in
-    seconds (at most one; neither: no window), the censored target ``y_min`` and the
-    bound ``B_y`` on :math:`|y|` (Verma et al. 2022)."""
+    seconds (at most one; neither: no window), the censored target ``y_min`` (the
+    metric's worst value, in its units and direction) and the bound ``B_y`` on
+    :math:`|y - y_{min}|` in the metric's units (Verma et al. 2022; ``None``: the
+    practical mode's default, no inflation of :math:`\nu_t`)."""
 
     window: int | None = None
     window_seconds: float | None = None
     y_min: float = 0.0
-    B_y: float = 1.0
+    B_y: float | None = 1.0
 
 
 @dataclass(frozen=True)
@@ -268,7 +270,7 @@ class DecisionOptions:
             num_candidates=k["num_candidates"],
             seed=k["seed"],
             theory=theory,
-            censoring=Censoring(k["window"], k["window_seconds"], k["y_min"], k["B_y"]),
+            censoring=_censoring(k),
             constraints=LongTermConstraints(
                 k["epoch_length"],
                 k["multiplier_update"],
@@ -305,6 +307,17 @@ class DecisionOptions:
         )
 
 
+def _censoring(k: dict[str, Any]) -> Censoring:
+    """The censoring of resolved options: where not given, the theory mode's (and a
+    stored strategy's) ``y_min = 0`` and ``B_y = 1`` (Verma et al.'s shifted
+    targets); the practical mode's ``B_y`` stays ``None`` (its default)."""
+    y_min = 0.0 if k["y_min"] is None else k["y_min"]
+    B_y = k["B_y"]
+    if B_y is None and k["mode"] == "theory":
+        B_y = 1.0
+    return Censoring(k["window"], k["window_seconds"], y_min, B_y)
+
+
 #: the flat options in their persisted order, with their defaults (``None`` for the
 #: mode-dependent ones, resolved by :func:`resolve_kwargs`)
 FLAT_DEFAULTS: dict[str, Any] = {
@@ -313,8 +326,8 @@ FLAT_DEFAULTS: dict[str, Any] = {
     "pending": None,
     "window": None,
     "window_seconds": None,
-    "y_min": 0.0,
-    "B_y": 1.0,
+    "y_min": None,
+    "B_y": None,
     "beta": None,
     "kernel": None,
     "lengthscale": None,
@@ -476,8 +489,20 @@ def _check_censoring(k: dict[str, Any]) -> None:
             f"Give at most one of `window` (trials) and `window_seconds`, got "
             f"window={k['window']!r} and window_seconds={k['window_seconds']!r}."
         )
-    check_finite("y_min", k["y_min"])
-    check_nonnegative("B_y", k["B_y"])
+    if k["y_min"] is not None:
+        check_finite("y_min", k["y_min"])
+    if k["B_y"] is not None:
+        check_nonnegative("B_y", k["B_y"])
+    practical = k["mode"] == "practical"
+    if practical and k["pending"] == "censor" and k["y_min"] is None:
+        raise ValueError(
+            "pending='censor' needs y_min, the value a running trial is censored at: "
+            "the metric's worst value in its own units (the floor of a maximized "
+            "metric, e.g. y_min=0 for an accuracy or a conversion rate; the ceiling "
+            "of a minimized one, e.g. y_min=1 for an error rate). Censoring suits a "
+            "metric bounded on that side; for one that is not, use "
+            "pending='hallucinate' (the default)."
+        )
 
 
 def _check_scales(k: dict[str, Any], strict: bool) -> None:
@@ -524,11 +549,12 @@ def _check_flags(k: dict[str, Any]) -> None:
 
 def _as_floats(k: dict[str, Any]) -> None:
     """The numeric options as floats (those that may be ``None`` kept so)."""
-    floats = ("y_min", "B_y", "B", "delta", "penalty_c", "xi", "cpd_alpha")
+    floats = ("B", "delta", "penalty_c", "xi", "cpd_alpha")
     for n in floats:
         k[n] = float(k[n])
     # the residual detector leaves the uniform detectors' options None
     maybe = ("lengthscale", "noise", "R", "cpd_regularization", "cpd_false_alarm")
+    maybe += ("y_min", "B_y")
     maybe += ("step", "slack", "initial_multiplier")
     maybe += ("cpd_threshold_scale", "cpd_max_uniform_share")
     for n in maybe:
@@ -572,8 +598,7 @@ def _refuse_unused(k: dict[str, Any]) -> None:
         unused += [
             f"{n}={k[n]!r}" for n in ("window", "window_seconds") if k[n] is not None
         ]
-        if k["y_min"] != FLAT_DEFAULTS["y_min"]:
-            unused.append(f"y_min={k['y_min']!r}")
+        unused += [f"{n}={k[n]!r}" for n in ("y_min", "B_y") if k[n] is not None]
     if unused:
         raise ValueError(
             f"{', '.join(unused)} set(s) GP-UCB-SDF's censoring, which runs only with "

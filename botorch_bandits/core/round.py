@@ -96,7 +96,7 @@ class Round:
     R: float | None = None
     delta: float = 0.1
     y_min: float = 0.0
-    B_y: float = 1.0
+    B_y: float | None = 1.0
     # repeats="avoid": the points not to propose again, and those to keep apart from
     evaluated: list[list[float]] = field(default_factory=list)
     apart: tuple[Tensor, Tensor] | None = None
@@ -150,7 +150,8 @@ class Round:
             position=position,
             R=opts.R,
             delta=opts.delta,
-            y_min=cens.y_min,
+            # the user's units and direction to the maximized values'
+            y_min=history.sign * cens.y_min,
             B_y=cens.B_y,
         )
 

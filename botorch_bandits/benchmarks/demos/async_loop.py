@@ -31,6 +31,7 @@ def run_async(
     seed: int,
     on_complete: Callable[[int, float], None] | None = None,
     stop_after: int | None = None,
+    durations: Callable[[int, int], float] | None = None,
 ) -> int:
     """Keep ``parallelism`` trials in flight until ``total`` trials are complete.
 
@@ -39,18 +40,21 @@ def run_async(
     again. Completions are processed in virtual-time order (ties: lower index), new
     trials are asked for one at a time -- the same calls in a fresh and in a resumed
     run. ``stop_after``: return after that many completions in this call (tests).
+    ``durations(seed, index)``: a trial's virtual ticks (default :func:`duration`).
     Returns the number of completions made."""
+    durations = duration if durations is None else durations
     exp = client_experiment(client)
     trials = sorted(exp.trials.values(), key=lambda t: t.index)
     if any(len(t.arms) != 1 for t in trials):
         raise ValueError("The demo loop runs single-arm trials only.")
-    done, ends, clock = _virtual_clock(trials, seed)
+    done, ends, clock = _virtual_clock(trials, seed, durations)
     _attach_lost_data(client, exp, done, evaluate_trial)
     running = _resubmit_running(trials, ends, evaluate_trial)
     completed = len(done)
     made = 0
     while completed < total:
-        _fill(client, exp, running, total, parallelism, clock, seed, evaluate_trial)
+        start = (clock, seed, durations)
+        _fill(client, exp, running, total, parallelism, start, evaluate_trial)
         if not running:
             raise RuntimeError(
                 f"No trial in flight and the strategy proposes none ({completed} of "
@@ -67,7 +71,7 @@ def run_async(
 
 
 def _virtual_clock(
-    trials: Sequence[Any], seed: int
+    trials: Sequence[Any], seed: int, durations: Callable[[int, int], float]
 ) -> tuple[list[Any], dict[int, float], float]:
     """The trials that ended (completed or failed, by completion time), every
     trial's virtual end and the clock now: a trial starts at the end of the last
@@ -85,7 +89,7 @@ def _virtual_clock(
     for t in trials:
         before = [ends[u.index] for u in done if u.time_completed <= t.time_created]
         start[t.index] = max(before) if before else 0.0
-        ends[t.index] = start[t.index] + duration(seed, t.index)
+        ends[t.index] = start[t.index] + durations(seed, t.index)
     clock = max((ends[t.index] for t in done), default=0.0)
     return done, ends, clock
 
@@ -140,18 +144,28 @@ def _fill(
     running: InFlight,
     total: int,
     parallelism: int,
-    clock: float,
-    seed: int,
+    start: tuple[float, int, Callable[[int, int], float]],
     evaluate_trial: Callable[[dict, int], Future],
 ) -> None:
     """Ask the strategy for new trials, one at a time, until ``parallelism`` are in
-    flight, ``total`` exist or it proposes none; each starts now (``clock``)."""
+    flight, ``total`` exist or it proposes none (or, with trials in flight, waits
+    for their data: Ax's default once its initial trials are out); each starts at
+    ``start`` (the clock now, the seed and the durations)."""
+    from ax.exceptions.core import DataRequiredError
+    from ax.exceptions.generation_strategy import MaxParallelismReachedException
+
     while len(exp.trials) < total and len(running) < parallelism:
-        new = client.get_next_trials(max_trials=1)
+        try:
+            new = client.get_next_trials(max_trials=1)
+        except (DataRequiredError, MaxParallelismReachedException):
+            if not running:
+                raise
+            break
         if not new:
             break
         for idx, params in new.items():
-            end = clock + duration(seed, idx)
+            clock, seed, durations = start
+            end = clock + durations(seed, idx)
             running[idx] = (end, evaluate_trial(params, idx))
 
 

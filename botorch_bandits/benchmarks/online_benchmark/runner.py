@@ -51,7 +51,7 @@ RESTARTS = "IGP-UCB[restarts=True]"
 FORGETTING = "IGP-UCB[forgetting=True]"
 EXTENSIONS = {
     "drift": RESTARTS,
-    "delays": "IGP-UCB[pending=censor]",
+    "delays": "IGP-UCB[pending=censor;y_min=0]",
     "budget": "IGP-UCB[long_term_constraints=True]",
 }
 #: workers of the delay problems (durations: ``async_loop.duration``, 1 + Poisson(2))

@@ -5,6 +5,7 @@ completed trials (:func:`hallucinate_view`, GP-BUCB / BTS), or the censored targ
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -19,7 +20,13 @@ from botorch_bandits.core.round import Round
 from botorch_bandits.core.steps.model import model_rows
 from botorch_bandits.delays import FeedbackLedger
 
-__all__ = ["censor_view", "censored_view", "hallucinate_view", "ignore_view"]
+__all__ = [
+    "CensoringWarning",
+    "censor_view",
+    "censored_view",
+    "hallucinate_view",
+    "ignore_view",
+]
 
 
 def _own_targets(r: Round) -> tuple[dict[int, float], dict[int, float]]:
@@ -57,21 +64,66 @@ def hallucinate_view(r: Round) -> None:
     r.meta["pending"] = len(waiting)
 
 
+class CensoringWarning(UserWarning):
+    """A censoring setting that cannot work on this experiment (see
+    :func:`censor_view`)."""
+
+
 def censor_view(r: Round) -> None:
     """Every issued query with its censored target (Verma et al. 2022, Eq. 3) and
-    the recent queries for :math:`\\nu_t`; ``censored`` and ``late`` in the
-    metadata."""
+    the recent queries for :math:`\\nu_t`; ``censored``, ``late`` and ``in_flight``
+    in the metadata; a :class:`CensoringWarning` where the settings cannot work."""
     targets, var_of = _own_targets(r)
     d = r.domain.dim
     r.X, r.Y, r.recent, n_cens, n_late = censored_view(
         r.H, targets, r.y_min, r.opts.censoring, d
     )
-    r.meta.update(censored=n_cens, late=n_late)
+    in_flight = sum(e.f is None for e in r.H)
+    r.meta.update(censored=n_cens, late=n_late, in_flight=in_flight)
+    _warn_censoring(r, in_flight, n_late)
     order = [e for e in r.H if e.index >= 0] + [e for e in r.H if e.index < 0]
     if r.opts.forgetting:  # the rows' times (in censored_view's order)
         r.X = r.inputs(order)
         r.recent = r.X[r.X.shape[0] - r.recent.shape[0] :]
     r.rows_known = model_rows(r.known, order, r.Y, targets, var_of)
+
+
+def _warn_censoring(r: Round, in_flight: int, n_late: int) -> None:
+    """Warn when the window is below the trials in flight, when more than half of
+    the values arrived too late to be used, or when a trial reported a value worse
+    than ``y_min`` (which is then not the metric's worst value)."""
+    cens, sign = r.opts.censoring, r.history.sign
+    window = cens.window
+    if window is not None and in_flight > window:
+        warnings.warn(
+            f"window={window} (trials created while a value may still arrive) is "
+            f"below the {in_flight} trials in flight: a value arriving after its "
+            "window is never used, so most values would be lost. Give a window of "
+            "at least twice the trials in flight.",
+            CensoringWarning,
+            stacklevel=2,
+        )
+    completed = sum(e.f is not None for e in r.H)
+    if completed >= 4 and n_late > completed / 2:
+        warnings.warn(
+            f"More than half of the values arrived after their window "
+            f"(window={window}) and are never used (the metadata's `late`): "
+            "widen the window.",
+            CensoringWarning,
+            stacklevel=2,
+        )
+    # (on the maximized scale: a minimized metric's values and y_min negated)
+    worse = [e for e in r.done if e.f is not None and e.f < sign * cens.y_min]
+    if worse:
+        e = worse[0]
+        warnings.warn(
+            f"y_min={cens.y_min!r} is not the metric's worst value: trial {e.index} "
+            f"reported {sign * e.f!r}, worse than y_min. A running trial is "
+            "censored at y_min, the value it is known to be no "
+            f"worse than: give the metric's {'floor' if sign > 0 else 'ceiling'}.",
+            CensoringWarning,
+            stacklevel=2,
+        )
 
 
 def censored_view(

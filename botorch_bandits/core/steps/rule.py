@@ -7,6 +7,7 @@ with the rows the earlier steps exclude (:func:`score_step`)."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import torch
 from botorch.acquisition.logei import qLogNoisyExpectedImprovement
@@ -39,15 +40,25 @@ def bandit_rule(r: Round) -> None:
     (a constant ``beta``, or ``B``, ``R`` and the epoch's ``delta``) at round
     ``t`` (the model's rows plus one); GP-TS draws exactly on the decision set, or
     a pathwise function for the gradient optimizer; under censoring the SDF
-    variants with the recent queries and ``B_y``."""
+    variants with the recent queries and ``B_y``: in the theory mode with Verma et
+    al.'s :math:`\beta_t` (Thm. 1), in the practical mode with the rule's own
+    :math:`\beta_t` (the multiplier it has without censoring) plus the inflation
+    :math:`B_y\\sum_s\\sigma_{t-1}(x_s)` (``censoring`` in the metadata)."""
     opts, unit = r.opts, r.domain.unit
+    conf = Confidence(
+        beta=opts.beta, B=opts.B, R=r.R, delta=r.delta, num_arms=unit.shape[0]
+    )
+    t = r.X.shape[0] + 1
+    if r.recent is not None and opts.theory is None and opts.beta is None:
+        plain = make_acquisition(r.model, opts.algorithm, conf, t=t)
+        beta_t = float(torch.as_tensor(plain.sigma_multiplier).reshape(-1)[0])
+        conf = replace(conf, beta=beta_t)
+        r.meta["censoring"] = {"y_min": r.y_min, "B_y": r.B_y, "beta": beta_t}
     r.acqf = make_acquisition(
         r.model,
         opts.algorithm,
-        Confidence(
-            beta=opts.beta, B=opts.B, R=r.R, delta=r.delta, num_arms=unit.shape[0]
-        ),
-        t=r.X.shape[0] + 1,
+        conf,
+        t=t,
         seed=step_seed(opts.seed, r.position),
         candidates=None if r.gradient else at_now(r, unit),
         sampler="pathwise" if r.gradient else None,
@@ -62,8 +73,14 @@ def qlognei_rule(r: Round) -> None:
     puts them), its quasi-Monte Carlo samples seeded by the decision's step: the
     acquisition most Ax users run, under the same steps as the bandits."""
     # under forgetting the baseline's points at the decision's time (the best
-    # point now, not when it was evaluated)
-    baseline = at_now(r, r.X[:, : r.domain.dim])
+    # point now, not when it was evaluated); with no row in the model yet (every
+    # trial running, pending="ignore"), the running trials' points: the improvement
+    # is then over the prior's values there
+    X = r.X[:, : r.domain.dim]
+    if X.shape[0] == 0:
+        X = r.inputs(r.H)[:, : r.domain.dim] if r.H else r.domain.unit[:1]
+        r.meta["baseline"] = "in flight" if r.H else "decision set"
+    baseline = at_now(r, X)
     r.acqf = qLogNoisyExpectedImprovement(
         model=r.model,
         X_baseline=baseline,
