@@ -52,9 +52,7 @@ def _run(
         index, params = running.pop(0)
         client.complete_trial(index, {"loss": to_metric(_reward(params))})
     exp = client._experiment
-    metas = [
-        exp.trials[i].generator_runs[0].gen_metadata or {} for i in range(trials)
-    ]
+    metas = [exp.trials[i].generator_runs[0].gen_metadata or {} for i in range(trials)]
     return made, metas
 
 
