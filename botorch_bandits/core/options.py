@@ -112,7 +112,7 @@ class Censoring:
     seconds (at most one; neither: no window), the censored target ``y_min`` (the
     metric's worst value, in its units and direction) and the bound ``B_y`` on
     :math:`|y - y_{min}|` in the metric's units (Verma et al. 2022; ``None``: the
-    practical mode's default, no inflation of :math:`\nu_t`)."""
+    practical mode's default, no inflation of :math:`\\nu_t`)."""
 
     window: int | None = None
     window_seconds: float | None = None

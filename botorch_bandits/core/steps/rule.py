@@ -41,8 +41,8 @@ def bandit_rule(r: Round) -> None:
     ``t`` (the model's rows plus one); GP-TS draws exactly on the decision set, or
     a pathwise function for the gradient optimizer; under censoring the SDF
     variants with the recent queries and ``B_y``: in the theory mode with Verma et
-    al.'s :math:`\beta_t` (Thm. 1), in the practical mode with the rule's own
-    :math:`\beta_t` (the multiplier it has without censoring) plus the inflation
+    al.'s :math:`\\beta_t` (Thm. 1), in the practical mode with the rule's own
+    :math:`\\beta_t` (the multiplier it has without censoring) plus the inflation
     :math:`B_y\\sum_s\\sigma_{t-1}(x_s)` (``censoring`` in the metadata)."""
     opts, unit = r.opts, r.domain.unit
     conf = Confidence(
