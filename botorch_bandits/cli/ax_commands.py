@@ -164,14 +164,16 @@ AX_CHECK = Command(
 def _ax_bench_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--problems",
-        help="comma-separated problems (default: all 22, or those of --half; "
+        help="comma-separated problems (default: the 22 of the development and "
+        "validation halves, or those of --half; "
         "`botorch-bandits ax-bench --list` names them)",
     )
     parser.add_argument(
         "--half",
-        choices=("development", "validation"),
+        choices=("development", "validation", "test"),
         help="only the problems of one half (defaults are chosen on the development "
-        "half; the validation half is only reported)",
+        "half; the validation half is only reported; the test half, issue 51's, is "
+        "run only when asked for)",
     )
     parser.add_argument(
         "--list", action="store_true", help="list the problems by half and exit"

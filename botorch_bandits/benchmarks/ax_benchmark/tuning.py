@@ -65,6 +65,7 @@ def _data(name: str) -> tuple[np.ndarray, np.ndarray]:
         "digits": datasets.load_digits,
         "breast_cancer": datasets.load_breast_cancer,
         "diabetes": datasets.load_diabetes,
+        "wine": datasets.load_wine,
     }[name]
     X, y = loader(return_X_y=True)
     return StandardScaler().fit_transform(X), y.astype(float)
@@ -136,3 +137,23 @@ def kernel_ridge_diabetes(p: Mapping[str, Any]) -> float:
         return _cv_error(model, "diabetes", 5, classify=False)
 
     return cached("kernel-ridge-diabetes", p, compute)
+
+
+def rf_wine(p: Mapping[str, Any]) -> float:
+    """A random forest on the wine data (178 samples, 13 features), 3-fold error,
+    over the number of trees, their depth, the leaf size and the share of features
+    tried at a split (the forest seeded with 0)."""
+    from sklearn.ensemble import RandomForestClassifier
+
+    def compute() -> float:
+        model = RandomForestClassifier(
+            n_estimators=int(p["n_estimators"]),
+            max_depth=int(p["max_depth"]),
+            min_samples_leaf=int(p["min_samples_leaf"]),
+            max_features=float(p["max_features"]),
+            random_state=0,
+            n_jobs=1,
+        )
+        return _cv_error(model, "wine", 3, classify=True)
+
+    return cached("rf-wine", p, compute)
