@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import argparse
 import time
+from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
 from botorch_bandits.cli.common import (
     Command,
@@ -461,21 +463,21 @@ def _ax_online_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _run_delays(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    """The delay problems: run (``--problems delay-dev`` ...) or reported
-    (``--delay-report DIR``)."""
-    from botorch_bandits.benchmarks.online_benchmark import delay_report
-
-    if args.delay_report:
-        lines = delay_report.report_lines(Path(args.delay_report))
-        if not lines:
-            parser.error(f"no delay jobs kept under {args.delay_report}/dev etc.")
-        print("\n".join(lines))
-        return 0
+def _run_kept_half(
+    kind: str,
+    report: ModuleType,
+    run: Callable[..., list],
+    names: list[str],
+    seeds: int,
+    args: argparse.Namespace,
+) -> int:
+    """The budget or delay problems ``names`` (``kind``) run by ``run`` (``seeds``
+    by default, 2 with ``--smoke``), kept under ``--out``; prints ``report``'s
+    table of the jobs."""
     start = time.perf_counter()
-    jobs = delay_report.run_delays(
-        delay_report.delay_names(args.problems) or [],
-        seeds=args.seeds or (2 if args.smoke else 3),
+    jobs = run(
+        names,
+        seeds=args.seeds or (2 if args.smoke else seeds),
         strategies=None
         if args.strategies is None
         else [s.strip() for s in args.strategies.split(",")],
@@ -484,9 +486,19 @@ def _run_delays(args: argparse.Namespace, parser: argparse.ArgumentParser) -> in
         show_progress=not args.no_progress,
         trials=args.trials or (20 if args.smoke else None),
     )
-    print(f"ax-online: {len(jobs)} delay jobs in {time.perf_counter() - start:.1f} s")
-    print("\n".join(delay_report.table_lines(jobs)))
+    print(f"ax-online: {len(jobs)} {kind} jobs in {time.perf_counter() - start:.1f} s")
+    print("\n".join(report.table_lines(jobs)))
     print(f"wrote {args.out}/summary.md (finished jobs kept in {args.out}/jobs)")
+    return 0
+
+
+def _print_report(
+    lines: list[str], message: str, parser: argparse.ArgumentParser
+) -> int:
+    """A kept jobs' report, or ``message`` as the parser's error when none."""
+    if not lines:
+        parser.error(message)
+    print("\n".join(lines))
     return 0
 
 
@@ -507,39 +519,29 @@ def _run_ax_online(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
             print(f"  {name:20s} {half:10s} {p.trials:4d} trials  {p.title}")
         return 0
     if args.budget_report:
-        lines = budget_report.report_lines(Path(args.budget_report))
-        if not lines:
-            parser.error(
-                f"no budget jobs kept under {args.budget_report}/dev or /validation"
-            )
-        print("\n".join(lines))
-        return 0
-    if args.delay_report or (args.problems and delay_report.delay_names(args.problems)):
-        return _run_delays(args, parser)
+        return _print_report(
+            budget_report.report_lines(Path(args.budget_report)),
+            f"no budget jobs kept under {args.budget_report}/dev or /validation",
+            parser,
+        )
+    if args.delay_report:
+        return _print_report(
+            delay_report.report_lines(Path(args.delay_report)),
+            f"no delay jobs kept under {args.delay_report}/dev etc.",
+            parser,
+        )
+    delays = None if args.problems is None else delay_report.delay_names(args.problems)
+    if delays:
+        run = delay_report.run_delays
+        return _run_kept_half("delay", delay_report, run, delays, 3, args)
     budget = (
         None if args.problems is None else budget_report.budget_names(args.problems)
     )
     if args.strategies and budget is None:
         parser.error("--strategies applies to the budget and delay problems only")
     if budget is not None:
-        start = time.perf_counter()
-        jobs = budget_report.run_budget(
-            budget,
-            seeds=args.seeds or (2 if args.smoke else 5),
-            strategies=None
-            if args.strategies is None
-            else [s.strip() for s in args.strategies.split(",")],
-            out=args.out,
-            workers=args.workers,
-            show_progress=not args.no_progress,
-            trials=args.trials or (20 if args.smoke else None),
-        )
-        print(
-            f"ax-online: {len(jobs)} budget jobs in {time.perf_counter() - start:.1f} s"
-        )
-        print("\n".join(budget_report.table_lines(jobs)))
-        print(f"wrote {args.out}/summary.md (finished jobs kept in {args.out}/jobs)")
-        return 0
+        run = budget_report.run_budget
+        return _run_kept_half("budget", budget_report, run, budget, 5, args)
     if args.report or args.speed:
         from botorch_bandits.benchmarks.online_benchmark import drift_report
 

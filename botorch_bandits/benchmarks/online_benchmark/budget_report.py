@@ -19,6 +19,7 @@ import numpy as np
 from botorch_bandits.benchmarks.ax_benchmark.runner import JobStore
 from botorch_bandits.benchmarks.ax_benchmark.strategies import AX_DEFAULT, parse_label
 from botorch_bandits.benchmarks.common.executors import run_kept
+from botorch_bandits.benchmarks.common.summary import kept_jobs_heading, mean_se_text
 from botorch_bandits.benchmarks.online_benchmark.budget import (
     BUDGET_DEV,
     BUDGET_PROBLEMS,
@@ -126,13 +127,6 @@ def run_budget(
     return jobs
 
 
-def _mean_se(values: list[float], digits: int) -> str:
-    if len(values) < 2:
-        return f"{values[0]:.{digits}f}"
-    se = float(np.std(values, ddof=1) / math.sqrt(len(values)))
-    return f"{float(np.mean(values)):.{digits}f} ± {se:.{digits}f}"
-
-
 def like_with_like(jobs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """The jobs of the seeds every strategy has on their problem (a table compares
     the same runs)."""
@@ -182,7 +176,7 @@ def table_lines(jobs: Sequence[dict[str, Any]]) -> list[str]:
                 continue
 
             def col(key: str, digits: int, rows: list[dict] = rows) -> str:
-                return _mean_se([r[key] for r in rows], digits)
+                return mean_se_text([r[key] for r in rows], digits)
 
             held = sum(int(r["held"]) for r in rows)
             lines.append(
@@ -241,16 +235,9 @@ def report_lines(folder: Path) -> list[str]:
         ]
         if not jobs:
             continue
-        # the code after the versions of Ax, BoTorch, GPyTorch and torch
-        codes = sorted({" ".join(j["code"].split()[8:]) for j in jobs})
-        current = sum(j["code"] == budget_fingerprint(j["strategy"]) for j in jobs)
         title = "development half, the candidates" if half == "tuning" else half
         lines += [
-            f"### Budget problems, {title}",
-            "",
-            f"{len(jobs)} jobs; code fingerprints {', '.join(codes)} ({current} "
-            "of the current code).",
-            "",
+            *kept_jobs_heading(f"Budget problems, {title}", jobs, budget_fingerprint),
             *([CANDIDATES, ""] if half == "tuning" else []),
             *table_lines(jobs),
             "",

@@ -19,6 +19,7 @@ import numpy as np
 from botorch_bandits.benchmarks.ax_benchmark.runner import JobStore
 from botorch_bandits.benchmarks.ax_benchmark.strategies import AX_DEFAULT, parse_label
 from botorch_bandits.benchmarks.common.executors import run_kept
+from botorch_bandits.benchmarks.common.summary import kept_jobs_heading, mean_se_text
 from botorch_bandits.benchmarks.online_benchmark.delay import (
     CENSOR,
     CENSOR_QLOGNEI,
@@ -118,16 +119,6 @@ def run_delays(
     return jobs
 
 
-def _mean_se(values: Sequence[float], digits: int) -> str:
-    v = [x for x in values if not math.isnan(x)]
-    if not v:
-        return "-"
-    if len(v) < 2:
-        return f"{v[0]:.{digits}f}"
-    se = float(np.std(v, ddof=1) / math.sqrt(len(v)))
-    return f"{np.mean(v):.{digits}f} ± {se:.{digits}f}"
-
-
 def _cells(jobs: Sequence[dict[str, Any]]) -> dict[tuple[str, str], list[dict]]:
     """(problem, strategy) -> the seeds' quantities, on the seeds every strategy
     of the problem has (like with like)."""
@@ -174,7 +165,7 @@ def table_lines(jobs: Sequence[dict[str, Any]]) -> list[str]:
                 continue
 
             def col(key: str, d: int = digits, rows: list[dict] = rows) -> str:
-                return _mean_se([r[key] for r in rows], d)
+                return mean_se_text([r[key] for r in rows], d)
 
             lines.append(
                 f"| {n} | {s} | {len(rows)} | {col('sr@0.25')} | {col('sr@0.5')} | "
@@ -267,15 +258,9 @@ def report_lines(folder: Path) -> list[str]:
             jobs.append(job)
         if not jobs:
             continue
-        codes = sorted({" ".join(j["code"].split()[8:]) for j in jobs})
-        current = sum(j["code"] == delay_fingerprint(j["strategy"]) for j in jobs)
         title = "development half, the candidates" if half == "tuning" else half
         lines += [
-            f"### Delay problems, {title}",
-            "",
-            f"{len(jobs)} jobs; code fingerprints {', '.join(codes)} ({current} "
-            "of the current code).",
-            "",
+            *kept_jobs_heading(f"Delay problems, {title}", jobs, delay_fingerprint),
             *table_lines(jobs),
             "",
         ]

@@ -13,11 +13,7 @@ from functools import lru_cache
 import torch
 from torch import Tensor
 
-from botorch_bandits.benchmarks.papers.problems import (
-    BanditProblem,
-    make_kernel,
-    regularized_norm,
-)
+from botorch_bandits.benchmarks.papers.problems import BanditProblem, table_problem
 from botorch_bandits.validation import check_count
 
 BATCH_RANGE = (32.0, 128.0)
@@ -134,17 +130,4 @@ def lr_tuning_problem(
     ``noise`` (our choices; the paper refits hyperparameters)."""
     check_count("num_seeds", num_seeds, minimum=1)
     grid, acc = accuracy_table(points_per_dim, epochs)
-    with torch.no_grad():
-        K = make_kernel("rbf", lengthscale)(grid).to_dense()
-    values = acc.expand(num_seeds, -1).clone()
-    zeros = torch.zeros(num_seeds, dtype=torch.double)
-    return BanditProblem(
-        name="lr-breast-cancer",
-        arms=grid,
-        values=values,
-        K=K,
-        noise_sd=zeros,
-        noise=torch.full((num_seeds,), noise, dtype=torch.double),
-        rkhs_norm=regularized_norm(values, K, 1e-2),
-        kernel="rbf",
-    )
+    return table_problem("lr-breast-cancer", grid, acc, num_seeds, lengthscale, noise)

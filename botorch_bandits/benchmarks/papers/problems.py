@@ -170,6 +170,33 @@ def regularized_norm(values: Tensor, K: Tensor, build_noise: float) -> Tensor:
     return (alpha.transpose(-1, -2) @ K @ alpha).squeeze(-1).squeeze(-1).sqrt()
 
 
+def table_problem(
+    name: str,
+    grid: Tensor,
+    values: Tensor,
+    num_seeds: int,
+    lengthscale: float,
+    noise: float,
+) -> BanditProblem:
+    r"""One deterministic function given as a table (``values`` at the arms
+    ``grid``) for ``num_seeds`` seeds (they differ in what the algorithms draw):
+    ``noise_sd`` 0, an SE kernel with ``lengthscale`` and :math:`\lambda` =
+    ``noise`` (the real-data workloads' fixed kernel)."""
+    with torch.no_grad():
+        K = make_kernel("rbf", lengthscale)(grid).to_dense()
+    per_seed = values.expand(num_seeds, -1).clone()
+    return BanditProblem(
+        name=name,
+        arms=grid,
+        values=per_seed,
+        K=K,
+        noise_sd=torch.zeros(num_seeds, dtype=torch.double),
+        noise=torch.full((num_seeds,), noise, dtype=torch.double),
+        rkhs_norm=regularized_norm(per_seed, K, 1e-2),
+        kernel="rbf",
+    )
+
+
 def _sampled_problem(
     name: str,
     arms: Tensor,

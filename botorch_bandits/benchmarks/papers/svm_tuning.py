@@ -16,11 +16,7 @@ import torch
 from torch import Tensor
 
 from botorch_bandits.benchmarks.papers.lr_tuning import breast_cancer_split
-from botorch_bandits.benchmarks.papers.problems import (
-    BanditProblem,
-    make_kernel,
-    regularized_norm,
-)
+from botorch_bandits.benchmarks.papers.problems import BanditProblem, table_problem
 from botorch_bandits.validation import check_count
 
 C_RANGE = (1e-4, 100.0)
@@ -92,17 +88,4 @@ def svm_tuning_problem(
     :math:`\lambda` = ``noise``, the LR workload's choices (App. C refits them)."""
     check_count("num_seeds", num_seeds, minimum=1)
     grid, acc = accuracy_table(points_per_dim)
-    with torch.no_grad():
-        K = make_kernel("rbf", lengthscale)(grid).to_dense()
-    values = acc.expand(num_seeds, -1).clone()
-    zeros = torch.zeros(num_seeds, dtype=torch.double)
-    return BanditProblem(
-        name="svm-breast-cancer",
-        arms=grid,
-        values=values,
-        K=K,
-        noise_sd=zeros,
-        noise=torch.full((num_seeds,), noise, dtype=torch.double),
-        rkhs_norm=regularized_norm(values, K, 1e-2),
-        kernel="rbf",
-    )
+    return table_problem("svm-breast-cancer", grid, acc, num_seeds, lengthscale, noise)
