@@ -11,8 +11,9 @@ STEP = 1_000_003
 _WRAP = 2**62
 _MASK64 = 2**64 - 1
 #: sub-streams of a draw's seed: a later draw, its observation noise, its member;
-#: of a decision's seed: the optimizer's raw samples and its choice of starts
-DRAW, NOISE, MEMBER, RAW_SAMPLES, STARTS = 1, 2, 3, 4, 5
+#: of a decision's seed: the optimizer's raw samples, its choice of starts and
+#: the trust region's centres of the raw samples
+DRAW, NOISE, MEMBER, RAW_SAMPLES, STARTS, TRUST_CENTRES = 1, 2, 3, 4, 5, 6
 
 
 def step_seed(seed: int, t: int) -> int:

@@ -395,3 +395,66 @@ def test_variant_labels_carry_node_options():
     for bad in ("UCB[beta=1]", "IGP-UCB[beta=1", "Ax default[beta=1]", "IGP-UCB[x]"):
         with pytest.raises(ValueError, match="strategies"):
             parse_label(bad)
+
+
+def _job(problem: str, strategy: str, seed: int, cum: float, simple: float) -> dict:
+    return {
+        "problem": problem,
+        "strategy": strategy,
+        "seed": seed,
+        "cumulative_regret": [0.0, cum],
+        "simple_regret": [1.0, simple],
+        "gen_seconds": [0.1, 0.2],
+        "on_bound": 0.25,
+    }
+
+
+def test_the_ablation_table_counts_by_hand(tmp_path):
+    import json
+
+    from botorch_bandits.benchmarks.ax_benchmark.ablation import load, table
+
+    jobs = tmp_path / "jobs"
+    jobs.mkdir()
+    rows = [
+        # branin: the variant below Ax and below IGP-UCB, its simple regret close
+        ("branin", "Ax default", (10.0, 12.0), (1.0, 1.2)),
+        ("branin", "IGP-UCB", (8.0, 9.0), (2.0, 2.0)),
+        ("branin", "IGP-UCB[B=0.1]", (5.0, 6.0), (1.1, 1.1)),
+        # hartmann6: the variant above both, its simple regret far worse
+        ("hartmann6", "Ax default", (1.0, 1.0), (0.1, 0.1)),
+        ("hartmann6", "IGP-UCB", (2.0, 2.0), (0.2, 0.2)),
+        ("hartmann6", "IGP-UCB[B=0.1]", (4.0, 4.0), (0.9, 0.9)),
+        # mixed: one seed of the variant only, so it is left out there
+        ("mixed", "Ax default", (1.0, 1.0), (0.1, 0.1)),
+        ("mixed", "IGP-UCB[B=0.1]", (0.5, math.nan), (0.1, math.nan)),
+    ]
+    for problem, strategy, cums, simples in rows:
+        for seed, (c, s) in enumerate(zip(cums, simples, strict=True)):
+            if math.isnan(c):
+                continue
+            job = _job(problem, strategy, seed, c, s)
+            (jobs / f"{problem}__{strategy}__{seed}.json").write_text(json.dumps(job))
+    lines = table(load([tmp_path], 2), 2, "(before)")
+    base = next(line for line in lines if line.startswith("| IGP-UCB (before)"))
+    variant = next(line for line in lines if line.startswith("| IGP-UCB[B=0.1]"))
+    # IGP-UCB: below Ax on branin only; simple regret close on neither
+    assert base.split(" | ")[1:5] == ["2", "1", "-", "0"]
+    # the variant on 2 problems: below Ax on 1, below IGP-UCB on 1, close on 1;
+    # geometric mean of 5.5 / 11 and 4 / 1
+    cells = variant.split(" | ")
+    assert cells[1:5] == ["2", "1", "1", "1"]
+    assert float(cells[5]) == pytest.approx(math.sqrt(0.5 * 4.0), abs=1e-3)
+    assert "| mixed | 1 | - | - |" in lines
+
+
+@pytest.mark.slow
+def test_the_optimizer_gap_compares_with_a_longer_run():
+    from botorch_bandits.benchmarks.ax_benchmark.optimizer_gap import gap
+
+    g = gap("hartmann6", 8, 0)
+    # the long run starts from more points: never worse than the core's optimizer
+    # by more than the optimizers' tolerance
+    assert math.isfinite(g["gap"]) and g["long"] >= g["ours"] - 1e-3
+    with pytest.raises(ValueError, match="non-float"):
+        gap("mixed", 8, 0)

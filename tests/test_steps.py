@@ -28,6 +28,7 @@ from botorch_bandits.core.steps.constraints import (
     multiplier_step,
 )
 from botorch_bandits.core.steps.data import exclude_in_flight, sems_step, window_step
+from botorch_bandits.core.steps.locality import trust_region_step
 from botorch_bandits.core.steps.maximize import finite_maximizer, maximizer
 from botorch_bandits.core.steps.model import (
     model_step,
@@ -133,6 +134,7 @@ def test_the_pipeline_holds_a_step_exactly_when_its_option_is_on() -> None:
         censor_view,
         model_step,
         bandit_rule,
+        trust_region_step,
         score_step,
         maximizer,
     )
@@ -148,6 +150,7 @@ def test_the_pipeline_holds_a_step_exactly_when_its_option_is_on() -> None:
         model_step,
         bandit_rule,
         time_step,
+        trust_region_step,
         score_step,
         maximizer,
     )
@@ -164,11 +167,12 @@ def test_the_pipeline_holds_a_step_exactly_when_its_option_is_on() -> None:
         model_step,
         bandit_rule,
         penalty_step,
+        trust_region_step,
         score_step,
         maximizer,
     )
     views = {
-        p: pipeline(DecisionOptions.from_kwargs(pending=p, **kw))[-5]
+        p: pipeline(DecisionOptions.from_kwargs(pending=p, **kw))[-6]
         for p, kw in (("hallucinate", {}), ("censor", {"y_min": 0.0}))
     }
     assert views == {"hallucinate": hallucinate_view, "censor": censor_view}

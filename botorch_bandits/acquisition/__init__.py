@@ -12,6 +12,7 @@ from botorch_bandits.acquisition.thompson import (
     GPThompsonSampling,
     draw_posterior_paths,
 )
+from botorch_bandits.acquisition.trust_region import TrustRegionAcquisition
 from botorch_bandits.acquisition.ucb import GPUCB, IGPUCB
 
 __all__ = [
@@ -21,6 +22,7 @@ __all__ = [
     "GPThompsonSampling",
     "GPThompsonSamplingSDF",
     "PenalizedUCB",
+    "TrustRegionAcquisition",
     "draw_posterior_paths",
     "num_observations",
     "practical_acquisition",

@@ -48,6 +48,11 @@ def bandit_node_from_json(**kwargs: Any) -> BanditNode:
         kwargs.update(constraint_model="composite", slack=0.0)
         additive = kwargs.get("multiplier_update") == "additive"
         kwargs["initial_multiplier"] = 0.0 if additive else None
+    # nodes saved before the trust region and the fit's start were options (issue
+    # 51) searched the whole box and warm-started each fit: they replay
+    if kwargs["mode"] == "practical":
+        kwargs.setdefault("trust_region", False)
+        kwargs.setdefault("fit_start", "warm")
     with loading_stored():  # the options it was stored with, as they are
         return BanditNode(**load_options(kwargs))
 

@@ -19,6 +19,7 @@ from botorch_bandits.core.steps.constraints import (
     multiplier_step,
 )
 from botorch_bandits.core.steps.data import exclude_in_flight, sems_step, window_step
+from botorch_bandits.core.steps.locality import trust_region_step
 from botorch_bandits.core.steps.maximize import maximizer
 from botorch_bandits.core.steps.model import (
     model_step,
@@ -83,6 +84,7 @@ def pipeline(opts: DecisionOptions) -> tuple[Step, ...]:
         qlognei_rule if opts.algorithm == "qLogNEI" else bandit_rule,
         *((penalty_step,) if separate else ()),
         *((time_step,) if opts.forgetting else ()),
+        *((trust_region_step,) if opts.trust_region else ()),
         score_step,
         maximizer,
     )

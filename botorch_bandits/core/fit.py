@@ -232,9 +232,11 @@ def fit_practical(
     seed: int,
     cache: dict[Any, dict[str, Any]],
     known: KnownNoise | None = None,
+    from_prior: bool = False,
 ) -> dict[str, Any]:
     """The practical GP's fit on the completed trials (standardized targets ``Z0``):
-    a marginal-likelihood fit warm-started from ``warm``; if it fails, ``warm`` with
+    a marginal-likelihood fit warm-started from ``warm`` (``from_prior``: from
+    BoTorch's initial values, the priors' modes, instead); if it fails, ``warm`` with
     a warning (``status="fallback"`` and its reason). Returns the fit as recorded in
     the metadata (``status`` and the hyperparameters); one fit per data set in
     ``cache`` (every decision of a batch sees the same completed data). ``known``:
@@ -250,8 +252,9 @@ def fit_practical(
         if X0.shape[0] == 0:
             status = "prior"
         else:
+            start = None if from_prior else warm
             fitted, reason = fit_practical_gp(
-                X0, Z0, warm, step_seed(seed, X0.shape[0]), **noise
+                X0, Z0, start, step_seed(seed, X0.shape[0]), **noise
             )
             status = "fitted"
             if fitted is None:

@@ -6,7 +6,6 @@ restarts), built and checked from the flat keyword arguments of the Ax strategy 
 from __future__ import annotations
 
 import contextvars
-import math
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -22,7 +21,12 @@ from botorch_bandits.core.detector_options import (
     refuse_detector_without_restarts,
     resolve_restarts,
 )
-from botorch_bandits.models.sparse import SIZE as SPARSE_SIZE
+from botorch_bandits.core.model_options import (
+    check_growth,
+    resolve_refit,
+    resolve_search,
+    resolve_sparse,
+)
 from botorch_bandits.validation import (
     check_choice,
     check_count,
@@ -87,6 +91,7 @@ PRACTICAL_DEFAULTS: dict[str, Any] = {
     "refit_after": 100,
     "refit_growth": 1.2,
     "sparse_after": 1000,
+    "fit_start": "warm",
 }
 #: old spellings of options, kept as deprecated aliases: old -> new
 RENAMED: dict[str, str] = {
@@ -187,17 +192,6 @@ class Refit:
         check_growth(self.growth)
 
 
-def check_growth(growth: Any) -> None:
-    """``refit_growth``: a finite number >= 1."""
-    ok = isinstance(growth, (int, float)) and not isinstance(growth, bool)
-    if not (ok and math.isfinite(growth) and growth >= 1.0):
-        raise ValueError(
-            f"`refit_growth` is the factor by which the completed trials grow "
-            f"between fits, a finite number >= 1 (1: a fit at every decision), got "
-            f"refit_growth={growth!r}."
-        )
-
-
 @dataclass(frozen=True)
 class DecisionOptions:
     """Everything that shapes a decision besides the data. ``theory`` is set in the
@@ -218,7 +212,10 @@ class DecisionOptions:
     standard errors enter the model (:data:`SEMS`). ``fit_out_of_design``: the
     trials whose point lies outside the search space are used (Ax's option of the
     same name; by default they are left out, as Ax's models leave them out, and
-    counted in the metadata)."""
+    counted in the metadata). ``trust_region``: the practical rule kept to L-inf
+    balls around the model's points that widen with their number
+    (:mod:`~botorch_bandits.acquisition.trust_region`). ``fit_start``: where the
+    practical GP's fit starts (:data:`~botorch_bandits.core.model_options.FIT_STARTS`)."""
 
     algorithm: Algorithm = "IGP-UCB"
     mode: Mode = "practical"
@@ -242,6 +239,8 @@ class DecisionOptions:
     sparse_size: int | None = None
     sems: str = "auto"
     fit_out_of_design: bool = False
+    trust_region: bool = False
+    fit_start: str = "warm"
 
     @classmethod
     def from_kwargs(cls, **kwargs: Any) -> DecisionOptions:
@@ -304,6 +303,8 @@ class DecisionOptions:
             sparse_size=k["sparse_size"],
             sems=k["sems"],
             fit_out_of_design=k["fit_out_of_design"],
+            trust_region=bool(k["trust_region"]),
+            fit_start=k["fit_start"] or "warm",
         )
 
 
@@ -365,6 +366,8 @@ FLAT_DEFAULTS: dict[str, Any] = {
     "constraint_model": None,
     "slack": None,
     "initial_multiplier": None,
+    "trust_region": None,
+    "fit_start": None,
 }
 
 
@@ -420,8 +423,9 @@ def resolve_kwargs(**kwargs: Any) -> dict[str, Any]:
         "trial.",
     )
     check_forgetting(k)
-    _resolve_refit(k)
-    _resolve_sparse(k)
+    resolve_refit(k, PRACTICAL_DEFAULTS)
+    resolve_sparse(k, PRACTICAL_DEFAULTS)
+    resolve_search(k, PRACTICAL_DEFAULTS)
     _as_floats(k)
     return k
 
@@ -633,59 +637,3 @@ def _practical_only(k: dict[str, Any], name: str, why: str) -> None:
             f"{name}={k[name]!r} is an option of the practical mode {why} Pass "
             "mode='practical' or leave it out."
         )
-
-
-def _resolve_sparse(k: dict[str, Any]) -> None:
-    """``sparse_after``: a count, ``"never"`` (always exact; kept as given, so that a
-    stored node keeps it) or ``None`` (the mode's default: 1000 in the practical
-    mode, never in the theory mode, whose default is the papers' exact GP), and
-    ``sparse_size`` (only with a sparse model; default :data:`SPARSE_SIZE`)."""
-    value = k["sparse_after"]
-    if value is None and k["mode"] == "practical":
-        k["sparse_after"] = value = PRACTICAL_DEFAULTS["sparse_after"]
-    if (
-        value is not None
-        and value != "never"
-        and (not isinstance(value, int) or isinstance(value, bool) or value < 1)
-    ):
-        default = PRACTICAL_DEFAULTS["sparse_after"]
-        raise ValueError(
-            "`sparse_after` must be an integer >= 1 (the observations past which "
-            "the GP is sparse), 'never' (always exact) or None (the mode's default: "
-            f"{default} in the practical mode, never in the theory mode), got "
-            f"sparse_after={value!r}."
-        )
-    check_count("sparse_size", k["sparse_size"], 1, allow_none=True)
-    if value is None or value == "never":
-        if k["sparse_size"] is not None:
-            why = "sparse_after='never'" if value else "the theory mode's default"
-            raise ValueError(
-                f"sparse_size={k['sparse_size']!r} caps the sparse model's "
-                f"dictionary, and with {why} the GP is never sparse. Leave "
-                "sparse_size out, or pass sparse_after=N (the observations past "
-                "which the GP is sparse)."
-            )
-    elif k["sparse_size"] is None:
-        k["sparse_size"] = SPARSE_SIZE
-
-
-def _resolve_refit(k: dict[str, Any]) -> None:
-    """The practical GP's refit schedule (:class:`Refit`), checked; the theory mode
-    refuses it (its fitted hyperparameters are refitted at every decision)."""
-    names = ("refit_after", "refit_growth")
-    if k["mode"] == "theory":
-        given = {n: k[n] for n in names if k[n] is not None}
-        if given:
-            named = ", ".join(f"{n}={v!r}" for n, v in given.items())
-            raise ValueError(
-                f"{named}: the refit schedule is an option of the practical mode "
-                "(its fitted GP); the theory mode's kernel is fixed or fitted at "
-                "every decision. Pass mode='practical' or leave it out."
-            )
-        return
-    for n in names:
-        if k[n] is None:
-            k[n] = PRACTICAL_DEFAULTS[n]
-    check_count("refit_after", k["refit_after"], 0)
-    check_growth(k["refit_growth"])
-    k["refit_growth"] = float(k["refit_growth"])

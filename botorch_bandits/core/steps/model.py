@@ -102,7 +102,9 @@ def _fit(r: Round, counts: dict[str, Any]) -> dict[str, Any]:
     if rows is not None:
         Xf, Yf = r.X0[rows], r.Y0[rows]
         kf = None if known is None else KnownNoise(known.var[rows], known.learn)
-    fit = {**fit_practical(Xf, Yf, r.history.warm, opts.seed, r.cache.fits, kf)}
+    prior = opts.fit_start == "prior"
+    warm = r.history.warm
+    fit = {**fit_practical(Xf, Yf, warm, opts.seed, r.cache.fits, kf, prior)}
     fit.update(counts)
     if rows is not None:  # fitted on a subset (the sparse model's size)
         fit["subset"] = len(rows)

@@ -1,0 +1,126 @@
+"""The options of the practical GP and its search: when it is sparse and refitted,
+where a fit starts, and the trust region the rule is kept to; checked on the flat
+options (``k``) with the practical mode's ``defaults``, refused in the theory mode
+where they would go unused."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from botorch_bandits.models.sparse import SIZE as SPARSE_SIZE
+from botorch_bandits.validation import check_choice, check_count
+
+__all__ = [
+    "FIT_STARTS",
+    "TRUST_REGION_RULES",
+    "check_growth",
+    "resolve_refit",
+    "resolve_search",
+    "resolve_sparse",
+]
+
+#: where the practical GP's marginal-likelihood fit starts: "warm" (the last fit's
+#: hyperparameters) or "prior" (BoTorch's initial values, the priors' modes, as
+#: Ax's models start each fit)
+FIT_STARTS: tuple[str, ...] = ("warm", "prior")
+#: the rules with the trust region on by default in the practical mode: IGP-UCB, on
+#: which it was chosen (the Ax benchmark's development half, issue 51); the others
+#: keep the whole box unless ``trust_region=True``
+TRUST_REGION_RULES: tuple[str, ...] = ("IGP-UCB",)
+
+
+def check_growth(growth: Any) -> None:
+    """``refit_growth``: a finite number >= 1."""
+    ok = isinstance(growth, (int, float)) and not isinstance(growth, bool)
+    if not (ok and math.isfinite(growth) and growth >= 1.0):
+        raise ValueError(
+            f"`refit_growth` is the factor by which the completed trials grow "
+            f"between fits, a finite number >= 1 (1: a fit at every decision), got "
+            f"refit_growth={growth!r}."
+        )
+
+
+def resolve_sparse(k: dict[str, Any], defaults: dict[str, Any]) -> None:
+    """``sparse_after``: a count, ``"never"`` (always exact; kept as given, so that a
+    stored node keeps it) or ``None`` (the mode's default: 1000 in the practical
+    mode, never in the theory mode, whose default is the papers' exact GP), and
+    ``sparse_size`` (only with a sparse model; default :data:`SPARSE_SIZE`)."""
+    value = k["sparse_after"]
+    if value is None and k["mode"] == "practical":
+        k["sparse_after"] = value = defaults["sparse_after"]
+    if (
+        value is not None
+        and value != "never"
+        and (not isinstance(value, int) or isinstance(value, bool) or value < 1)
+    ):
+        default = defaults["sparse_after"]
+        raise ValueError(
+            "`sparse_after` must be an integer >= 1 (the observations past which "
+            "the GP is sparse), 'never' (always exact) or None (the mode's default: "
+            f"{default} in the practical mode, never in the theory mode), got "
+            f"sparse_after={value!r}."
+        )
+    check_count("sparse_size", k["sparse_size"], 1, allow_none=True)
+    if value is None or value == "never":
+        if k["sparse_size"] is not None:
+            why = "sparse_after='never'" if value else "the theory mode's default"
+            raise ValueError(
+                f"sparse_size={k['sparse_size']!r} caps the sparse model's "
+                f"dictionary, and with {why} the GP is never sparse. Leave "
+                "sparse_size out, or pass sparse_after=N (the observations past "
+                "which the GP is sparse)."
+            )
+    elif k["sparse_size"] is None:
+        k["sparse_size"] = SPARSE_SIZE
+
+
+def resolve_refit(k: dict[str, Any], defaults: dict[str, Any]) -> None:
+    """The practical GP's refit schedule (:class:`Refit`), checked; the theory mode
+    refuses it (its fitted hyperparameters are refitted at every decision)."""
+    names = ("refit_after", "refit_growth")
+    if k["mode"] == "theory":
+        given = {n: k[n] for n in names if k[n] is not None}
+        if given:
+            named = ", ".join(f"{n}={v!r}" for n, v in given.items())
+            raise ValueError(
+                f"{named}: the refit schedule is an option of the practical mode "
+                "(its fitted GP); the theory mode's kernel is fixed or fitted at "
+                "every decision. Pass mode='practical' or leave it out."
+            )
+        return
+    for n in names:
+        if k[n] is None:
+            k[n] = defaults[n]
+    check_count("refit_after", k["refit_after"], 0)
+    check_growth(k["refit_growth"])
+    k["refit_growth"] = float(k["refit_growth"])
+
+
+def resolve_search(k: dict[str, Any], defaults: dict[str, Any]) -> None:
+    """``trust_region`` (``True``/``False``; not given: on for the rules of
+    :data:`TRUST_REGION_RULES`) and ``fit_start`` (:data:`FIT_STARTS`; the practical
+    mode's default where not given); given in the theory mode (whose fixed or
+    fitted kernel and finite decision set have neither), an error."""
+    names = ("trust_region", "fit_start")
+    if k["mode"] == "theory":
+        given = {n: k[n] for n in names if k[n] is not None}
+        if given:
+            named = ", ".join(f"{n}={v!r}" for n, v in given.items())
+            raise ValueError(
+                f"{named}: options of the practical mode (its fitted GP and gradient "
+                "search); the theory mode follows the papers. Pass mode='practical' "
+                "or leave them out."
+            )
+        return
+    if k["trust_region"] is None:
+        k["trust_region"] = k["algorithm"] in TRUST_REGION_RULES
+    if k["fit_start"] is None:
+        k["fit_start"] = defaults["fit_start"]
+    if not isinstance(k["trust_region"], bool):
+        raise ValueError(
+            "`trust_region` must be True (the rule kept to L-inf balls around the "
+            "observed points, widening with their number) or False, got "
+            f"trust_region={k['trust_region']!r}."
+        )
+    check_choice("fit_start", k["fit_start"], FIT_STARTS)
