@@ -114,6 +114,15 @@ def test_the_decision_stays_in_the_region_and_records_it() -> None:
     assert far > region["radius"]
 
 
+def test_the_region_wraps_the_rule_at_the_decision_time_under_forgetting() -> None:
+    unit = torch.quasirandom.SobolEngine(D, scramble=True, seed=0).draw(64).double()
+    decision = decide(
+        _history(12), DecisionOptions.from_kwargs(forgetting=True), Domain.box(unit)
+    )
+    assert decision.metadata["trust_region"]["points"] == 12
+    assert "forgetting" in decision.metadata
+
+
 def test_a_fit_from_the_prior_ignores_the_warm_start() -> None:
     from dataclasses import replace
 

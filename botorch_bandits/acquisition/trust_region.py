@@ -68,7 +68,9 @@ class TrustRegionAcquisition(AcquisitionFunction):
                 "`points` must be an n x d tensor with n >= 1 (the observed points), "
                 f"got shape {tuple(points.shape)}."
             )
-        super().__init__(model=acqf.model)
+        # a wrapper without a model of its own (BoTorch's
+        # FixedFeatureAcquisitionFunction, as under forgetting) leaves it None
+        super().__init__(model=getattr(acqf, "model", None))
         self.acqf = acqf
         self.register_buffer("points", points)
         self.radius = float(radius)
