@@ -297,7 +297,8 @@ def test_defaults_are_the_practical_mode() -> None:
     assert node.hyperparameters == "fitted"
     assert node.optimizer == "gradient"
     assert node.pending == "hallucinate"
-    assert node.R is None and node.B == 0.5  # chosen on the development half
+    assert node.R is None and node.B == 0.25  # chosen on the development half
+    assert node.trust_region is True and node.fit_start == "warm"  # issue 51
     # 5 initial trials in all, counted over the experiment's trials (the centre's
     # and any attached before, as Ax's default counts them)
     assert sobol.transition_criteria[0].threshold == 5

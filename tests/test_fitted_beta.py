@@ -112,7 +112,7 @@ def test_loop_options_reach_the_ax_node() -> None:
     for strategy, kwargs in variants.values():
         gs = bandit_strategy(strategy, 0, kwargs)
         node = gs._nodes[-1]
-        assert node.B == kwargs.get("B", 0.5)  # the practical default
+        assert node.B == kwargs.get("B", 0.25)  # the practical default
         assert node.beta == kwargs.get("beta")
     from botorch_bandits.benchmarks.ax_benchmark.runner import PROBLEMS, new_client
 

@@ -43,11 +43,11 @@ def test_parameters_are_read_from_the_fitted_model() -> None:
     assert isinstance(acqf, IGPUCB)
     noise = float(gp.likelihood.noise.detach().reshape(-1)[0])
     # unit-free: the Standardize'd posterior carries the objective's units itself
-    assert float(acqf.B) == PRACTICAL_B == 0.5
+    assert float(acqf.B) == PRACTICAL_B == 0.25
     assert float(acqf.R) == pytest.approx(math.sqrt(noise))
     assert int(acqf.t) == 13
     c = practical_confidence(noise)
-    assert (c.B, c.R) == (0.5, pytest.approx(math.sqrt(noise)))
+    assert (c.B, c.R) == (0.25, pytest.approx(math.sqrt(noise)))
     assert float(practical_acquisition(gp, B=1.0).B) == 1.0
 
 
