@@ -7,6 +7,7 @@ returns the value converted (``float`` / ``int``) so a constructor can store it.
 
 from __future__ import annotations
 
+import difflib
 import math
 from collections.abc import Iterable
 from typing import Any
@@ -16,6 +17,7 @@ from torch import Tensor
 
 __all__ = [
     "check_choice",
+    "did_you_mean",
     "check_count",
     "check_finite",
     "check_nonnegative",
@@ -155,12 +157,25 @@ def check_round(name: str, t: Any) -> int:
     return check_count(name, t, minimum=1)
 
 
+def did_you_mean(value: Any, allowed: Iterable[Any]) -> str:
+    """``" Did you mean 'x'?"`` for the string of ``allowed`` closest to ``value``
+    (the same letters in another case first, then :func:`difflib.get_close_matches`),
+    or ``""`` where none is close."""
+    if not isinstance(value, str):
+        return ""
+    words = [a for a in allowed if isinstance(a, str)]
+    same = [w for w in words if w.lower() == value.lower()]
+    close = same or difflib.get_close_matches(value, words, n=1, cutoff=0.6)
+    return f" Did you mean {close[0]!r}?" if close else ""
+
+
 def check_choice(name: str, value: Any, allowed: Iterable[Any]) -> Any:
-    """One of ``allowed``."""
+    """One of ``allowed`` (the error suggests the closest one)."""
     allowed = tuple(allowed)
     if value not in allowed:
         raise ValueError(
             f"`{name}` must be one of {list(allowed)}, got {name}={value!r}."
+            + did_you_mean(value, allowed)
         )
     return value
 

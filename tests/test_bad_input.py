@@ -941,3 +941,39 @@ if __name__ == "__main__":  # the counts by outcome, for the issue's note
     for k, v in outcomes.items():
         if v != "clear":
             print(f"  {v:8s} {k}")
+
+
+# ----------------------------------------------- a misspelling gets a suggestion
+@pytest.mark.parametrize(
+    ("kwargs", "error", "hint"),
+    [
+        ({"restart": True}, TypeError, "Did you mean 'restarts'?"),
+        ({"trustregion": True}, TypeError, "Did you mean 'trust_region'?"),
+        ({"algorithm": "IGP-UBC"}, ValueError, "Did you mean 'IGP-UCB'?"),
+        ({"algorithm": "igp-ucb"}, ValueError, "Did you mean 'IGP-UCB'?"),
+        ({"pending": "halucinate"}, ValueError, "Did you mean 'hallucinate'?"),
+    ],
+)
+def test_a_misspelled_option_or_value_gets_the_closest_name(kwargs, error, hint):
+    from botorch_bandits.core import DecisionOptions
+
+    with pytest.raises(error) as caught:
+        DecisionOptions.from_kwargs(**kwargs)
+    assert hint in str(caught.value)
+
+
+def test_no_suggestion_where_nothing_is_close():
+    from botorch_bandits.core import DecisionOptions
+
+    with pytest.raises(TypeError) as caught:
+        DecisionOptions.from_kwargs(zzz=1)
+    assert "Did you mean" not in str(caught.value) and "'zzz'" in str(caught.value)
+    assert bb.validation.did_you_mean(3, ["a"]) == ""
+
+
+def test_the_ax_strategy_suggests_too():
+    pytest.importorskip("ax")
+    from botorch_bandits.ax import bandit_generation_strategy
+
+    with pytest.raises(TypeError, match="Did you mean 'restarts'"):
+        bandit_generation_strategy(restart=True)

@@ -36,6 +36,7 @@ from botorch_bandits.validation import (
     check_open_unit,
     check_positive,
     check_seed,
+    did_you_mean,
 )
 
 Algorithm = Literal["IGP-UCB", "GP-UCB", "GP-TS", "qLogNEI"]
@@ -435,9 +436,10 @@ def _with_defaults(kwargs: dict[str, Any]) -> dict[str, Any]:
     raises a ``TypeError``)."""
     unknown = sorted(set(kwargs) - set(FLAT_DEFAULTS))
     if unknown:
+        hints = "".join(did_you_mean(u, FLAT_DEFAULTS) for u in unknown)
         raise TypeError(
-            f"Unknown option(s) {unknown} of the bandit strategy; the options are "
-            f"{list(FLAT_DEFAULTS)}."
+            f"Unknown option(s) {unknown} of the bandit strategy.{hints} The options "
+            f"are {list(FLAT_DEFAULTS)}."
         )
     return {**FLAT_DEFAULTS, **kwargs}
 
