@@ -17,7 +17,6 @@ from torch import Tensor
 
 __all__ = [
     "check_choice",
-    "did_you_mean",
     "check_count",
     "check_finite",
     "check_nonnegative",
@@ -26,6 +25,7 @@ __all__ = [
     "check_positive",
     "check_round",
     "check_single_output",
+    "did_you_mean",
 ]
 
 

@@ -21,7 +21,7 @@ from botorch_bandits.ax.generation import (
     InitialTrials,
     bandit_generation_strategy,
 )
-from botorch_bandits.ax.reading import decision_metadata
+from botorch_bandits.ax.reading import decision_metadata, decision_table
 from botorch_bandits.ax.runner import (
     ExecutorMetric,
     ExecutorRunner,
@@ -52,6 +52,7 @@ __all__ = [
     "bandit_generation_strategy",
     "close_storage",
     "decision_metadata",
+    "decision_table",
     "load_client",
     "register",
     "run_trials",

@@ -11,6 +11,7 @@ import weakref
 from dataclasses import dataclass
 from typing import Any
 
+import pandas as pd
 from ax.core.data import Data
 from ax.core.experiment import Experiment
 from ax.core.optimization_config import MultiObjectiveOptimizationConfig
@@ -424,4 +425,26 @@ def decision_metadata(source: Any) -> dict[int, dict[str, Any]]:
         meta = (runs[0].gen_metadata or {}) if runs else {}
         if "pending_view" in meta and "t" in meta:  # the decision core's record
             out[index] = copy.deepcopy(dict(meta))
+    return out
+
+
+def decision_table(source: Any) -> Any:
+    """:func:`decision_metadata` as a ``pandas.DataFrame``: a row per trial the
+    bandit node made (the index: its trial index), a column per metadata key, nested
+    ones joined with a dot (``fit.status``, ``trust_region.radius``,
+    ``budget.mean_g``, ``censoring.beta``); lists stay whole in their cell; a key a
+    decision did not record is missing (NaN) in its row."""
+    rows = {i: _flat(m) for i, m in decision_metadata(source).items()}
+    table = pd.DataFrame.from_dict(rows, orient="index")
+    return table.rename_axis("trial")
+
+
+def _flat(meta: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """``meta`` with nested dicts' keys joined by dots."""
+    out: dict[str, Any] = {}
+    for key, value in meta.items():
+        if isinstance(value, dict) and value:
+            out.update(_flat(value, f"{prefix}{key}."))
+        else:
+            out[f"{prefix}{key}"] = value
     return out
