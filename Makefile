@@ -12,6 +12,7 @@ STAMP := $(VENV)/.installed
 .PHONY: demo test docs tutorials dist lint format clean
 
 $(STAMP): pyproject.toml Makefile
+	@echo "Creating $(VENV) and installing torch, BoTorch, Ax and the package (a few minutes)..."
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet "$(TORCH_SPEC)"
