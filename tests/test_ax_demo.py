@@ -164,6 +164,21 @@ def test_fallback_trials_are_counted_in_the_summary() -> None:
     )
     text = "\n".join(summary_lines(result))
     assert "Ax default: 4 of its 16 trials came from its fallback generator" in text
+    # 8 trials on 2 seeds (--smoke): the summary says they cannot tell
+    assert "too few to tell the strategies apart" in text
+    many = DemoResult(
+        seeds=(0, 1, 2),
+        mode="practical",
+        trials=30,
+        parallelism=3,
+        curves={"bandit": np.zeros((3, 30)), "ax-default": np.ones((3, 30))},
+        sources={
+            "bandit": np.full((3, 30), "model", dtype=object),
+            "ax-default": np.full((3, 30), "model", dtype=object),
+        },
+        seconds={},
+    )
+    assert "too few" not in "\n".join(summary_lines(many))
 
 
 def test_read_regret_refuses_a_file_with_missing_rows(tmp_path) -> None:

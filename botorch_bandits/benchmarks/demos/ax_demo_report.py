@@ -194,6 +194,12 @@ def write_costs(out: Path, result: DemoResult) -> None:
     plt.close(fig)
 
 
+#: below these many trials or seeds the summary says a run cannot tell the strategies
+#: apart (``--smoke``: 8 trials, 2 seeds; the main job: 30 trials, 5 seeds)
+TELLS_TRIALS = 20
+TELLS_SEEDS = 3
+
+
 def summary_lines(result: DemoResult) -> list[str]:
     """What was compared, on what, and the final cumulative regret of each
     strategy (mean ± s.e. over seeds; per seed and paired for two strategies)."""
@@ -234,6 +240,12 @@ def summary_lines(result: DemoResult) -> list[str]:
                 "trials came from its fallback generator (Sobol: its model proposed "
                 "points already evaluated)"
             )
+    if result.trials < TELLS_TRIALS or n < TELLS_SEEDS:
+        lines.append(
+            f"  {result.trials} trials on {n} seed(s) are too few to tell the "
+            "strategies apart: a check that the run works, not a comparison (the "
+            "main job runs 30 trials on 5 seeds)."
+        )
     if {"bandit", "ax-default"} <= set(result.curves) and n > 1:
         d = result.final("ax-default") - result.final("bandit")
         mean, se = mean_and_standard_error(d)
