@@ -229,8 +229,11 @@ def test_ax_bench_one_seed_tables_show_no_standard_error() -> None:
     assert "gen s t=8" in table[0] and "gen s t=10" not in table[0]
     comparison = "\n".join(result.comparison_lines("IGP-UCB"))
     assert "within one s.e." not in comparison and "±" not in comparison
-    assert comparison.count("(1 seed: no s.e.)") == 2
+    # one seed: the numbers of both regrets, no yes/no verdict (issue 52)
+    assert comparison.count("(1 seed: no s.e.)") == 4
     assert "simple regret: 1 seed: no s.e." in comparison
+    assert "cumulative regret: 1 seed: no s.e." in comparison
+    assert "below Ax default" not in comparison and "yes" not in comparison
     markdown = "\n".join(result.markdown_lines())
     assert "±" not in markdown and markdown.startswith("1 seed (no s.e.) x 8 trials")
 

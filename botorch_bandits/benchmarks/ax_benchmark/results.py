@@ -109,12 +109,16 @@ class BenchResult:
                 f"{'yes' if close else 'no ':3s} ({ours['simple_regret_mean']:.4g} "
                 f"vs {ax['simple_regret_mean']:.4g} ± {ax['simple_regret_se']:.2g})"
             )
-            lines.append(
-                f"    {p:26s} cumulative regret below Ax default: "
+            cumulative = (
+                f"cumulative regret {ours['cumulative_regret_mean']:.4g} vs "
+                f"{ax['cumulative_regret_mean']:.4g} ({ONE_SEED})"
+                if self.seeds == 1  # one seed: the numbers, no verdict
+                else f"cumulative regret below Ax default: "
                 f"{'yes' if below else 'no ':3s} "
                 f"({ours['cumulative_regret_mean']:.4g} vs "
-                f"{ax['cumulative_regret_mean']:.4g});  {simple}"
+                f"{ax['cumulative_regret_mean']:.4g})"
             )
+            lines.append(f"    {p:26s} {cumulative};  {simple}")
         gen = {
             s: float(np.median([rows[(p, s)]["gen_seconds_median"] for p in probs]))
             for s in (label, AX_DEFAULT)
@@ -125,9 +129,13 @@ class BenchResult:
             else f"simple regret within one s.e. or better on {close_count} of "
             f"{len(probs)}"
         )
+        cumulative = (
+            f"cumulative regret: {ONE_SEED}"
+            if self.seeds == 1
+            else f"cumulative regret below Ax default on {below_count} of {len(probs)}"
+        )
         tally = (
-            f"{label}: cumulative regret below Ax default on {below_count} of "
-            f"{len(probs)}, {simple}; median generation seconds "
+            f"{label}: {cumulative}, {simple}; median generation seconds "
             f"{gen[label]:.3f} vs {gen[AX_DEFAULT]:.3f}"
         )
         return lines, tally
