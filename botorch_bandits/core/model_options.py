@@ -75,19 +75,30 @@ def resolve_sparse(k: dict[str, Any], defaults: dict[str, Any]) -> None:
         k["sparse_size"] = SPARSE_SIZE
 
 
+def _theory_refuses(k: dict[str, Any], names: tuple[str, ...], why: str) -> bool:
+    """In the theory mode: an error naming the practical-only options of ``names``
+    that were given, followed by ``why``; ``True`` (nothing to resolve) if none
+    was. ``False`` in the practical mode."""
+    if k["mode"] != "theory":
+        return False
+    given = {n: k[n] for n in names if k[n] is not None}
+    if given:
+        named = ", ".join(f"{n}={v!r}" for n, v in given.items())
+        raise ValueError(f"{named}: {why}")
+    return True
+
+
 def resolve_refit(k: dict[str, Any], defaults: dict[str, Any]) -> None:
     """The practical GP's refit schedule (:class:`Refit`), checked; the theory mode
     refuses it (its fitted hyperparameters are refitted at every decision)."""
     names = ("refit_after", "refit_growth")
-    if k["mode"] == "theory":
-        given = {n: k[n] for n in names if k[n] is not None}
-        if given:
-            named = ", ".join(f"{n}={v!r}" for n, v in given.items())
-            raise ValueError(
-                f"{named}: the refit schedule is an option of the practical mode "
-                "(its fitted GP); the theory mode's kernel is fixed or fitted at "
-                "every decision. Pass mode='practical' or leave it out."
-            )
+    if _theory_refuses(
+        k,
+        names,
+        "the refit schedule is an option of the practical mode (its fitted GP); the "
+        "theory mode's kernel is fixed or fitted at every decision. Pass "
+        "mode='practical' or leave it out.",
+    ):
         return
     for n in names:
         if k[n] is None:
@@ -102,16 +113,12 @@ def resolve_search(k: dict[str, Any], defaults: dict[str, Any]) -> None:
     :data:`TRUST_REGION_RULES`) and ``fit_start`` (:data:`FIT_STARTS`; the practical
     mode's default where not given); given in the theory mode (whose fixed or
     fitted kernel and finite decision set have neither), an error."""
-    names = ("trust_region", "fit_start")
-    if k["mode"] == "theory":
-        given = {n: k[n] for n in names if k[n] is not None}
-        if given:
-            named = ", ".join(f"{n}={v!r}" for n, v in given.items())
-            raise ValueError(
-                f"{named}: options of the practical mode (its fitted GP and gradient "
-                "search); the theory mode follows the papers. Pass mode='practical' "
-                "or leave them out."
-            )
+    if _theory_refuses(
+        k,
+        ("trust_region", "fit_start"),
+        "options of the practical mode (its fitted GP and gradient search); the "
+        "theory mode follows the papers. Pass mode='practical' or leave them out.",
+    ):
         return
     if k["trust_region"] is None:
         k["trust_region"] = k["algorithm"] in TRUST_REGION_RULES

@@ -16,6 +16,7 @@ import numpy as np
 
 from botorch_bandits.benchmarks.ax_benchmark.strategies import AX_DEFAULT
 from botorch_bandits.benchmarks.ax_benchmark.suite import HALVES
+from botorch_bandits.benchmarks.common.summary import mean_and_standard_error
 
 BASE = "IGP-UCB"
 
@@ -38,9 +39,9 @@ def load(folders: list[Path], seeds: int) -> dict[tuple[str, str], list[dict]]:
 
 
 def _mean_se(jobs: list[dict], key: str) -> tuple[float, float]:
-    v = np.array([j[key][-1] for j in jobs], dtype=float)
-    se = float(v.std(ddof=1) / math.sqrt(len(v))) if len(v) > 1 else 0.0
-    return float(v.mean()), se
+    """The mean and standard error over the seeds of each job's final ``key``."""
+    mean, se = mean_and_standard_error(np.array([j[key][-1] for j in jobs], float))
+    return float(mean), float(se)
 
 
 def table(

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 import torch
+from botorch.optim.parameter_constraints import evaluate_feasibility
 from torch import Tensor
 
 from botorch_bandits.acquisition.trust_region import (
@@ -54,9 +55,9 @@ def _local(
             return raw
         gen = torch.Generator().manual_seed(derived_seed(seed, TRUST_CENTRES))
         out = sample_in_region(raw, points, radius, hold, gen)
-        ok = torch.ones(out.shape[0], dtype=torch.bool)
-        for idx, coef, rhs in constraints:  # BoTorch's sum coef x[idx] >= rhs
-            ok &= (out[:, idx] * coef.to(out)).sum(-1) >= rhs - 1e-9
+        if not constraints:
+            return out
+        ok = evaluate_feasibility(out.unsqueeze(-2), constraints, tolerance=1e-9)
         return out[ok]
 
     return sample
