@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from botorch_bandits.benchmarks.figures import docs_figures as figures
+from botorch_bandits.benchmarks.figures import images
 from botorch_bandits.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -44,8 +45,12 @@ def test_the_pages_have_blocks_and_their_files_exist() -> None:
     ]
     assert len(blocks) >= 5
     for m in blocks:
-        assert m["kind"] in figures.RENDERERS
-        assert (ROOT / m["path"]).is_file(), m["path"]
+        data, _, part = m["path"].partition("#")
+        if m["kind"] in figures.RENDERERS:
+            assert (ROOT / data).is_file() and not part, m["path"]
+        else:
+            assert m["kind"] in images.IMAGES, m["kind"]
+            assert (ROOT / data).exists(), m["path"]
     measured = (ROOT / "docs" / "measured.md").read_text()
     assert "<!-- figures: demo docs/data/demo/regret.csv -->" in measured
 
@@ -128,3 +133,95 @@ def test_an_unknown_kind_or_missing_file_is_named(tmp_path) -> None:
         figures.render("<!-- figures: nope a.csv -->\nx\n<!-- /figures -->", tmp_path)
     with pytest.raises(FileNotFoundError, match=r"a\.csv does not exist"):
         figures.render("<!-- figures: text a.csv -->\nx\n<!-- /figures -->", tmp_path)
+
+
+#: the pages that show a picture, and the kinds each shows at least
+PICTURES = {
+    "README.md": {"demo-picture"},
+    "docs/demo.md": {"demo-picture"},
+    "docs/measured.md": {
+        "demo-picture",
+        "bench-picture",
+        "online-picture",
+        "reproduction-picture",
+    },
+    "docs/reproducing.md": {"reproduction-picture"},
+}
+
+
+def test_the_pages_show_pictures_drawn_from_their_data() -> None:
+    """Each page of :data:`PICTURES` links a PNG of each kind; every linked PNG
+    exists and carries the stamp of its block's data and drawer."""
+    shown: dict[str, set[str]] = {}
+    for page in figures.pages(ROOT):
+        for m in figures.BLOCK.finditer(page.read_text()):
+            if m["kind"] not in images.IMAGES:
+                continue
+            name = str(page.relative_to(ROOT))
+            shown.setdefault(name, set()).add(m["kind"])
+            png = ROOT / images.picture_path(m["kind"], m["path"])
+            data, _, part = m["path"].partition("#")
+            have, caption = images.stamp_of(png)
+            assert have == images.stamp(m["kind"], ROOT / data, part or None), png
+            assert "lower is better" in caption and png.name in m["body"], caption
+    for page, kinds in PICTURES.items():
+        assert kinds <= shown.get(page, set()), (page, shown.get(page))
+    # one reproduction picture per paper
+    papers = {
+        m["path"].partition("#")[2].split("-")[0][:-4]
+        for page in figures.pages(ROOT)
+        for m in figures.BLOCK.finditer(page.read_text())
+        if m["kind"] == "reproduction-picture"
+    }
+    assert papers >= {"srinivas", "chowdhury", "verma", "shi", "avanesov"}, papers
+
+
+def test_a_picture_older_than_its_data_is_caught_and_redrawn(tmp_path) -> None:
+    data = tmp_path / "docs" / "data" / "regret.csv"
+    data.parent.mkdir(parents=True)
+    shutil.copy(ROOT / "docs" / "data" / "demo" / "regret.csv", data)
+    page = tmp_path / "docs" / "guide" / "p.md"
+    page.parent.mkdir()
+    block = "<!-- figures: demo-picture docs/data/regret.csv -->\n<!-- /figures -->\n"
+    page.write_text(block)
+    stale: list[Path] = []
+    assert figures.render(block, tmp_path, page, stale) == block
+    png = images.picture_path("demo-picture", "docs/data/regret.csv")
+    assert stale == [png] and not (tmp_path / png).exists()  # --check draws nothing
+    text = figures.render(block, tmp_path, page)
+    assert "![The main job: cumulative regret" in text
+    assert "](../figures/demo-regret-csv.png)" in text  # relative to the page
+    assert (tmp_path / png).read_bytes().startswith(b"\x89PNG")
+    stale.clear()
+    assert figures.render(text, tmp_path, page, stale) == text and stale == []
+    rows = data.read_text().splitlines()
+    last = rows[-1].rsplit(",", 1)
+    rows[-1] = f"{last[0]},{float(last[1]) + 1.0}"
+    data.write_text("\n".join(rows) + "\n")  # the data changed: the picture is old
+    assert figures.render(text, tmp_path, page, stale) == text and stale == [png]
+    figures.render(text, tmp_path, page)
+    have, _ = images.stamp_of(tmp_path / png)
+    assert have == images.stamp("demo-picture", data, None)
+
+
+def test_collect_curves_keeps_log_spaced_steps(tmp_path) -> None:
+    rows = ["experiment,problem,algorithm,step,metric,mean,se,n_seeds"]
+    rows += [f"e,p,A,{t},r,{t / 10},0.1,3" for t in range(1, 1001)]
+    (tmp_path / "e.csv").write_text("\n".join(rows) + "\n")
+    out = tmp_path / "curves.csv"
+    n = figures.collect_curves(tmp_path, out, ["e"])
+    kept = out.read_text().splitlines()[1:]
+    steps = [int(r.split(",")[4]) for r in kept]
+    assert n == len(kept) and n <= figures.CURVE_POINTS
+    assert steps[0] == 1 and steps[-1] == 1000 and steps == sorted(steps)
+    with pytest.raises(FileNotFoundError, match="reproduce nope"):
+        figures.collect_curves(tmp_path, out, ["nope"])
+
+
+def test_a_code_block_is_the_file_as_it_is(tmp_path) -> None:
+    script = tmp_path / "x.py"
+    script.write_text("print(1)\n")
+    text = "<!-- figures: code x.py -->\n<!-- /figures -->"
+    assert figures.render(text, tmp_path) == (
+        "<!-- figures: code x.py -->\n```python\nprint(1)\n```\n<!-- /figures -->"
+    )

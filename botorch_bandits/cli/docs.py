@@ -1,7 +1,8 @@
 """``docs-figures``: render the documentation's figure blocks from the files commands
 wrote, check them (``--check``: also no measured-looking figure outside a block),
-record a command's output as such a file (``--record``), or keep the last step of
-a ``reproduce`` folder's CSVs (``--collect-finals``)."""
+record a command's output as such a file (``--record``), or keep the last step
+(``--collect-finals``) or some steps of each curve (``--collect-curves``) of a
+``reproduce`` folder's CSVs."""
 
 from __future__ import annotations
 
@@ -35,6 +36,14 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
         help="keep the last step of each curve in a reproduce folder's CSVs in FILE",
     )
     parser.add_argument(
+        "--collect-curves",
+        nargs="+",
+        metavar="ARG",
+        help="RUN_DIR FILE EXPERIMENT [EXPERIMENT ...]: keep about 60 log-spaced steps "
+        "of each curve of the experiments in a reproduce folder's CSVs in FILE (the "
+        "docs' reproduction pictures)",
+    )
+    parser.add_argument(
         "record_command", nargs=argparse.REMAINDER, help=argparse.SUPPRESS
     )
 
@@ -49,6 +58,7 @@ def _run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             ("--check", args.check),
             ("--record", args.record),
             ("--collect-finals", args.collect_finals),
+            ("--collect-curves", args.collect_curves),
         )
         if on
     ]
@@ -73,6 +83,19 @@ def _run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         run_dir, out = (Path(p) for p in args.collect_finals)
         n = figures.collect_finals(run_dir, out)
         print(f"wrote {out}: {n} rows (the last step of each curve in {run_dir})")
+        return 0
+    if args.collect_curves:
+        if len(args.collect_curves) < 3:
+            raise CommandError(
+                "--collect-curves needs RUN_DIR FILE and at least one EXPERIMENT, got "
+                f"{' '.join(args.collect_curves)}"
+            )
+        run_dir, out, *names = args.collect_curves
+        try:
+            n = figures.collect_curves(Path(run_dir), Path(out), names)
+        except FileNotFoundError as err:
+            raise CommandError(str(err)) from err
+        print(f"wrote {out}: {n} rows ({', '.join(names)} from {run_dir})")
         return 0
     try:
         changed = figures.update(root, check=args.check)

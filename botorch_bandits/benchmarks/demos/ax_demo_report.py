@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -124,40 +125,61 @@ def write_regret(out: Path, result: DemoResult) -> None:
                         zip(c[k], result.sources[s][k], strict=True)
                     )
                 )
-    import matplotlib
+    fig = regret_figure(result)
+    with atomic_path(out / "regret.png") as tmp:
+        fig.savefig(tmp, dpi=120)
+    _close(fig)
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
+def regret_figure(result: DemoResult) -> Any:
+    """The figure of ``regret.png`` (and of the docs' main-job picture): cumulative
+    regret against the trial, mean ± s.e. over seeds, the initial trials marked."""
+    plt = _pyplot()
     fig, ax = plt.subplots(figsize=(7, 4.5))
     x = np.arange(1, result.trials + 1)
+    initial = []
     for s, c in result.curves.items():
         mean, se = mean_and_standard_error(c)  # (a band only for more than one seed)
         n_init = int((result.sources[s] == "initial").sum(axis=1).max())
-        (line,) = ax.plot(
-            x, mean, label=f"{label(s, result.mode)}, {n_init} initial trials"
-        )
+        initial.append(n_init)
+        (line,) = ax.plot(x, mean, label=label(s, result.mode))
         if len(c) > 1:
             ax.fill_between(
                 x, mean - se, mean + se, color=line.get_color(), alpha=0.2, lw=0
             )
         # the initial trials (centre, Sobol): the markers on the curve
         ax.plot(x[:n_init], mean[:n_init], "o", mfc="none", color=line.get_color())
-    ax.set_xlabel("trial (open circles: initial trials, chosen without a model)")
+    first = (
+        f"the first {initial[0]} of each"
+        if len(set(initial)) == 1
+        else "the first " + " / ".join(str(n) for n in initial)
+    )
+    ax.set_xlabel(f"trial (open circles: {first}, chosen without a model)")
     ax.set_ylabel("cumulative regret (lower is better)")
     band = "mean ± 1 s.e. over " if len(result.seeds) > 1 else ""
     ax.set_title(
-        f"{band}{_seed_range(result.seeds)}: RKHS functions (Chowdhury & Gopalan "
-        f"2017),\n{result.parallelism} trials in flight; bandit in the "
-        f"{MODE_LABELS[result.mode]}",
+        "Cumulative regret on a 1-D problem: an RKHS function on [0, 1] (Chowdhury "
+        f"& Gopalan 2017)\n{band}{_seed_range(result.seeds)}, {result.parallelism} "
+        f"trials in flight\nbandit in the {MODE_LABELS[result.mode]}",
         fontsize=9,
     )
     ax.legend(fontsize=8, loc="upper left")
     ax.grid(alpha=0.3)
     fig.tight_layout()
-    with atomic_path(out / "regret.png") as tmp:
-        fig.savefig(tmp, dpi=120)
-    plt.close(fig)
+    return fig
+
+
+def _pyplot() -> Any:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _close(fig: Any) -> None:
+    _pyplot().close(fig)
 
 
 def write_costs(out: Path, result: DemoResult) -> None:
@@ -168,10 +190,8 @@ def write_costs(out: Path, result: DemoResult) -> None:
         for s, runs in result.seconds.items():
             for run_seed, c in zip(result.seeds, runs, strict=True):
                 w.writerows((s, run_seed, i, float(v)) for i, v in enumerate(c))
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = _pyplot()
+    from matplotlib.ticker import FuncFormatter, NullFormatter
 
     fig, ax = plt.subplots(figsize=(6, 4))
     for s, runs in result.seconds.items():
@@ -181,8 +201,11 @@ def write_costs(out: Path, result: DemoResult) -> None:
         x = np.arange(len(c))
         ax.plot(x, c, ".-", label=f"{label(s, result.mode)} (median over seeds)")
     ax.set_yscale("log")
-    ax.set_xlabel("trial (the trials made before it)")
-    ax.set_ylabel("seconds to the next trial")
+    # plain numbers on the log axis (0.2, 0.5, 1), not 2×10⁻¹
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.yaxis.set_minor_formatter(NullFormatter())
+    ax.set_xlabel("number of trials already made")
+    ax.set_ylabel("seconds to make the next trial (log scale)")
     ax.set_title(
         f"Cost of a trial, {result.parallelism} in flight, {_seed_range(result.seeds)}"
     )
@@ -260,6 +283,7 @@ __all__ = [
     "MODE_LABELS",
     "DemoResult",
     "label",
+    "regret_figure",
     "summary_lines",
     "write_costs",
     "write_regret",

@@ -2,7 +2,8 @@
 (``botorch-bandits docs-figures``). A page holds each measured figure inside a
 block ``<!-- figures: KIND PATH -->`` ... ``<!-- /figures -->``; the block's body is
 rendered from the data file PATH (relative to the repository) by the renderer of
-KIND (:data:`RENDERERS`). ``record`` runs a command and keeps its output, with the
+KIND (:data:`RENDERERS`), or for an image kind (:data:`~.images.IMAGES`, PATH may
+end in ``#PART``) is a link to the PNG drawn from it, with its caption. ``record`` runs a command and keeps its output, with the
 command line, date and commit, as such a file; ``--check`` fails where a page's
 blocks differ from their files; :func:`loose_figures` finds measured-looking
 figures outside any block."""
@@ -12,12 +13,16 @@ from __future__ import annotations
 import csv
 import datetime as _dt
 import io
+import os
 import re
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
+
 from botorch_bandits.benchmarks.demos.ax_demo_report import read_regret, summary_lines
+from botorch_bandits.benchmarks.figures import images
 
 BLOCK = re.compile(
     r"(<!-- figures: (?P<kind>[\w-]+) (?P<path>\S+) -->\n)(?P<body>.*?)(<!-- /figures -->)",
@@ -56,6 +61,11 @@ def _text(path: Path) -> str:
 def _log(path: Path) -> str:
     """A command's printed output kept as it is (in a code box)."""
     return _fenced(path.read_text())
+
+
+def _code(path: Path) -> str:
+    """A Python file as it is (in a code box the docs tests run)."""
+    return "```python\n" + path.read_text().rstrip("\n") + "\n```\n"
 
 
 def _demo(path: Path) -> str:
@@ -101,25 +111,45 @@ RENDERERS: dict[str, Callable[[Path], str]] = {
     "output": _output,
     "text": _text,
     "log": _log,
+    "code": _code,
     "demo": _demo,
     "finals": _finals,
     "timings": _timings,
 }
 
 
-def render(text: str, root: Path) -> str:
+def render(
+    text: str, root: Path, page: Path | None = None, stale: list[Path] | None = None
+) -> str:
     """``text`` with every block's body rendered from its file (paths relative to
-    ``root``, the repository)."""
+    ``root``, the repository). An image block's picture is drawn when its stamp
+    differs from its data's; with a list ``stale`` nothing is drawn and such a
+    picture is added to it (``--check``). Links are relative to ``page`` (default:
+    ``root``)."""
 
     def body(m: re.Match) -> str:
-        kind, path = m["kind"], root / m["path"]
-        if kind not in RENDERERS:
-            raise ValueError(
-                f"unknown figures kind {kind!r} (known: {sorted(RENDERERS)})"
-            )
-        if not path.is_file():
-            raise FileNotFoundError(f"figures block: {m['path']} does not exist")
-        return m.group(1) + RENDERERS[kind](path) + m.group(5)
+        kind, (data, _, part) = m["kind"], m["path"].partition("#")
+        path = root / data
+        if kind not in RENDERERS and kind not in images.IMAGES:
+            known = sorted([*RENDERERS, *images.IMAGES])
+            raise ValueError(f"unknown figures kind {kind!r} (known: {known})")
+        if not path.exists() or (kind in RENDERERS and not path.is_file()):
+            raise FileNotFoundError(f"figures block: {data} does not exist")
+        if kind in RENDERERS:
+            return m.group(1) + RENDERERS[kind](path) + m.group(5)
+        png = images.picture_path(kind, m["path"])
+        have, caption = images.stamp_of(root / png)
+        if have != images.stamp(kind, path, part or None):
+            if stale is not None:
+                stale.append(png)
+            else:
+                caption = images.draw(kind, path, part or None, root / png)
+        where = page.parent if page else root
+        link = Path(os.path.relpath(root / png, where)).as_posix()
+        drawn = f"drawn by `botorch-bandits docs-figures` from `{m['path']}`"
+        return (
+            m.group(1) + f"![{caption}]({link})\n\n*{caption}; {drawn}.*\n" + m.group(5)
+        )
 
     return BLOCK.sub(body, text)
 
@@ -140,12 +170,14 @@ def pages(root: Path) -> list[Path]:
 
 def update(root: Path, check: bool = False) -> list[Path]:
     """Render every page's blocks; with ``check`` write nothing. Returns the pages
-    whose blocks differed from their files (rewritten unless ``check``)."""
+    whose blocks differed from their files, or whose pictures are older than their
+    data (rewritten and redrawn unless ``check``)."""
     changed = []
     for page in pages(root):
         text = page.read_text()
-        new = render(text, root)
-        if new != text:
+        stale: list[Path] = []
+        new = render(text, root, page, stale if check else None)
+        if new != text or stale:
             changed.append(page)
             if not check:
                 page.write_text(new)
@@ -227,10 +259,47 @@ def collect_finals(run_dir: Path, out: Path) -> int:
     return len(rows)
 
 
+#: the steps per curve :func:`collect_curves` keeps (log-spaced, the last always)
+CURVE_POINTS = 60
+
+
+def collect_curves(run_dir: Path, out: Path, experiments: list[str]) -> int:
+    """From the step CSVs of a ``reproduce`` folder, keep each curve of
+    ``experiments`` at about :data:`CURVE_POINTS` log-spaced steps (the first and the
+    last always) in ``out``, for the docs' pictures; returns the rows written."""
+    kept = []
+    for name in experiments:
+        path = run_dir / f"{name}.csv"
+        if not path.is_file():
+            raise FileNotFoundError(f"{path} does not exist (run `reproduce {name}`)")
+        with open(path, newline="") as fh:
+            rows = list(csv.DictReader(fh))
+        curves: dict[tuple, list[dict]] = {}
+        for r in rows:
+            curves.setdefault((r["problem"], r["algorithm"], r["metric"]), []).append(r)
+        for curve in curves.values():
+            curve.sort(key=lambda r: int(r["step"]))
+            last = int(curve[-1]["step"])
+            wanted = {round(v) for v in np.geomspace(1, last, CURVE_POINTS)} | {last}
+            steps = [int(r["step"]) for r in curve]
+            # the recorded step nearest each wanted one
+            picks = {min(steps, key=lambda s, w=w: abs(s - w)) for w in wanted}
+            kept += [r for r in curve if int(r["step"]) in picks]
+    fields = ["experiment", "problem", "algorithm", "metric", "step", "mean", "se"]
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with open(out, "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=[*fields, "n_seeds"], extrasaction="ignore")
+        w.writeheader()
+        w.writerows(kept)
+    return len(kept)
+
+
 __all__ = [
     "BLOCK",
+    "CURVE_POINTS",
     "FIGURE",
     "RENDERERS",
+    "collect_curves",
     "collect_finals",
     "loose_figures",
     "pages",
