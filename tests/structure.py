@@ -39,7 +39,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
 BENCHMARK_ROOMS: list[tuple[str, ...]] = [
     ("common", "papers"),
     ("reproduction", "ax_benchmark", "demos"),
-    ("studies", "online_benchmark", "figures"),
+    ("studies", "online_benchmark"),
+    ("figures",),  # the docs' pictures draw from every other room
 ]
 #: optional extras (and platform-only modules): the only packages a function may
 #: import locally
@@ -51,6 +52,7 @@ OPTIONAL = {
     "dask",
     "sklearn",
     "threadpoolctl",  # comes with scikit-learn (the lr extra)
+    "PIL",  # Pillow, which matplotlib (the plot extra) requires
     "sqlalchemy",
     "pandas",
     "tabulate",

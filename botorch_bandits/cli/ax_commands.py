@@ -163,6 +163,11 @@ AX_CHECK = Command(
 )
 
 
+#: ``ax-bench --smoke``'s problems (continuous, constrained, mixed types) and strategies
+SMOKE_PROBLEMS = ("branin", "hartmann6-constrained", "mixed")
+SMOKE_STRATEGIES = ("IGP-UCB", "Ax default")
+
+
 def _ax_bench_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--problems",
@@ -202,7 +207,11 @@ def _ax_bench_arguments(parser: argparse.ArgumentParser) -> None:
         "one thread each)",
     )
     parser.add_argument(
-        "--smoke", action="store_true", help="quick check: 1 seed, 8 trials"
+        "--smoke",
+        action="store_true",
+        help="quick check that it runs: 1 seed, 8 trials, and unless given the "
+        f"problems {','.join(SMOKE_PROBLEMS)} and the strategies "
+        f"{','.join(SMOKE_STRATEGIES)} (6 jobs; a verdict needs seeds: none is given)",
     )
     parser.add_argument(
         "--out", default="runs/ax-bench", help="output folder (runs/ax-bench)"
@@ -327,10 +336,15 @@ def _run_bench(args: argparse.Namespace) -> None:
 
     seeds = args.seeds or (1 if args.smoke else 5)
     trials = args.trials or (8 if args.smoke else 60)
+    problems, strategies = _names(args.problems), _names(args.strategies)
+    if args.smoke:  # a few jobs: that everything runs, not which strategy wins
+        if problems is None and args.half is None:
+            problems = list(SMOKE_PROBLEMS)
+        strategies = strategies or list(SMOKE_STRATEGIES)
     result = run_bench(
-        problems=_names(args.problems),
+        problems=problems,
         half=args.half,
-        strategies=_names(args.strategies),
+        strategies=strategies,
         seeds=seeds,
         trials=trials,
         workers=args.workers,

@@ -12,6 +12,7 @@ import hashlib
 import inspect
 import json
 import re
+import textwrap
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -218,7 +219,7 @@ def reproduction_picture(path: Path, part: str | None) -> tuple[Any, str]:
     panels = [(p, m) for p in problems for m in metrics]
     plt = _pyplot()
     fig, axes = plt.subplots(
-        1, len(panels), figsize=(4.6 * len(panels), 3.8), squeeze=False
+        1, len(panels), figsize=(max(4.6 * len(panels), 6.0), 3.8), squeeze=False
     )
     seeds = rows[0]["n_seeds"]
     for ax, (problem, metric) in zip(axes[0], panels, strict=True):
@@ -244,9 +245,19 @@ def reproduction_picture(path: Path, part: str | None) -> tuple[Any, str]:
         ax.set_ylabel(f"{metrics[metric]} (lower is better)", fontsize=8)
         if metric == "simple_regret":
             ax.set_yscale("symlog", linthresh=1e-4)
+        finals = [
+            float(r["mean"])
+            for r in rows
+            if (r["problem"], r["metric"], int(r["step"])) == (problem, metric, horizon)
+        ]
+        if metric == "cumulative_regret" and min(finals) > 0:
+            if max(finals) / min(finals) > 100:  # the curves span decades
+                ax.set_yscale("log")
+                ax.set_ylabel(f"{metrics[metric]}, log scale (lower is better)")
         ax.legend(fontsize=7)
         ax.grid(alpha=0.3)
-    fig.suptitle(f"{exp.title}: {seeds} seeds, mean ± 1 s.e.", fontsize=9)
+    title = f"{exp.title}: {seeds} seeds, mean ± 1 s.e."
+    fig.suptitle(textwrap.fill(title, width=70 * len(panels)), fontsize=9)
     fig.tight_layout()
     return (
         fig,
