@@ -5,6 +5,7 @@ ratio, time, size) outside a block."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -168,7 +169,7 @@ def test_the_pages_show_pictures_drawn_from_their_data() -> None:
         assert kinds <= shown.get(page, set()), (page, shown.get(page))
     # one reproduction picture per paper
     papers = {
-        m["path"].partition("#")[2].split("-")[0][:-4]
+        re.sub(r"\d+$", "", m["path"].partition("#")[2].split("-")[0])
         for page in figures.pages(ROOT)
         for m in figures.BLOCK.finditer(page.read_text())
         if m["kind"] == "reproduction-picture"

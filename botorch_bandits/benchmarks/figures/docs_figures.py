@@ -140,10 +140,10 @@ def render(
         png = images.picture_path(kind, m["path"])
         have, caption = images.stamp_of(root / png)
         if have != images.stamp(kind, path, part or None):
-            if stale is not None:
+            if stale is not None:  # (its caption comes with the drawing)
                 stale.append(png)
-            else:
-                caption = images.draw(kind, path, part or None, root / png)
+                return m.group(0)
+            caption = images.draw(kind, path, part or None, root / png)
         where = page.parent if page else root
         link = Path(os.path.relpath(root / png, where)).as_posix()
         drawn = f"drawn by `botorch-bandits docs-figures` from `{m['path']}`"
