@@ -186,7 +186,7 @@ def test_a_picture_older_than_its_data_is_caught_and_redrawn(tmp_path) -> None:
     block = "<!-- figures: demo-picture docs/data/regret.csv -->\n<!-- /figures -->\n"
     page.write_text(block)
     stale: list[Path] = []
-    assert figures.render(block, tmp_path, page, stale) == block
+    assert figures.render(block, tmp_path, page, stale, draw=False) == block
     png = images.picture_path("demo-picture", "docs/data/regret.csv")
     assert stale == [png] and not (tmp_path / png).exists()  # --check draws nothing
     text = figures.render(block, tmp_path, page)
@@ -194,12 +194,12 @@ def test_a_picture_older_than_its_data_is_caught_and_redrawn(tmp_path) -> None:
     assert "](../figures/demo-regret-csv.png)" in text  # relative to the page
     assert (tmp_path / png).read_bytes().startswith(b"\x89PNG")
     stale.clear()
-    assert figures.render(text, tmp_path, page, stale) == text and stale == []
+    assert figures.render(text, tmp_path, page, stale, False) == text and stale == []
     rows = data.read_text().splitlines()
     last = rows[-1].rsplit(",", 1)
     rows[-1] = f"{last[0]},{float(last[1]) + 1.0}"
     data.write_text("\n".join(rows) + "\n")  # the data changed: the picture is old
-    assert figures.render(text, tmp_path, page, stale) == text and stale == [png]
+    assert figures.render(text, tmp_path, page, stale, False) == text and stale == [png]
     figures.render(text, tmp_path, page)
     have, _ = images.stamp_of(tmp_path / png)
     assert have == images.stamp("demo-picture", data, None)

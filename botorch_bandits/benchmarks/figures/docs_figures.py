@@ -119,13 +119,17 @@ RENDERERS: dict[str, Callable[[Path], str]] = {
 
 
 def render(
-    text: str, root: Path, page: Path | None = None, stale: list[Path] | None = None
+    text: str,
+    root: Path,
+    page: Path | None = None,
+    stale: list[Path] | None = None,
+    draw: bool = True,
 ) -> str:
     """``text`` with every block's body rendered from its file (paths relative to
     ``root``, the repository). An image block's picture is drawn when its stamp
-    differs from its data's; with a list ``stale`` nothing is drawn and such a
-    picture is added to it (``--check``). Links are relative to ``page`` (default:
-    ``root``)."""
+    differs from its data's, and added to the list ``stale`` if one is given; with
+    ``draw=False`` (``--check``) nothing is drawn and such a block is left as it is.
+    Links are relative to ``page`` (default: ``root``)."""
 
     def body(m: re.Match) -> str:
         kind, (data, _, part) = m["kind"], m["path"].partition("#")
@@ -140,8 +144,9 @@ def render(
         png = images.picture_path(kind, m["path"])
         have, caption = images.stamp_of(root / png)
         if have != images.stamp(kind, path, part or None):
-            if stale is not None:  # (its caption comes with the drawing)
+            if stale is not None:
                 stale.append(png)
+            if not draw:  # (its caption comes with the drawing)
                 return m.group(0)
             caption = images.draw(kind, path, part or None, root / png)
         where = page.parent if page else root
@@ -176,7 +181,7 @@ def update(root: Path, check: bool = False) -> list[Path]:
     for page in pages(root):
         text = page.read_text()
         stale: list[Path] = []
-        new = render(text, root, page, stale if check else None)
+        new = render(text, root, page, stale, draw=not check)
         if new != text or stale:
             changed.append(page)
             if not check:

@@ -85,18 +85,19 @@ PIECEWISE_SETTINGS: dict[str, tuple[int, int]] = {
 """Piecewise-stationary problems (Avanesov §4): name -> (pieces K, horizon T)."""
 
 PROBLEM_TITLES: dict[str, str] = {
-    "rkhs-se": "RKHS function, SE kernel",
-    "rkhs-matern52": "RKHS function, Matérn-5/2 kernel",
-    "gp-se": "GP sample, SE kernel",
-    "gp-matern52": "GP sample, Matérn-5/2 kernel",
-    "rosenbrock": "Rosenbrock",
-    "hartmann3": "Hartmann-3",
-    "gp-se-grid1000": "GP sample on a 1000-point grid, SE kernel",
-    "gp-se-grid1000-sv0.5": "GP sample on a 1000-point grid, SE kernel, variance 0.5",
-    "e1": "App. E.1, exact g",
-    "e1-noisy-g": "App. E.1, noisy g",
-    "e2": "App. E.2, exact g",
-    "e2-noisy-g": "App. E.2, noisy g",
+    "rkhs-se": "RKHS function on 100 points of [0, 1] (1-D), SE kernel",
+    "rkhs-matern52": "RKHS function on 100 points of [0, 1] (1-D), Matérn-5/2 kernel",
+    "gp-se": "GP sample on 100 points of [0, 1] (1-D), SE kernel",
+    "gp-matern52": "GP sample on 100 points of [0, 1] (1-D), Matérn-5/2 kernel",
+    "rosenbrock": "Rosenbrock (2-D, 200 points)",
+    "hartmann3": "Hartmann-3 (3-D, 300 points)",
+    "gp-se-grid1000": "GP sample on a 1000-point grid of [0, 1] (1-D), SE kernel",
+    "gp-se-grid1000-sv0.5": "GP sample on a 1000-point grid of [0, 1] (1-D), SE kernel, "
+    "variance 0.5",
+    "e1": "App. E.1 on [0, 6]² (2-D), exact g",
+    "e1-noisy-g": "App. E.1 on [0, 6]² (2-D), noisy g",
+    "e2": "App. E.2 on [0, 2]⁴ (4-D), exact g",
+    "e2-noisy-g": "App. E.2 on [0, 2]⁴ (4-D), noisy g",
 }
 """Readable titles of the problems (plots say these, not the internal names)."""
 
@@ -104,7 +105,8 @@ PROBLEM_TITLES: dict[str, str] = {
 def problem_title(problem: str, steps: int) -> str:
     """A problem's title with the horizon that actually ran."""
     if problem in PIECEWISE_SETTINGS:
-        return f"K = {PIECEWISE_SETTINGS[problem][0]} pieces, T = {steps}"
+        pieces = PIECEWISE_SETTINGS[problem][0]
+        return f"K = {pieces} pieces on a 1000-point grid of [0, 5] (1-D), T = {steps}"
     return f"{PROBLEM_TITLES.get(problem, problem)}, T = {steps}"
 
 
