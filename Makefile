@@ -16,7 +16,9 @@ $(STAMP): pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet "$(TORCH_SPEC)"
-	$(BIN)/python -m pip install --quiet -e ".[dev,ax]"
+	@# setuptools warns in a box that ./botorch_bandits could shadow the installed package:
+	@# here it is that package (the editable install points at it), so the warning is dropped
+	PYTHONWARNINGS="ignore:Editable installation" $(BIN)/python -m pip install --quiet -e ".[dev,ax]"
 	touch $(STAMP)
 
 demo: $(STAMP)

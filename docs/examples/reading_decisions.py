@@ -21,7 +21,7 @@ strategy = bandit_generation_strategy(
     long_term_constraints=True,  # the cost's average over the run at most 0.4
     pending="censor",  # running trials enter the model at y_min ...
     y_min=-1.0,
-    window=6,  # ... and a value arriving 6 trials late stays censored
+    window=6,  # ... and a value more than 6 trials late stays censored
 )
 client.set_generation_strategy(strategy)
 
