@@ -30,6 +30,7 @@ from botorch_bandits.benchmarks.ax_benchmark.runner import (
 )
 from botorch_bandits.benchmarks.ax_benchmark.strategies import strategy_fingerprint
 from botorch_bandits.cli import main
+from botorch_bandits.cli.ax_commands import SMOKE_PROBLEMS, SMOKE_STRATEGIES
 
 
 @pytest.mark.parametrize("name", [n for n, p in PROBLEMS.items() if p.optimizer])
@@ -458,3 +459,20 @@ def test_the_optimizer_gap_compares_with_a_longer_run():
     assert math.isfinite(g["gap"]) and g["long"] >= g["ours"] - 1e-3
     with pytest.raises(ValueError, match="non-float"):
         gap("mixed", 8, 0)
+
+
+@pytest.mark.slow  # 6 jobs of 8 trials (about half a minute)
+def test_smoke_runs_a_few_jobs_of_two_strategies(tmp_path, capsys):
+    """Issue 52: ``--smoke`` ran every problem and strategy (20 minutes); now three
+    problems (continuous, constrained, mixed) with IGP-UCB and Ax's default, one seed
+    of 8 trials, and no verdict (one seed has no standard error)."""
+    out = tmp_path / "smoke"
+    args = ["ax-bench", "--smoke", "--workers", "1", "--no-progress", "--out", str(out)]
+    assert main(args) == 0
+    printed = capsys.readouterr().out
+    assert "3 problems x 2 strategies x 1 seed, 8 trials each: 6 jobs" in printed
+    with open(out / "ax_bench.csv", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert {r["problem"] for r in rows} == set(SMOKE_PROBLEMS)
+    assert {r["strategy"] for r in rows} == set(SMOKE_STRATEGIES)
+    assert "below Ax default: yes" not in printed and "1 seed: no s.e." in printed
