@@ -139,7 +139,9 @@ def test_an_unknown_kind_or_missing_file_is_named(tmp_path) -> None:
 #: the pages that show a picture, and the kinds each shows at least
 PICTURES = {
     "README.md": {"demo-picture"},
+    "docs/index.md": {"demo-picture"},
     "docs/demo.md": {"demo-picture"},
+    "docs/ax.md": {"online-picture"},
     "docs/measured.md": {
         "demo-picture",
         "bench-picture",
