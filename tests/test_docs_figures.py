@@ -228,3 +228,13 @@ def test_a_code_block_is_the_file_as_it_is(tmp_path) -> None:
     assert figures.render(text, tmp_path) == (
         "<!-- figures: code x.py -->\n```python\nprint(1)\n```\n<!-- /figures -->"
     )
+
+
+def test_the_benchmark_picture_ratio_and_its_interval() -> None:
+    r, lo, hi = images._ratio(2.0, 0.0, 1.0, 0.0)
+    assert (r, lo, hi) == (2.0, 2.0, 2.0)
+    r, lo, hi = images._ratio(2.0, 0.2, 1.0, 0.1)  # 10 % each: exp(0.1414) apart
+    assert lo < r < hi and abs(hi / r - 1.1519) < 1e-3 and abs(r / lo - 1.1519) < 1e-3
+    assert images._ratio(0.0, 0.0, 0.0, 0.0) == (1.0, 1.0, 1.0)  # both at the optimum
+    assert images._ratio(0.0, 0.0, 1.0, 0.1)[0] == images.RATIO_RANGE[0]
+    assert images._ratio(1.0, 0.1, 0.0, 0.0)[0] == images.RATIO_RANGE[1]

@@ -1,7 +1,7 @@
 """The pictures on the documentation pages, drawn from the files commands wrote. A
 block ``<!-- figures: KIND PATH[#PART] -->`` of an image kind (:data:`IMAGES`) puts
 a PNG in ``docs/figures/`` and links it; each PNG carries :func:`stamp` (a hash of
-its data, its part and its drawer's code), so ``docs-figures --check`` finds a
+its data, its part and the code that draws it), so ``docs-figures --check`` finds a
 picture that no longer matches its data without redrawing it (pixels differ across
 matplotlib versions; the data and the code do not)."""
 
