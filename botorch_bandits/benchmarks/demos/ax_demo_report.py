@@ -191,7 +191,7 @@ def write_costs(out: Path, result: DemoResult) -> None:
             for run_seed, c in zip(result.seeds, runs, strict=True):
                 w.writerows((s, run_seed, i, float(v)) for i, v in enumerate(c))
     plt = _pyplot()
-    from matplotlib.ticker import FuncFormatter, NullFormatter
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
     fig, ax = plt.subplots(figsize=(6, 4))
     for s, runs in result.seconds.items():
@@ -201,7 +201,8 @@ def write_costs(out: Path, result: DemoResult) -> None:
         x = np.arange(len(c))
         ax.plot(x, c, ".-", label=f"{label(s, result.mode)} (median over seeds)")
     ax.set_yscale("log")
-    # plain numbers on the log axis (0.2, 0.5, 1), not 2×10⁻¹
+    # plain numbers on the log axis (0.1, 0.2, 0.5), not 2×10⁻¹
+    ax.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
     ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
     ax.yaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("number of trials already made")
