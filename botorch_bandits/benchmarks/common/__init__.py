@@ -1,2 +1,3 @@
 """Helpers the benchmarks share: where their jobs run (``executors``: local worker
-processes or a Dask cluster) and summaries over seeds (``summary``)."""
+processes or a Dask cluster), summaries over seeds (``summary``) and what their
+plots share (``plotting``)."""

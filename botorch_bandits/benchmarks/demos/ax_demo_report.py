@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from botorch_bandits._io import atomic_open, atomic_path
+from botorch_bandits.benchmarks.common.plotting import plain_log_ticks, pyplot
 from botorch_bandits.benchmarks.common.summary import mean_and_standard_error
 
 #: what each mode of the bandit is told about f (Ax's default is told nothing)
@@ -128,13 +129,13 @@ def write_regret(out: Path, result: DemoResult) -> None:
     fig = regret_figure(result)
     with atomic_path(out / "regret.png") as tmp:
         fig.savefig(tmp, dpi=120)
-    _close(fig)
+    pyplot().close(fig)
 
 
 def regret_figure(result: DemoResult) -> Any:
     """The figure of ``regret.png`` (and of the docs' main-job picture): cumulative
     regret against the trial, mean ± s.e. over seeds, the initial trials marked."""
-    plt = _pyplot()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(7, 4.5))
     x = np.arange(1, result.trials + 1)
     initial = []
@@ -169,19 +170,6 @@ def regret_figure(result: DemoResult) -> Any:
     return fig
 
 
-def _pyplot() -> Any:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
-def _close(fig: Any) -> None:
-    _pyplot().close(fig)
-
-
 def write_costs(out: Path, result: DemoResult) -> None:
     """``cost.csv`` and ``cost.png``: the seconds of each trial."""
     with atomic_open(out / "cost.csv", "w", newline="") as fh:
@@ -190,8 +178,7 @@ def write_costs(out: Path, result: DemoResult) -> None:
         for s, runs in result.seconds.items():
             for run_seed, c in zip(result.seeds, runs, strict=True):
                 w.writerows((s, run_seed, i, float(v)) for i, v in enumerate(c))
-    plt = _pyplot()
-    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+    plt = pyplot()
 
     fig, ax = plt.subplots(figsize=(6, 4))
     for s, runs in result.seconds.items():
@@ -201,10 +188,7 @@ def write_costs(out: Path, result: DemoResult) -> None:
         x = np.arange(len(c))
         ax.plot(x, c, ".-", label=f"{label(s, result.mode)} (median over seeds)")
     ax.set_yscale("log")
-    # plain numbers on the log axis (0.1, 0.2, 0.5), not 2×10⁻¹
-    ax.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
-    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-    ax.yaxis.set_minor_formatter(NullFormatter())
+    plain_log_ticks(ax.yaxis)
     ax.set_xlabel("number of trials already made")
     ax.set_ylabel("seconds to make the next trial (log scale)")
     ax.set_title(

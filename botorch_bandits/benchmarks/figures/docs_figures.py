@@ -237,6 +237,19 @@ def record(command: list[str], out: Path, root: Path) -> str:
     return done.stdout
 
 
+#: the columns :func:`collect_finals` and :func:`collect_curves` keep
+KEPT_COLUMNS = (
+    "experiment",
+    "problem",
+    "algorithm",
+    "metric",
+    "step",
+    "mean",
+    "se",
+    "n_seeds",
+)
+
+
 def collect_finals(run_dir: Path, out: Path) -> int:
     """From the step CSVs of a ``reproduce`` folder, keep each experiment, problem,
     algorithm and metric's row at its last step (the files themselves are MBs);
@@ -255,10 +268,15 @@ def collect_finals(run_dir: Path, out: Path) -> int:
                 if key not in last or int(r["step"]) >= int(last[key]["step"]):
                     last[key] = r
         rows += last.values()
-    fields = ["experiment", "problem", "algorithm", "metric", "step", "mean", "se"]
+    return _write_rows(out, rows)
+
+
+def _write_rows(out: Path, rows: list[dict]) -> int:
+    """The rows of a reproduction's step CSVs (:data:`KEPT_COLUMNS`) as ``out``;
+    returns how many."""
     out.parent.mkdir(parents=True, exist_ok=True)
     with open(out, "w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=[*fields, "n_seeds"], extrasaction="ignore")
+        w = csv.DictWriter(fh, fieldnames=KEPT_COLUMNS, extrasaction="ignore")
         w.writeheader()
         w.writerows(rows)
     return len(rows)
@@ -290,13 +308,7 @@ def collect_curves(run_dir: Path, out: Path, experiments: list[str]) -> int:
             # the recorded step nearest each wanted one
             picks = {min(steps, key=lambda s, w=w: abs(s - w)) for w in wanted}
             kept += [r for r in curve if int(r["step"]) in picks]
-    fields = ["experiment", "problem", "algorithm", "metric", "step", "mean", "se"]
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with open(out, "w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=[*fields, "n_seeds"], extrasaction="ignore")
-        w.writeheader()
-        w.writerows(kept)
-    return len(kept)
+    return _write_rows(out, kept)
 
 
 __all__ = [

@@ -22,6 +22,7 @@ import numpy as np
 
 from botorch_bandits._io import atomic_path
 from botorch_bandits.benchmarks.ax_benchmark.suite import PROBLEMS
+from botorch_bandits.benchmarks.common.plotting import plain_log_ticks, pyplot
 from botorch_bandits.benchmarks.common.summary import mean_and_standard_error
 from botorch_bandits.benchmarks.demos.ax_demo_report import (
     read_regret,
@@ -38,15 +39,6 @@ FIGURES = Path("docs") / "figures"
 """Where the pictures go, relative to the repository."""
 STAMP_KEY = "botorch-bandits-source"
 CAPTION_KEY = "Description"
-
-
-def _pyplot() -> Any:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
 
 
 def demo_picture(path: Path, part: str | None) -> tuple[Any, str]:
@@ -66,9 +58,9 @@ def bench_picture(path: Path, part: str | None) -> tuple[Any, str]:
     with open(path, newline="") as fh:
         rows = {(r["problem"], r["strategy"]): r for r in csv.DictReader(fh)}
     problems = list(dict.fromkeys(p for p, _ in rows))
-    half = next(iter(rows.values()))["half"]
-    seeds, trials = (next(iter(rows.values()))[k] for k in ("seeds", "trials"))
-    plt = _pyplot()
+    first = next(iter(rows.values()))
+    half, seeds, trials = first["half"], first["seeds"], first["trials"]
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(10, 0.42 * len(problems) + 1.8))
     y = np.arange(len(problems))[::-1]
     for offset, key, marker, name in (
@@ -90,7 +82,7 @@ def bench_picture(path: Path, part: str | None) -> tuple[Any, str]:
         )
     ax.axvline(1.0, color="k", lw=0.8)
     ax.set_xscale("log")
-    _plain_ticks(ax.xaxis)
+    plain_log_ticks(ax.xaxis)
     ax.set_yticks(y, [PROBLEMS[p].title if p in PROBLEMS else p for p in problems])
     ax.tick_params(axis="y", labelsize=8)
     ax.set_xlabel("IGP-UCB ÷ Ax default (left of 1: IGP-UCB lower, better)")
@@ -107,15 +99,6 @@ def bench_picture(path: Path, part: str | None) -> tuple[Any, str]:
         "trials): IGP-UCB's regrets divided by Ax default's, per problem (lower is "
         "better)"
     )
-
-
-def _plain_ticks(axis: Any) -> None:
-    """A log axis labelled 0.5, 1, 2, 5 instead of 5×10⁻¹, 10⁰, 2×10⁰."""
-    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
-
-    axis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
-    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-    axis.set_minor_formatter(NullFormatter())
 
 
 #: a ratio's floor and ceiling on the plot (a simple regret of 0 has no logarithm)
@@ -146,7 +129,7 @@ def online_picture(path: Path, part: str | None) -> tuple[Any, str]:
     jobs = [json.loads(p.read_text()) for p in sorted(path.glob("*.json"))]
     problems = list(dict.fromkeys(j["problem"] for j in jobs))
     strategies = list(dict.fromkeys(j["strategy"] for j in jobs))
-    plt = _pyplot()
+    plt = pyplot()
     cols = 2
     rows = -(-len(problems) // cols)
     fig, axes = plt.subplots(rows, cols, figsize=(11, 3.2 * rows), squeeze=False)
@@ -218,7 +201,7 @@ def reproduction_picture(path: Path, part: str | None) -> tuple[Any, str]:
     problems = list(dict.fromkeys(r["problem"] for r in rows))
     metrics = FAMILY_OF[problems[0]].plot_metrics
     panels = [(p, m) for p in problems for m in metrics]
-    plt = _pyplot()
+    plt = pyplot()
     fig, axes = plt.subplots(
         1, len(panels), figsize=(max(4.6 * len(panels), 6.0), 3.8), squeeze=False
     )
@@ -278,6 +261,7 @@ IMAGES: dict[str, Callable[[Path, str | None], tuple[Any, str]]] = {
 #: the modules whose code draws the pictures: this one, and those of their titles
 DRAWING_MODULES = (
     __name__,
+    "botorch_bandits.benchmarks.common.plotting",
     "botorch_bandits.benchmarks.demos.ax_demo_report",
     "botorch_bandits.benchmarks.ax_benchmark.suite",
     "botorch_bandits.benchmarks.online_benchmark.drift",
@@ -334,7 +318,7 @@ def draw(kind: str, path: Path, part: str | None, png: Path) -> str:
                 CAPTION_KEY: caption,
             },
         )
-    _pyplot().close(fig)
+    pyplot().close(fig)
     return caption
 
 
