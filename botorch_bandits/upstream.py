@@ -185,6 +185,84 @@ def _save_strategy(
     # else a save that failed (errors suppressed): the full save next time
 
 
+#: the storage methods of Ax's ``WithDBSettingsBase`` (the base of ``Client`` and
+#: ``Orchestrator``) that :func:`install_sql_patches` runs on their own engine;
+#: the first two only read
+ROUTED_METHODS = (
+    "_get_experiment_and_generation_strategy_db_id",
+    "_load_experiment_and_generation_strategy",
+    "_maybe_save_experiment_and_generation_strategy",
+    "_save_experiment_to_db_if_possible",
+    "_save_or_update_trials_and_generation_strategy_if_possible",
+    "_save_or_update_trial_in_db_if_possible",
+    "_save_or_update_trials_in_db_if_possible",
+    "_save_generation_strategy_to_db_if_possible",
+    "_update_generation_strategy_in_db_if_possible",
+    "_update_runner_on_experiment_in_db_if_possible",
+    "_update_experiment_properties_in_db",
+    "_save_analysis_card_to_db_if_possible",
+)
+_READS = ROUTED_METHODS[:2]
+
+#: ``(url, saving) -> context manager`` that puts Ax's process-wide session
+#: factory on ``url``'s own for the block (set by :mod:`botorch_bandits.ax.sql`)
+SESSION_ROUTER: Any = None
+#: ``url -> None`` that raises where a save to ``url`` is refused (set by
+#: :mod:`botorch_bandits.ax.sql`: a file :func:`close_storage` let go of)
+SAVE_CHECK: Any = None
+
+
+def _saving_client_methods() -> list[str]:
+    """The public methods of ``ax.Client`` that save (their docstrings say
+    "Saves to database"): checked before they change anything."""
+    from ax import Client
+
+    return sorted(
+        name
+        for name, fn in vars(Client).items()
+        if not name.startswith("_")
+        and callable(fn)
+        and "Saves to database" in (fn.__doc__ or "")
+    )
+
+
+def _checked_first(method: Any) -> Any:
+    """``method`` of ``ax.Client`` refused before it runs where its storage
+    refuses saves (:data:`SAVE_CHECK`): Ax saves after the change, so a refusal
+    at the save would leave a trial in memory that the file never gets."""
+
+    def checked(self: Any, *args: Any, **kwargs: Any) -> Any:
+        config = getattr(self, "_storage_config", None)
+        if SAVE_CHECK is not None and config is not None and config.url:
+            SAVE_CHECK(config.url)
+        return method(self, *args, **kwargs)
+
+    checked.__wrapped__ = method
+    checked.__name__ = method.__name__
+    checked.__doc__ = method.__doc__
+    return checked
+
+
+def _on_own_engine(name: str, method: Any) -> Any:
+    """``method`` run with Ax's session factory on the instance's own URL: Ax's
+    save functions use one process-wide engine, which the latest binding moves,
+    so a ``Client`` made with one file saved into the file bound last."""
+    saving = name not in _READS
+
+    def routed(self: Any, *args: Any, **kwargs: Any) -> Any:
+        settings = getattr(self, "_db_settings", None)
+        url = None if settings is None else settings.url
+        if SESSION_ROUTER is None or settings is None:
+            return method(self, *args, **kwargs)
+        with SESSION_ROUTER(url, saving):
+            return method(self, *args, **kwargs)
+
+    routed.__wrapped__ = method
+    routed.__name__ = method.__name__
+    routed.__doc__ = method.__doc__
+    return routed
+
+
 def install_sql_patches() -> None:
     """Patch Ax's SQL store for the whole process (idempotent): microsecond
     timestamps on SQLite, exact data, and a row of its own for an arm saved with
@@ -192,7 +270,9 @@ def install_sql_patches() -> None:
     :func:`botorch_bandits.ax.sqlite_storage`, :func:`botorch_bandits.ax.load_client`
     and :func:`botorch_bandits.ax.run_trials` with storage; never on import. Also a
     generation strategy's save writes only its new generator runs where nothing
-    else of it changed (:func:`_save_strategy`)."""
+    else of it changed (:func:`_save_strategy`), and each storage method of
+    ``WithDBSettingsBase`` (:data:`ROUTED_METHODS`) runs on its instance's own
+    engine (:func:`_on_own_engine`)."""
     from ax.storage.sqa_store import decoder
     from ax.storage.sqa_store import with_db_settings_base as base
     from ax.storage.sqa_store.encoder import Encoder
@@ -210,6 +290,15 @@ def install_sql_patches() -> None:
     Encoder.data_to_sqa = _data_to_sqa
     decoder.pd = PrecisePandas()  # the decoder reads data with pd.read_json
     base._save_generation_strategy_to_db_if_possible = _save_strategy
+    cls = base.WithDBSettingsBase
+    for name in ROUTED_METHODS:
+        _ORIGINALS[f"method:{name}"] = cls.__dict__[name]
+        setattr(cls, name, _on_own_engine(name, cls.__dict__[name]))
+    from ax import Client
+
+    for name in _saving_client_methods():
+        _ORIGINALS[f"client:{name}"] = vars(Client)[name]
+        setattr(Client, name, _checked_first(vars(Client)[name]))
 
 
 def uninstall_sql_patches() -> None:
@@ -227,6 +316,12 @@ def uninstall_sql_patches() -> None:
     Encoder.data_to_sqa = _ORIGINALS.pop("data_to_sqa")
     decoder.pd = _ORIGINALS.pop("decoder_pd")
     base._save_generation_strategy_to_db_if_possible = _ORIGINALS.pop("save_strategy")
+    for name in ROUTED_METHODS:
+        setattr(base.WithDBSettingsBase, name, _ORIGINALS.pop(f"method:{name}"))
+    from ax import Client
+
+    for key in [k for k in _ORIGINALS if k.startswith("client:")]:
+        setattr(Client, key[len("client:") :], _ORIGINALS.pop(key))
     _ARM_OWNERS.clear()
     _STRATEGY_SAVED.clear()
 
@@ -283,6 +378,11 @@ def attach_to_client(client: Any, experiment: Any, strategy: Any) -> None:
 def client_experiment(client: Any) -> Any:
     """The experiment of an ``ax.Client`` (raises if none is configured)."""
     return client._experiment
+
+
+def client_has_experiment(client: Any) -> bool:
+    """Whether an ``ax.Client`` has an experiment configured (or loaded)."""
+    return getattr(client, "_maybe_experiment", None) is not None
 
 
 def client_generation_strategy(client: Any, choose: bool = False) -> Any:

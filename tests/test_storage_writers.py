@@ -112,8 +112,8 @@ def test_two_writers_at_once_one_writes_the_other_is_told(tmp_path) -> None:
 
 def test_the_storage_functions_hold_the_lock_until_closed(tmp_path) -> None:
     """``sqlite_storage`` takes the lock and holds it while the process is bound to
-    the file; another process is refused meanwhile; binding another file or
-    ``close_storage`` lets go; ``load_client(read_only=True)`` takes no lock and
+    the file; another process is refused meanwhile, also after the process binds
+    another file; ``close_storage`` lets go; ``load_client(read_only=True)`` takes no lock and
     saves nothing."""
     path, other = tmp_path / "a.db", tmp_path / "b.db"
     client = _new_experiment(path)
@@ -146,8 +146,11 @@ def test_the_storage_functions_hold_the_lock_until_closed(tmp_path) -> None:
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split() == ["4", "None"]
     assert _indices(path) == [0, 1, 2, 3]  # the reader's trial was not saved
-    # binding another file lets go of the first
+    # binding another file keeps the first one's lock: the first Client still
+    # saves to it; close_storage(path) lets go of one file, close_storage() of all
     _new_experiment(other)
+    assert lock.exists() and "running" in other_process()
+    close_storage(path)
     assert not lock.exists() and other_process() == "took it"
     close_storage()
     assert not Path(f"{other}.lock").exists()

@@ -397,3 +397,32 @@ def test_copy_db_ids_exists(sql_store):
         "walks the decoded runner's attributes on the saved one "
         "(DetachedExecutorRunner relies on it)",
     )
+
+
+def test_every_storage_method_of_ax_runs_on_its_own_engine(sql_store):
+    """The storage functions route each of ``WithDBSettingsBase``'s storage methods
+    to the instance's own file (several files in one process): a storage method
+    Ax adds is one the routing misses, so the list is pinned to the class."""
+    from ax import Client
+    from ax.storage.sqa_store.with_db_settings_base import WithDBSettingsBase
+
+    own = {
+        name
+        for name, value in vars(WithDBSettingsBase).items()
+        if callable(value) and not name.startswith("__")
+    }
+    plain = {"_get_default_db_settings"}  # no database access
+    assert own - plain == set(upstream.ROUTED_METHODS), _changed(
+        "ax-platform",
+        "WithDBSettingsBase's storage methods",
+        f"{sorted(own - plain)} (routed: {sorted(upstream.ROUTED_METHODS)})",
+    )
+    for name in upstream.ROUTED_METHODS:
+        assert (
+            getattr(WithDBSettingsBase, name).__module__ == "botorch_bandits.upstream"
+        )
+    saving = upstream._saving_client_methods()
+    assert {"get_next_trials", "complete_trial", "attach_data"} <= set(saving), (
+        _changed("ax-platform", "Client's docstrings", "'Saves to database'")
+    )
+    assert all(getattr(Client, name).__wrapped__ for name in saving)

@@ -3,8 +3,8 @@
 continue in another process, and the one-writer :func:`writer_lock`, which both
 storage functions take. Both install the SQL patches of :mod:`botorch_bandits.upstream`
 (microsecond timestamps, exact data, arms re-pulled keep their rows, batch trials
-keep theirs), and bind Ax's process-wide engine to their file: one file at a time
-in a process (see docs/ax.md)."""
+keep theirs) and route each ``Client``'s saves to its own file: several files in one
+process each keep their experiments and their writer locks (see docs/ax.md)."""
 
 from __future__ import annotations
 
@@ -21,8 +21,14 @@ from botorch_bandits import upstream
 from botorch_bandits.upstream import install_sql_patches as install_patches
 from botorch_bandits.upstream import uninstall_sql_patches as uninstall_patches
 
-
 # ------------------------------------------------------------------------ engine
+# one session factory (an engine without a connection pool) per database URL: each
+# ``Client`` saves through the factory of its own ``StorageConfig`` (:func:`_routed`)
+_FACTORIES: dict[str, Any] = {}
+# serializes the swaps of Ax's process-wide factory in :func:`_routed`
+_ROUTE_GUARD = threading.RLock()
+
+
 def _engine_url() -> str | None:
     """The URL Ax's process-wide engine is bound to (``None``: none yet)."""
     from ax.storage.sqa_store import db
@@ -30,14 +36,30 @@ def _engine_url() -> str | None:
     return None if db.SESSION_FACTORY is None else str(db.get_engine().url)
 
 
-def _init_engine(url: str) -> None:
-    """Ax's process-wide engine on ``url``, with no connection pool (2.x pools a
-    file's connections; 1.4 did not) and a full disk named (:func:`_name_the_file_on_errors`)."""
+def _factory(url: str) -> Any:
+    """The session factory of ``url`` (made on first use): an engine with no
+    connection pool (2.x pools a file's connections; 1.4 did not) and a full disk
+    named (:func:`_name_the_file_on_errors`)."""
     from ax.storage.sqa_store import db
+    from sqlalchemy.orm import scoped_session, sessionmaker
     from sqlalchemy.pool import NullPool
 
-    db.init_engine_and_session_factory(url=url, force_init=True, poolclass=NullPool)
-    _name_the_file_on_errors(db.get_engine())
+    factory = _FACTORIES.get(url)
+    if factory is None:
+        engine = db.create_mysql_engine_from_url(url=url, poolclass=NullPool)
+        _name_the_file_on_errors(engine)
+        factory = scoped_session(
+            sessionmaker(bind=engine, expire_on_commit=db.EXPIRE_ON_COMMIT)
+        )
+        _FACTORIES[url] = factory
+    return factory
+
+
+def _init_engine(url: str) -> None:
+    """Ax's process-wide session factory on ``url``'s own (:func:`_factory`)."""
+    from ax.storage.sqa_store import db
+
+    db.SESSION_FACTORY = _factory(url)
 
 
 def _bind_engine(url: str, argument: str) -> None:
@@ -54,6 +76,53 @@ def _bind_engine(url: str, argument: str) -> None:
         if previous is not None and previous != url:  # back to the last good file
             _init_engine(previous)
         raise ValueError(_unusable(url[len("sqlite:///") :], argument, err)) from err
+
+
+@contextlib.contextmanager
+def _routed(url: str | None, saving: bool = True) -> Iterator[None]:
+    """For the block, Ax's process-wide session factory is ``url``'s own, so a
+    ``Client`` (or ``Orchestrator``) saves to and loads from the file it was made
+    with, whichever file the process bound last. A file the storage functions
+    bound and :func:`close_storage` let go of is refused for a save
+    (``saving``): its writer lock is gone (another process may write it now);
+    reading it stays allowed. ``url=None`` (Ax's ``creator`` settings):
+    Ax's own factory, as it is. Installed by :func:`install_patches` around every
+    storage method of Ax's ``WithDBSettingsBase``; the swaps are serialized across
+    threads."""
+    if url is None:
+        yield
+        return
+    from ax.storage.sqa_store import db
+
+    if saving:
+        _check_saving(url)
+    with _ROUTE_GUARD:
+        previous = db.SESSION_FACTORY
+        db.SESSION_FACTORY = _factory(url)
+        try:
+            yield
+        finally:
+            db.SESSION_FACTORY = previous
+
+
+def _check_saving(url: str) -> None:
+    """Refuse a save to a file that :func:`close_storage` let go of (and that no
+    storage function bound again since)."""
+    if not url.startswith("sqlite:///"):
+        return
+    path = Path(url[len("sqlite:///") :])
+    if path in _LET_GO and path not in _BOUND:
+        raise RuntimeError(
+            f"{path} was let go by close_storage(): a Client made with it saves "
+            "nothing more (its writer lock is released, another process may be "
+            "writing the file); nothing was changed. Continue from the file with "
+            f"load_client(experiment_name, {str(path)!r}), or bind it again with "
+            f"sqlite_storage({str(path)!r})."
+        )
+
+
+upstream.SESSION_ROUTER = _routed
+upstream.SAVE_CHECK = _check_saving
 
 
 def _name_the_file_on_errors(engine: Any) -> None:
@@ -118,13 +187,15 @@ def sqlite_storage(path: str | os.PathLike) -> Any:
     """An ``ax.api.configs.StorageConfig`` for the SQLite file ``path`` (made
     absolute; created with Ax's tables if new; an existing file is kept, with its
     experiments). Takes the file's writer lock (:func:`writer_lock`) and holds it
-    while the process writes to the file -- until it binds another file,
-    :func:`close_storage`, or ends -- so a second process that opens the file to
-    write gets :class:`DatabaseBusyError` naming the holder instead of sharing it
-    (two writers gave two trials one index, and lost data, silently). Binds Ax's
-    process-wide engine to this file (one file at a time) and installs the SQL
-    patches (:func:`botorch_bandits.upstream.install_sql_patches`) that the saves
-    of the bandit strategy rely on.
+    while the process writes to the file -- until :func:`close_storage` or the
+    process ends -- so a second process that opens the file to write gets
+    :class:`DatabaseBusyError` naming the holder instead of sharing it (two
+    writers gave two trials one index, and lost data, silently). Several files
+    in one process: each ``Client`` saves to the file it was made with and the
+    lock of each is held (:func:`install_patches` routes Ax's saves); Ax's
+    process-wide engine is left on the latest file. Installs the SQL patches
+    (:func:`botorch_bandits.upstream.install_sql_patches`) that the saves of the
+    bandit strategy rely on.
 
     Example::
 
@@ -140,9 +211,11 @@ def sqlite_storage(path: str | os.PathLike) -> Any:
 
 
 def _bind(db: Path, url: str, argument: str) -> None:
-    """Take ``db``'s writer lock, bind Ax's engine to it, then let go of the file
-    bound before (a busy or unusable file leaves the binding as it was)."""
-    if _BOUND and _BOUND[0] == db:
+    """Take ``db``'s writer lock (once: a file bound already keeps its one
+    hold), create Ax's tables in it and point Ax's process-wide engine at it (a
+    busy or unusable file leaves every binding as it was). Files bound before
+    stay bound, their locks held, until :func:`close_storage`."""
+    if db in _BOUND:
         _bind_engine(url, argument)
         return
     _acquire(db)
@@ -151,9 +224,8 @@ def _bind(db: Path, url: str, argument: str) -> None:
     except BaseException:
         _release(db)
         raise
-    if _BOUND:
-        _release(_BOUND.pop())
     _BOUND.append(db)
+    _LET_GO.discard(db)
 
 
 #: Alias of :func:`sqlite_storage`.
@@ -164,13 +236,16 @@ class DatabaseBusyError(RuntimeError):
     """Another process holds the writer lock of a SQLite file."""
 
 
-# the writer locks this process holds: database path -> [lock file descriptor,
-# number of holders in this process]
-_HELD: dict[Path, list[int]] = {}
+# the writer locks this process holds: the database file's (device, inode) ->
+# [descriptor of the database file (flocked), number of holders in this
+# process, descriptor of the ``<path>.lock`` file that names the holder's pid]
+_HELD: dict[tuple[int, int], list[int]] = {}
 _HELD_GUARD = threading.Lock()
-# the file this process's storage functions bound Ax's engine to, and hold the
-# writer lock of (see :func:`sqlite_storage`)
+# the files this process's storage functions bound, in order, each holding its
+# writer lock once (see :func:`sqlite_storage`)
 _BOUND: list[Path] = []
+# the files :func:`close_storage` let go of (a save to one is refused)
+_LET_GO: set[Path] = set()
 
 
 def _lock_path(db: Path) -> Path:
@@ -183,18 +258,42 @@ def _lock_path(db: Path) -> Path:
 HOLDER_PID_WAIT = 2.0
 
 
-def _holder(fd: int) -> str:
-    """Who holds the lock on ``fd``'s file: its pid (written by the holder, waited
-    for up to :data:`HOLDER_PID_WAIT` seconds), and whether that process still
-    runs."""
-    deadline = time.monotonic() + HOLDER_PID_WAIT
-    text = os.pread(fd, 32, 0).decode(errors="replace").strip()
-    while not text.isdigit() and time.monotonic() < deadline:
-        time.sleep(0.01)
-        text = os.pread(fd, 32, 0).decode(errors="replace").strip()
-    if not text.isdigit():
-        return "pid unknown: the holder has not written it yet"
-    pid = int(text)
+def _locker_pid(st: os.stat_result) -> int | None:
+    """The pid holding a ``flock`` on the file ``st`` describes, from Linux's
+    ``/proc/locks`` (``None`` where there is none, or no such file)."""
+    where = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    try:
+        lines = Path("/proc/locks").read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        parts = line.split()
+        if "->" in parts:  # a waiter, not a holder
+            continue
+        if len(parts) >= 6 and parts[1] == "FLOCK" and parts[5] == where:
+            pid = parts[4]
+            if pid.isdigit() and int(pid) > 0:
+                return int(pid)
+    return None
+
+
+def _holder(db: Path, fd: int) -> str:
+    """Who holds the lock on ``fd``'s file: its pid (from ``/proc/locks``, else
+    the ``<db>.lock`` file the holder writes, waited for up to
+    :data:`HOLDER_PID_WAIT` seconds), and whether that process still runs."""
+    pid = _locker_pid(os.fstat(fd))
+    if pid is None:
+        deadline = time.monotonic() + HOLDER_PID_WAIT
+        text = ""
+        while True:
+            with contextlib.suppress(OSError):
+                text = _lock_path(db).read_text(errors="replace").strip()
+            if text.isdigit() or time.monotonic() >= deadline:
+                break
+            time.sleep(0.01)
+        if not text.isdigit():
+            return "pid unknown: the holder has not written it yet"
+        pid = int(text)
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -209,56 +308,58 @@ def _holder(fd: int) -> str:
 
 def _acquire(db: Path) -> None:
     """Take (or, held by this process already, count once more) the writer lock
-    of ``db``: an exclusive ``flock`` on ``<db>.lock``, which the OS releases when
-    the process dies, even by SIGKILL. Its descriptor is closed at ``exec`` and, in
-    a child this process forks (a pool worker), at the fork (:func:`_forked`), so
-    no other process keeps it after the writer is gone."""
+    of ``db``: an exclusive ``flock`` on the database file itself, so the lock
+    holds for the file whatever path (a hard link, a symbolic link) names it;
+    the OS releases it when the process dies, even by SIGKILL. SQLite's own locks
+    are POSIX record locks, which ``flock`` does not touch. The pid is written to
+    ``<db>.lock`` for people and for a refused process without ``/proc/locks``.
+    The descriptors are closed at ``exec`` and, in a child this process forks (a
+    pool worker), at the fork (:func:`_forked`), so no other process keeps the
+    lock after the writer is gone. Creates ``db`` (empty) if it does not exist."""
     import fcntl
 
     with _HELD_GUARD:
-        if db in _HELD:  # this process holds it: one more holder
-            _HELD[db][1] += 1
+        pidfile = _lock_path(db)
+        pid_fd = _open_lock(pidfile, db)  # refuses a symbolic link first
+        try:
+            fd = os.open(db, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        except BaseException:
+            os.close(pid_fd)
+            raise
+        st = os.fstat(fd)
+        key = (st.st_dev, st.st_ino)
+        if key in _HELD:  # this process holds it: one more holder
+            os.close(fd)  # closing it keeps SQLite's locks: none is open now
+            os.close(pid_fd)
+            _HELD[key][1] += 1
             return
-        lock = _lock_path(db)
-        while True:
-            fd = _open_lock(lock, db)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                holder = _holder(fd)
-                os.close(fd)
-                raise DatabaseBusyError(
-                    f"{db} is in use by another process ({holder}): one writer per "
-                    "database; wait for it to finish or stop it first (or read it "
-                    "with load_client(..., read_only=True))."
-                ) from None
-            # the holder before us removes the file as it lets go: a lock on a
-            # file no longer at the path is no lock; open the path again
-            here = os.fstat(fd)
-            try:
-                now = os.stat(lock, follow_symlinks=False)
-            except FileNotFoundError:
-                now = None
-            if now is not None and (now.st_dev, now.st_ino) == (
-                here.st_dev,
-                here.st_ino,
-            ):
-                break
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = _holder(db, fd)
             os.close(fd)
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, str(os.getpid()).encode(), 0)
-        _HELD[db] = [fd, 1]
+            os.close(pid_fd)
+            raise DatabaseBusyError(
+                f"{db} is in use by another process ({holder}): one writer per "
+                "database; wait for it to finish or stop it first (or read it "
+                "with load_client(..., read_only=True))."
+            ) from None
+        os.ftruncate(pid_fd, 0)
+        os.pwrite(pid_fd, str(os.getpid()).encode(), 0)
+        _HELD[key] = [fd, 1, pid_fd]
 
 
 def _forked() -> None:
     """In a child just forked: close the inherited descriptors of the parent's
     writer locks (closing, not unlocking: the parent keeps its lock), so that a
     worker that outlives its parent holds none."""
-    for fd, _ in _HELD.values():
-        with contextlib.suppress(OSError):
-            os.close(fd)
+    for fd, _, pid_fd in _HELD.values():
+        for each in (fd, pid_fd):
+            with contextlib.suppress(OSError):
+                os.close(each)
     _HELD.clear()
     _BOUND.clear()
+    _FACTORIES.clear()
 
 
 os.register_at_fork(after_in_child=_forked)
@@ -266,17 +367,23 @@ os.register_at_fork(after_in_child=_forked)
 
 def _release(db: Path) -> None:
     """One holder of ``db``'s writer lock in this process lets go; the last one
-    removes the lock file and releases the lock."""
+    removes the ``<db>.lock`` file and releases the lock."""
     with _HELD_GUARD:
-        held = _HELD.get(db)
+        try:
+            st = os.stat(db)
+        except FileNotFoundError:
+            return
+        key = (st.st_dev, st.st_ino)
+        held = _HELD.get(key)
         if held is None:
             return
         held[1] -= 1
         if held[1] > 0:
             return
-        del _HELD[db]
+        del _HELD[key]
         with contextlib.suppress(FileNotFoundError):
             os.unlink(_lock_path(db))  # no lock file is left behind
+        os.close(held[2])
         os.close(held[0])  # releases the lock
 
 
@@ -284,14 +391,17 @@ def _release(db: Path) -> None:
 def writer_lock(path: str | os.PathLike) -> Iterator[Path]:
     """Hold the one-writer lock of the SQLite file ``path`` for the block.
 
-    The lock is an exclusive ``flock`` on ``<path>.lock``: released by the OS when
-    the process dies (even by SIGKILL), so a killed run never leaves a stale
-    lock; never kept by a process the holder forks or starts (a pool worker); the
-    file is removed when the last holder lets go. Within one process the lock is
-    re-entrant (:func:`sqlite_storage` and :func:`load_client` hold it too).
-    Another process gets :class:`DatabaseBusyError` at once, naming the file and
-    the holder's pid and whether it still runs -- never two writers appending
-    trials to one experiment.
+    The lock is an exclusive ``flock`` on the database file itself (created
+    empty if new), so it holds for the file under any path that names it (a hard
+    link too): released by the OS when the process dies (even by SIGKILL), so a
+    killed run never leaves a stale lock; never kept by a process the holder
+    forks or starts (a pool worker). The holder's pid is written to
+    ``<path>.lock``, which is removed when the last holder lets go. Within one
+    process the lock is re-entrant (:func:`sqlite_storage` and
+    :func:`load_client` hold it too). Another process gets
+    :class:`DatabaseBusyError` at once, naming the file and the holder's pid and
+    whether it still runs -- never two writers appending trials to one
+    experiment.
 
     Example::
 
@@ -307,16 +417,30 @@ def writer_lock(path: str | os.PathLike) -> Iterator[Path]:
         _release(db)
 
 
-def close_storage() -> None:
-    """Let go of the file the storage functions bound: its writer lock is
-    released (another process may write to it now) and Ax's engine closes its
-    connections. A ``Client`` made with it must not be used to save afterwards."""
-    from ax.storage.sqa_store import db
-
-    if _BOUND:
-        _release(_BOUND.pop())
-    if db.SESSION_FACTORY is not None:
-        db.get_engine().dispose()
+def close_storage(path: str | os.PathLike | None = None) -> None:
+    """Let go of a file the storage functions bound (``path``), or of every one
+    (``None``): its writer lock is released (another process may write to it
+    now) and its engine closes its connections. A ``Client`` made with it then
+    refuses to save (a ``RuntimeError`` naming the file): continue from the file
+    with :func:`load_client`, or bind it again with :func:`sqlite_storage`."""
+    if path is None:
+        files = list(_BOUND)
+    else:
+        db = _check_path(path, "path")
+        if db not in _BOUND:
+            raise ValueError(
+                f"`path`: {db} is not bound by sqlite_storage() or load_client() "
+                f"in this process; bound: {[str(p) for p in _BOUND] or 'none'}."
+            )
+        files = [db]
+    for db in files:
+        _BOUND.remove(db)
+        _LET_GO.add(db)
+        factory = _FACTORIES.get(f"sqlite:///{db}")
+        if factory is not None:
+            factory.remove()
+            factory.bind.dispose()
+        _release(db)
 
 
 def _open_lock(lock: Path, db: Path) -> int:
