@@ -58,7 +58,8 @@ def _models() -> tuple[ModelListGP, SingleTaskGP, SingleTaskGP]:
     X = torch.rand(8, 2, generator=g, dtype=torch.double)
     f = SingleTaskGP(X, (X.sum(-1, keepdim=True) - 1).sin())
     c = SingleTaskGP(X, X[:, :1] - 0.4)
-    return ModelListGP(f, c), f, c
+    model = ModelListGP(f, c).eval()  # its hyperparameters as they are: not fitted
+    return model, f, c
 
 
 def test_penalized_ucb_is_the_lagrangian_of_the_bounds() -> None:

@@ -2,7 +2,7 @@
 
 from botorch_bandits.acquisition import input_constructors  # noqa: F401 (registers)
 from botorch_bandits.acquisition._common import num_observations
-from botorch_bandits.acquisition.penalized import PenalizedUCB
+from botorch_bandits.acquisition.penalized import PenalizedUCB, UnfittedModelWarning
 from botorch_bandits.acquisition.practical import (
     practical_acquisition,
     practical_confidence,
@@ -23,6 +23,7 @@ __all__ = [
     "GPThompsonSamplingSDF",
     "PenalizedUCB",
     "TrustRegionAcquisition",
+    "UnfittedModelWarning",
     "draw_posterior_paths",
     "num_observations",
     "practical_acquisition",

@@ -8,14 +8,48 @@ Eryilmaz's Algorithms 2 / 3; the multipliers come from
 from __future__ import annotations
 
 import math
+import warnings
 
 import torch
 from botorch.acquisition import AcquisitionFunction
 from botorch.models.model import Model
 from botorch.utils.transforms import t_batch_mode_transform
+from gpytorch.models import ExactGP
 from torch import Tensor
 
-__all__ = ["PenalizedUCB"]
+__all__ = ["PenalizedUCB", "UnfittedModelWarning"]
+
+
+class UnfittedModelWarning(UserWarning):
+    """A GP of the model given to :class:`PenalizedUCB` is in training mode: it was
+    never fitted (``fit_gpytorch_mll`` leaves a fitted model in eval mode)."""
+
+
+def _model_dtype(model: Model) -> torch.dtype | None:
+    """The one floating dtype of the model's parameters and training inputs
+    (``None``: it has none); several are refused, naming them."""
+    tensors = [p for p in model.parameters()]
+    for sub in model.modules():
+        inputs = getattr(sub, "train_inputs", None)
+        if isinstance(inputs, tuple):
+            tensors += [t for t in inputs if isinstance(t, Tensor)]
+    dtypes = sorted({str(t.dtype) for t in tensors if t.is_floating_point()})
+    if len(dtypes) > 1:
+        raise ValueError(
+            f"`model` mixes dtypes {dtypes} across its outputs: build every GP in "
+            "one dtype (torch.double, as BoTorch recommends)."
+        )
+    return getattr(torch, dtypes[0].split(".")[-1]) if dtypes else None
+
+
+def _unfitted(model: Model) -> list[int]:
+    """The outputs of ``model`` whose GP is in training mode (never fitted)."""
+    subs = getattr(model, "models", None) or [model]
+    return [
+        i
+        for i, sub in enumerate(subs)
+        if any(m.training for m in sub.modules() if isinstance(m, ExactGP))
+    ]
 
 
 def _vector(name: str, value: Tensor | float | list, m: int, minimum: float) -> Tensor:
@@ -92,10 +126,27 @@ class PenalizedUCB(AcquisitionFunction):
         self.maximize = bool(maximize)
         self.register_buffer("multipliers", _vector("multipliers", multipliers, m, 0.0))
         self.register_buffer("bounds", _vector("bounds", bounds, m, -math.inf))
+        self.model_dtype = _model_dtype(model)
+        unfitted = _unfitted(model)
+        if unfitted:
+            warnings.warn(
+                f"PenalizedUCB: the GP(s) of output(s) {unfitted} of `model` are in "
+                "training mode, i.e. never fitted: they read with GPyTorch's initial "
+                "hyperparameters. Fit them first (fit_gpytorch_mll leaves them in "
+                "eval mode), or call model.eval() where their hyperparameters are set "
+                "by hand.",
+                UnfittedModelWarning,
+                stacklevel=2,
+            )
 
     @t_batch_mode_transform(expected_q=1)
     def forward(self, X: Tensor) -> Tensor:
         """``batch x 1 x d`` -> ``batch``."""
+        if self.model_dtype is not None and X.dtype != self.model_dtype:
+            raise ValueError(
+                f"`X` is {X.dtype} but the model is {self.model_dtype}: give X (with "
+                "optimize_acqf, its `bounds`) in the model's dtype."
+            )
         posterior = self.model.posterior(X)
         mean = posterior.mean.squeeze(-2)  # batch x outputs
         sd = posterior.variance.clamp_min(0).sqrt().squeeze(-2)

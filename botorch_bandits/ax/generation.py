@@ -47,7 +47,7 @@ from botorch_bandits.core.options import (
 )
 from botorch_bandits.models import FeatureCache, one_thread
 from botorch_bandits.upstream import float_fit_time, generator_key, set_gen_metadata
-from botorch_bandits.validation import check_count
+from botorch_bandits.validation import check_count, did_you_mean
 
 __all__ = [
     "ALGORITHMS",
@@ -238,6 +238,32 @@ class BanditNode(ExternalGenerationNode):
         return gr
 
 
+#: the strategy's own arguments, beside the node's options
+STRATEGY_ARGUMENTS = (
+    "algorithm",
+    "num_init",
+    "seed",
+    "mode",
+    "initialize_with_center",
+    "use_existing_trials_for_initialization",
+)
+
+
+def _refuse_unknown(node_kwargs: dict[str, Any]) -> None:
+    """An unknown option of :func:`bandit_generation_strategy` raises a
+    ``TypeError`` that suggests the closest of its arguments and the node's
+    options (``num_inits`` -> ``num_init``)."""
+    known = (*STRATEGY_ARGUMENTS, *FLAT_DEFAULTS)
+    unknown = sorted(set(renamed(node_kwargs, warn=False)) - set(known))
+    if unknown:
+        hints = "".join(did_you_mean(u, known) for u in unknown)
+        raise TypeError(
+            f"Unknown option(s) {unknown} of bandit_generation_strategy.{hints} Its "
+            f"arguments are {list(STRATEGY_ARGUMENTS)}, and the node's options "
+            f"{list(FLAT_DEFAULTS)}."
+        )
+
+
 def bandit_generation_strategy(
     algorithm: str = "IGP-UCB",
     num_init: int | None = None,
@@ -279,6 +305,7 @@ def bandit_generation_strategy(
     default acquisition) under the same steps: an extension's effect apart from the
     rule's. The measurements and when to prefer Ax's default:
     docs/guide/which-algorithm.md."""
+    _refuse_unknown(node_kwargs)
     if num_init is None:  # Ax's own default initialization budget in practice
         num_init = 5 if mode == "practical" else 3
     check_count("num_init", num_init, 1)

@@ -23,7 +23,7 @@ from botorch_bandits.ax.space import DecisionSet, Space
 from botorch_bandits.core import Domain, History, TrialRecord
 from botorch_bandits.core.steps.restarts import drift_state
 from botorch_bandits.hyperparameters import Hyperparameters
-from botorch_bandits.upstream import client_experiment
+from botorch_bandits.upstream import client_experiment, client_has_experiment
 
 _GONE = (TrialStatus.FAILED, TrialStatus.ABANDONED)
 #: an outcome constraint as (metrics, weights, sign, bound): g = s (sum w m - b) <= 0
@@ -418,7 +418,7 @@ def decision_metadata(source: Any) -> dict[int, dict[str, Any]]:
     are listed in docs/ax.md). Trials the node did not make (the initial ones,
     attached ones) are left out. ``source``: an ``ax.Client`` or its
     ``Experiment``; a copy, so changing it changes nothing stored."""
-    exp = source if isinstance(source, Experiment) else client_experiment(source)
+    exp = _experiment_of(source)
     out: dict[int, dict[str, Any]] = {}
     for index in sorted(exp.trials):
         runs = exp.trials[index].generator_runs
@@ -426,6 +426,26 @@ def decision_metadata(source: Any) -> dict[int, dict[str, Any]]:
         if "pending_view" in meta and "t" in meta:  # the decision core's record
             out[index] = copy.deepcopy(dict(meta))
     return out
+
+
+def _experiment_of(source: Any) -> Experiment:
+    """The experiment of ``source`` (an ``ax.Client`` with one, or an
+    ``Experiment``); anything else is refused naming the argument."""
+    from ax import Client
+
+    if isinstance(source, Experiment):
+        return source
+    if isinstance(source, Client):
+        if not client_has_experiment(source):
+            raise ValueError(
+                "`source`: the Client has no experiment yet (configure_experiment "
+                "or load_client first); there is nothing decided to read."
+            )
+        return client_experiment(source)
+    raise ValueError(
+        "`source` must be an ax.Client or an ax Experiment, got "
+        f"{type(source).__name__} ({source!r})."
+    )
 
 
 def decision_table(source: Any) -> Any:

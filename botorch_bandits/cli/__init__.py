@@ -86,8 +86,19 @@ def build_parser() -> argparse.ArgumentParser:
 
 class Terminated(KeyboardInterrupt):
     """SIGTERM (``kill``, ``timeout``, systemd, a container stop, a batch
-    scheduler), raised where the signal lands: every clean-up a Ctrl-C runs runs
-    for it too (a ``KeyboardInterrupt``); the command exits 143."""
+    scheduler) or SIGHUP (the terminal or SSH session closed), raised where the
+    signal lands: every clean-up a Ctrl-C runs runs for it too (a
+    ``KeyboardInterrupt``); the command exits 128 + the signal's number (143,
+    129)."""
+
+
+#: the signals a command stops on cleanly, with the resume hint: Ctrl-C, and the
+#: ones that end a process by default (SIGHUP where the platform has it)
+STOP_SIGNALS = tuple(
+    getattr(signal, name)
+    for name in ("SIGINT", "SIGTERM", "SIGHUP")
+    if hasattr(signal, name)
+)
 
 
 class _NotTheInterrupt(logging.Filter):
@@ -128,7 +139,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     def on_signal(signum: int, frame: Any) -> None:
         interrupted.append(signum)  # remembered: the error it causes is the signal
-        raise Terminated if signum == signal.SIGTERM else KeyboardInterrupt
+        raise Terminated if signum != signal.SIGINT else KeyboardInterrupt
 
     def on_unraisable(unraisable: Any) -> None:
         # a signal that landed inside a finalizer (a weakref callback, a __del__:
@@ -148,14 +159,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     sys.unraisablehook = on_unraisable
     previous: dict[int, Any] = {}
     if threading.current_thread() is threading.main_thread():
-        # (a background job started with SIGINT ignored keeps ignoring it)
-        for signum in (signal.SIGINT, signal.SIGTERM):
+        # (a background job started with SIGINT ignored keeps ignoring it, and
+        # one under nohup SIGHUP)
+        for signum in STOP_SIGNALS:
             if signal.getsignal(signum) is not signal.SIG_IGN:
                 previous[signum] = signal.signal(signum, on_signal)
     try:
         check_extras(args.command)
         out = getattr(args, "out", None)
         folder = args.command not in FILE_OUT  # --out names a folder
+        if isinstance(out, str) and not out.strip():
+            raise CommandError(
+                f"--out {out!r} is empty: give the "
+                f"{'folder' if folder else 'file'} the outputs go to (an empty "
+                "one would write into the current folder, over what is there)."
+            )
         if folder and isinstance(out, str) and os.path.isfile(out):
             raise CommandError(
                 f"--out {out} is a file; --out names the folder the outputs go to: "
@@ -163,10 +181,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
         return COMMANDS[args.command].run(args, args.command_parser)
     except KeyboardInterrupt:
-        return _interrupted(args, signal.SIGTERM in interrupted)
+        return _interrupted(args, interrupted)
     except Exception as err:
         if interrupted:  # e.g. a worker killed by the same Ctrl-C broke the pool
-            return _interrupted(args, signal.SIGTERM in interrupted)
+            return _interrupted(args, interrupted)
         if debug:
             raise
         text = " ".join(str(err).split()) or type(err).__name__
@@ -184,9 +202,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 FILE_OUT = ("reproduction-report",)
 
 
-def _interrupted(args: argparse.Namespace, terminated: bool = False) -> int:
-    """Ctrl-C (or SIGTERM): one line saying how to continue; exit status 130
-    (143)."""
+def _interrupted(args: argparse.Namespace, signals: Sequence[int] = ()) -> int:
+    """Ctrl-C, SIGTERM or SIGHUP (the last of ``signals`` that came; none: a
+    Ctrl-C): one line saying how to continue; exit status 128 + the signal's
+    number (130, 143, 129)."""
     hint = ""
     if args.command == "demo":  # the run's own options: a resume must repeat them
         options = ""
@@ -199,6 +218,15 @@ def _interrupted(args: argparse.Namespace, terminated: bool = False) -> int:
         hint = (
             f"; continue with: botorch-bandits demo --resume{options} --out {args.out}"
         )
-    what = "terminated (SIGTERM)" if terminated else "interrupted"
-    print(f"botorch-bandits: {what}{hint}", file=sys.stderr)
-    return 143 if terminated else 130
+    signum = signals[-1] if signals else signal.SIGINT
+    what = {
+        signal.SIGINT: "interrupted",
+        signal.SIGTERM: "terminated (SIGTERM)",
+    }.get(signum, f"stopped by {signal.Signals(signum).name}")
+    if signum == getattr(signal, "SIGHUP", None):
+        what = "hung up (SIGHUP: the terminal closed)"
+    try:  # after a hang-up the terminal may be gone
+        print(f"botorch-bandits: {what}{hint}", file=sys.stderr)
+    except OSError:
+        pass
+    return 128 + int(signum)

@@ -415,7 +415,7 @@ def resolve_kwargs(**kwargs: Any) -> dict[str, Any]:
         refuse_detector_without_restarts(k, said)
     resolve_restarts(k, said)
     if strict:
-        _refuse_unused(k)
+        _refuse_unused(k, set(renamed(kwargs, warn=False)))
     check_count("model_window", k["model_window"], 1, allow_none=True)
     _practical_only(
         k,
@@ -588,10 +588,12 @@ def loading_stored() -> Iterator[None]:
 MAX_CANDIDATES = 10**6
 
 
-def _refuse_unused(k: dict[str, Any]) -> None:
+def _refuse_unused(k: dict[str, Any], given: set[str] | None = None) -> None:
     """Options that the other options would leave unused (or that make their
-    algorithm do nothing) are refused, never ignored: a value other than its default
-    (a stored strategy holds every option, so defaults are never refused)."""
+    algorithm do nothing) are refused, never ignored: a value other than its default,
+    and for the confidence bound's ``beta`` and ``delta`` any value ``given`` (the
+    names passed). A stored strategy holds every option and loads without these
+    refusals (:data:`LOADING`)."""
     censor = k["pending"] == "censor"
     if censor and k["window"] == 0:
         raise ValueError(
@@ -611,8 +613,11 @@ def _refuse_unused(k: dict[str, Any]) -> None:
             f"pending='censor' (got pending={k['pending']!r}): pass "
             "pending='censor' or leave them out."
         )
+    # given (at any value, the default's too) or away from the default
     confidence = [
-        f"{n}={k[n]!r}" for n in ("beta", "delta") if k[n] != FLAT_DEFAULTS[n]
+        f"{n}={k[n]!r}"
+        for n in ("beta", "delta")
+        if k[n] != FLAT_DEFAULTS[n] or (n in (given or ()) and k[n] is not None)
     ]
     if k["algorithm"] == "qLogNEI" and confidence:
         raise ValueError(
