@@ -283,11 +283,15 @@ def machine_dependent(options: dict[str, Any]) -> bool:
 
 
 def reproduction_machine_dependent(name: str) -> bool:
-    """The reproductions whose bits depend on the machine: every one but Verma et
-    al.'s fixed-kernel runs (``-known``) -- App. C's multi-start marginal-likelihood
-    fits, and the engine's collected downdates (a matrix product over them) in the
-    finite-arm, constrained and piecewise simulators."""
-    return not (name.startswith("verma2022-") and name.endswith("-known"))
+    """The reproductions whose bits depend on the machine: all of them -- App. C's
+    multi-start marginal-likelihood fits, the engine's collected downdates (a matrix
+    product over them) in the finite-arm, constrained and piecewise simulators, and
+    (measured in issue 60: CI on an Intel Xeon) Verma et al.'s fixed-kernel runs
+    (``-known``) too, whose four jobs differed there from the AMD EPYC record, two in
+    the 8th digit and two by 0.3-1.5 % in the final regret. Issue 61 replaces the
+    skip with a comparison that holds on every machine."""
+    del name
+    return True
 
 
 def machine() -> dict[str, str]:
