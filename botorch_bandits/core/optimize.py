@@ -6,7 +6,9 @@ as ``gen_batch_initial_conditions`` does for Ax), then BoTorch's ``optimize_acqf
 held at their starting values (with no free coordinate, the best raw sample is the
 answer); the result must map back to a valid candidate away from the avoided points
 (and :data:`APART` from those in flight: SLSQP again under that constraint when the
-best result is closer), else the best point of the decision set is taken."""
+best result is closer; one smooth constraint per nearby point in flight, at most
+:data:`APART_NEAREST` per round, so a decision's work does not grow with the batch),
+else the best point of the decision set is taken."""
 
 from __future__ import annotations
 
@@ -46,6 +48,20 @@ APART = math.sqrt(NOISE_FREE)
 #: the constrained pass keeps this distance (a thousandth more, past SLSQP's
 #: tolerance), and its starts too
 APART_MARGIN = 1.001 * APART
+#: the constrained pass's constraints from one start: one per point in flight (the
+#: distance to it, smooth) for this many points nearest the start; where SLSQP's
+#: answer is within APART of a point not among them, this many nearest the answer
+#: (and that point) are added and SLSQP runs again (:data:`APART_ROUNDS` rounds at
+#: most). A single constraint on the distance to the nearest point in flight (a
+#: minimum over all of them, not smooth where the nearest one changes) took SLSQP
+#: hundreds of evaluations per start, up to its iteration limit, once a dozen points
+#: were in flight around the maximum (a 150-trial batch in 2-D ran for over ten
+#: minutes); one constraint per point in flight, all of them, would make each
+#: evaluation cost in proportion to the batch. With this many, a decision's work
+#: does not grow with the points in flight
+APART_NEAREST = 8
+#: rounds of the constrained pass from one start (see :data:`APART_NEAREST`)
+APART_ROUNDS = 3
 
 
 def near(points: Tensor, avoid: Tensor) -> Tensor:
@@ -151,13 +167,15 @@ def _ascend(
 ) -> list[tuple[float, Tensor, str]]:
     """``(value, point, how)`` of BoTorch's ``optimize_acqf`` from each of ``starts``
     (grouped by their held coordinates): ``"L-BFGS-B"``, or kept :data:`APART` from
-    the points in flight of ``apart`` if given (``"SLSQP"``); warnings and errors
-    recorded in ``meta``."""
+    the points in flight of ``apart`` if given (``"SLSQP"``, each start on its own:
+    its constraints are the points in flight near it); warnings and errors recorded
+    in ``meta``."""
     d = domain.dim
     hold = domain.hold
     groups: dict[tuple, list[Tensor]] = {}
-    for x in starts:
-        groups.setdefault(tuple(x[hold].tolist()), []).append(x)
+    for i, x in enumerate(starts):
+        key = tuple(x[hold].tolist()) if apart is None else (i,)
+        groups.setdefault(key, []).append(x)
     bounds = torch.tensor([[0.0] * d, [1.0] * d], dtype=torch.double)
     how = "L-BFGS-B" if apart is None else "SLSQP"
     results: list[tuple[float, Tensor, str]] = []
@@ -208,13 +226,23 @@ def _lbfgs(
 ) -> tuple[Tensor, Tensor]:
     """BoTorch's ``optimize_acqf`` from ``starts`` (``k x d``, sharing the values of
     the ``hold`` coordinates, fixed), with the domain's constraints and, given
-    ``apart`` (points in flight, lengthscales), :data:`APART` from each of those
-    points (a non-linear constraint: SLSQP, one start at a time)."""
-    kept = None
-    if apart is not None:  # past APART_MARGIN: the exact test then passes
-        flight, ls = apart[0] / apart[1].reshape(-1), apart[1].reshape(-1)
-        r2 = APART_MARGIN**2
-        kept = [(lambda x: ((x / ls - flight) ** 2).sum(-1).min() - r2, True)]
+    ``apart`` (points in flight, lengthscales; then one start), :data:`APART` from
+    those points (:func:`_kept_apart`)."""
+    if apart is not None:
+        return _kept_apart(acqf, starts, hold, bounds, domain, apart)
+    return _optimize_acqf(acqf, starts, hold, bounds, domain)
+
+
+def _optimize_acqf(
+    acqf: Any,
+    starts: Tensor,
+    hold: list[int],
+    bounds: Tensor,
+    domain: Domain,
+    kept: list[Any] | None = None,
+) -> tuple[Tensor, Tensor]:
+    """BoTorch's ``optimize_acqf`` from ``starts`` with the ``hold`` coordinates
+    fixed, the domain's linear constraints and the non-linear ones ``kept``."""
     return optimize_acqf(
         acqf,
         bounds=bounds,
@@ -227,3 +255,41 @@ def _lbfgs(
         options={"maxiter": MAX_ITER},
         return_best_only=False,
     )
+
+
+def _kept_apart(
+    acqf: Any,
+    start: Tensor,
+    hold: list[int],
+    bounds: Tensor,
+    domain: Domain,
+    apart: tuple[Tensor, Tensor],
+) -> tuple[Tensor, Tensor]:
+    """SLSQP from one ``start`` (``1 x d``) keeping :data:`APART_MARGIN` (past
+    :data:`APART`: the exact test then passes) from the points in flight of
+    ``apart`` nearest it: one constraint per point, the :data:`APART_NEAREST`
+    nearest the start, and as many more nearest the answer while it is within
+    :data:`APART` of a point not yet constrained (:data:`APART_ROUNDS` rounds at
+    most; an answer still too close is refused by the caller's exact test)."""
+    ls = apart[1].to(start).reshape(-1)
+    flight = apart[0].to(start) / ls  # in lengthscales
+    r2 = APART_MARGIN**2
+
+    def nearest(x: Tensor) -> set[int]:
+        dist = ((x.reshape(-1) / ls - flight) ** 2).sum(-1)
+        k = min(APART_NEAREST, flight.shape[0])
+        return set(dist.topk(k, largest=False).indices.tolist())
+
+    def distance_to(f: Tensor) -> Any:  # >= 0: APART_MARGIN from f or more
+        return lambda x: ((x / ls - f) ** 2).sum(-1) - r2
+
+    chosen = nearest(start)
+    for _ in range(APART_ROUNDS):
+        kept = [(distance_to(flight[j]), True) for j in sorted(chosen)]
+        x, v = _optimize_acqf(acqf, start, hold, bounds, domain, kept)
+        close = ((x.reshape(-1) / ls - flight) ** 2).sum(-1) < APART**2
+        missed = set(close.nonzero().reshape(-1).tolist()) - chosen
+        if not missed:
+            break
+        chosen |= nearest(x) | missed
+    return x, v
