@@ -1,13 +1,16 @@
 r"""The practical mode's change-point detector (``cpd_detector="residual"``, the
 default with ``restarts=True``): the GP's one-step-ahead residuals on the trials
 since the last restart (:func:`prequential_residuals`) and a rank test of the most
-recent ones against the earlier ones (:func:`residual_change`). It needs no
-uniform step: it tests the data the run already has, where a change shows -- the
-points the rule chose, whose values the GP predicted."""
+recent ones against the earlier ones (:func:`residual_change`), repeated without
+the most extreme value when it is far from the rest, so that one value alone
+is no change (:func:`robust_residual_change`). It needs no uniform step: it tests the data the
+run already has, where a change shows -- the points the rule chose, whose values
+the GP predicted."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -20,8 +23,10 @@ __all__ = [
     "MIN_REFERENCE",
     "MIN_RUN",
     "ResidualTest",
+    "far_from_the_rest",
     "prequential_residuals",
     "residual_change",
+    "robust_residual_change",
 ]
 
 #: the residual detector's runs: the last ``k`` residuals, MIN_RUN <= k <= MAX_RUN,
@@ -52,12 +57,15 @@ class ResidualTest:
     """The residual detector's verdict: whether it fires, the run length ``k``
     with the smallest p-value (the change's estimated start: ``k`` observations
     before the end), that p-value (Bonferroni-corrected over the runs tried) and
-    the reference's size."""
+    the reference's size; ``outlier``: the position (in the residuals tested) of
+    the value far from the rest that :func:`robust_residual_change` repeated the
+    test without (``fired`` is then the repeat's verdict), else ``None``."""
 
     fired: bool
     run: int | None
     p_value: float
     reference: int
+    outlier: int | None = None
 
 
 def residual_change(z: Tensor, false_alarm: float) -> ResidualTest:
@@ -90,3 +98,60 @@ def residual_change(z: Tensor, false_alarm: float) -> ResidualTest:
             best, best_k = p, k
     p = min(1.0, best * len(runs))
     return ResidualTest(p <= false_alarm, best_k, p, n - best_k)
+
+
+def far_from_the_rest(y: Tensor, i: int) -> bool:
+    """Whether the observation ``y[i]`` is one value far from the rest: outside
+    the range of the others by more than that range is wide (``y`` in any units:
+    the answer is the same for ``a y + b``, ``a > 0``)."""
+    v = y.detach().reshape(-1).tolist()
+    others = v[:i] + v[i + 1 :]
+    if not others:
+        return False
+    low, high = min(others), max(others)
+    width = high - low
+    return v[i] > high + width or v[i] < low - width
+
+
+def robust_residual_change(
+    z: Tensor, false_alarm: float, y: Tensor, without: Callable[[int], Tensor]
+) -> ResidualTest:
+    r""":func:`residual_change` on the residuals ``z`` of the observations ``y``
+    (same order), and a change only if it does not rest on one value. The rule:
+    when the test fires and the observation farthest from the observations'
+    median (position ``i``) is one value far from the rest
+    (:func:`far_from_the_rest`), the test is repeated on ``without(i)``, the
+    residuals recomputed with that observation left out (the caller standardizes the others alone and fits the model to them
+    again, so the value neither conditions the later predictions nor sets the
+    scale or the hyperparameters). The detector then fires only if the repeat
+    fires too, and the repeat's run dates the change (its first observation, never
+    the value left out); either way the verdict names the value (``outlier=i``).
+
+    Why: a single wrong value (a corrupted report, f + 50) has a huge residual of
+    its own, and through the scale it sets, the fit it bends (a large noise, long
+    lengthscales) and the points it then sends the rule to, the trials after it
+    are predicted worse than those before it; the rank test alone then fires on a
+    run that begins with that value, and the model restarts there, keeping the
+    wrong value and dropping the good trials before it. A real change leaves more
+    than one value: a shift by a lot puts the later values out there too (the
+    largest is then no longer far from the rest, and the test is not repeated), a
+    change within the values' range is not far from the rest either, and a lone
+    far value followed by a change is found once a run without it fires. Ours, a
+    practical safeguard, not a paper's rule."""
+    test = residual_change(z, false_alarm)
+    if not test.fired:
+        return test
+    # the most extreme observation, not the largest residual: a fit that a wrong
+    # value bends may predict its neighbours worse than the value itself
+    v = y.detach().reshape(-1)
+    i = int(torch.argmax((v - v.median()).abs()))
+    if not far_from_the_rest(y, i):
+        return test
+    again = residual_change(without(i), false_alarm)
+    if not again.fired:
+        return ResidualTest(False, test.run, test.p_value, test.reference, outlier=i)
+    # the repeat's run, counted among all the observations (with the value left
+    # out, when it lies after the run's first one)
+    first = again.reference + (again.reference >= i)
+    n = z.reshape(-1).shape[0]
+    return ResidualTest(True, n - first, again.p_value, first, outlier=i)

@@ -24,15 +24,20 @@ from botorch_bandits.core.domain import Domain
 from botorch_bandits.core.history import TrialRecord
 from botorch_bandits.core.options import THEORY_DEFAULTS, DecisionOptions, Restarts
 from botorch_bandits.core.round import Decision, Round
-from botorch_bandits.models import make_kernel, practical_gp, standardize
+from botorch_bandits.models import (
+    fit_practical_gp,
+    make_kernel,
+    practical_gp,
+    standardize,
+)
 from botorch_bandits.residuals import (
     MIN_REFERENCE,
     MIN_RUN,
     ResidualTest,
     prequential_residuals,
-    residual_change,
+    robust_residual_change,
 )
-from botorch_bandits.seeding import uniform_choice
+from botorch_bandits.seeding import step_seed, uniform_choice
 
 __all__ = [
     "drift_state",
@@ -157,18 +162,24 @@ def residual_step(r: Round) -> None:
     trial index; the history's ``drift``); on the completed ones, the one-step-ahead
     residuals of the GP with the latest recorded fit
     (:func:`~botorch_bandits.residuals.prequential_residuals`) and the test of
-    :func:`~botorch_bandits.residuals.residual_change`. When it fires, the model
-    restarts from the run that fired (the estimated change point: those trials
-    are kept). No uniform step. ``cpd_start``, ``cpd_restarts`` (the trial
-    indices each restart began with), ``cpd_detections`` (the decisions that
-    fired, by round ``t``), ``cpd_test`` in the metadata. The state is recorded,
-    not replayed: the next decision continues from it (a reload reads it back)."""
+    :func:`~botorch_bandits.residuals.robust_residual_change`: when the trial of
+    the most extreme observation is one value far from the rest, a change must still show
+    with it left out (and the GP fitted again without it), and is dated without
+    it, so one wrong value never restarts the model by itself nor begins the
+    kept data; it is named in ``cpd_test`` as ``outlier`` (a trial index) at each
+    decision that set it aside, and stays in the model unless a restart past it
+    drops it (as without restarts). When it fires, the model restarts from the run
+    that fired (the estimated change point: those trials are kept). No uniform
+    step. ``cpd_start``, ``cpd_restarts`` (the trial indices each restart began
+    with), ``cpd_detections`` (the decisions that fired, by round ``t``),
+    ``cpd_test`` in the metadata. The state is recorded, not replayed: the next
+    decision continues from it (a reload reads it back)."""
     active, meta = r.active, r.meta
     state = r.history.drift or {}
     restarts = list(state.get("restarts", []))
     detections = list(state.get("detections", []))
     start = _position_of(active, state.get("start", 0))
-    test = _residual_test(r, start)
+    test, tested = _residual_test(r, start)
     if test is not None and test.fired:
         done = [i for i in range(start, r.position) if active[i].f is not None]
         start = done[len(done) - test.run]
@@ -192,6 +203,8 @@ def residual_step(r: Round) -> None:
             "reference": test.reference,
             "fired": test.fired,
         }
+        if test.outlier is not None:  # one value far from the rest, set aside
+            meta["cpd_test"]["outlier"] = tested[test.outlier].index
     r.start = r.restart = start
 
 
@@ -219,22 +232,43 @@ def _position_of(active: Sequence[TrialRecord], index: int) -> int:
     return len(active)
 
 
-def _residual_test(r: Round, start: int) -> ResidualTest | None:
-    """The residual detector's test on the completed trials since ``start``, with
-    the latest recorded fit's hyperparameters (``None``: too few trials, or no fit
-    for these inputs yet)."""
+def _residual_test(
+    r: Round, start: int
+) -> tuple[ResidualTest | None, list[TrialRecord]]:
+    """The residual detector's test on the completed trials since ``start`` (also
+    returned, in the residuals' order), with the latest recorded fit's
+    hyperparameters (``None``: too few trials, or no fit for these inputs yet).
+    The repeat of :func:`~botorch_bandits.residuals.robust_residual_change`
+    without one trial standardizes the others alone and fits the GP to them
+    afresh (from BoTorch's initial values, seeded; the recorded fit if that
+    fails): the recorded fit saw the trial, and one wrong value bends it -- a
+    long lengthscale and a large noise that make the trials after it look
+    changed against those before it."""
     done = [e for e in r.active[start:] if e.f is not None]
     warm = r.history.warm
     if len(done) < MIN_REFERENCE + MIN_RUN or warm is None:
-        return None
+        return None, done
     X = r.inputs(done)
     y = torch.tensor([e.f for e in done], dtype=torch.double)
     try:
         z, _, _ = standardize(y)
     except ValueError:
-        return None  # not finite: the fit step names the trial
+        return None, done  # not finite: the fit step names the trial
     with torch.no_grad():
         model = practical_gp(X, z, warm)
         K = model.covar_module(X).to_dense()
     res = prequential_residuals(K, z, warm.noise, warm.mean)
-    return residual_change(res, r.opts.restarts.false_alarm)
+
+    def without(i: int) -> torch.Tensor:
+        keep = [j for j in range(len(done)) if j != i]
+        zi, _, _ = standardize(y[keep])
+        fitted, _ = fit_practical_gp(
+            X[keep], zi, None, step_seed(r.opts.seed, len(keep))
+        )
+        hyper = warm if fitted is None else fitted
+        with torch.no_grad():
+            Ki = practical_gp(X[keep], zi, hyper).covar_module(X[keep]).to_dense()
+        return prequential_residuals(Ki, zi, hyper.noise, hyper.mean)
+
+    test = robust_residual_change(res, r.opts.restarts.false_alarm, z, without)
+    return test, done
