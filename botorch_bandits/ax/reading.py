@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
+import torch
 from ax.core.data import Data
 from ax.core.experiment import Experiment
 from ax.core.optimization_config import MultiObjectiveOptimizationConfig
@@ -87,6 +88,48 @@ def check_value(trial: int, metric: str, value: float) -> None:
         )
 
 
+#: a metric's values are resolved while the farthest from their median is at most
+#: this many times the next farthest: past it, standardizing the values (their
+#: spread is then the one value's) puts every other value within one step of the
+#: standardized grid (2^-30, ``models.STANDARDIZED_QUANTUM``) of the same target,
+#: and the GP sees one value and a constant
+RESOLVED_RATIO = 2.0**30
+#: differences among the other values this small against their magnitude count as
+#: none (the rounding of a plateau: 0.1 + 0.2 against 0.3), so a plateau computed
+#: two ways beside one good value is read, not refused
+ROUNDING = 1e-12
+
+
+def check_resolution(metric: str, values: list[tuple[int, float]]) -> None:
+    """A metric's values (``(trial, value)`` of the completed trials) must not have
+    one value so far from the others that standardizing them erases the others'
+    differences (:data:`RESOLVED_RATIO`; e.g. a cost of 1e300 among costs of about
+    1: the model then sees one spike and a constant, and the decisions freeze). The
+    check is unit-free: values of any common scale (x 1e300 too) pass, and so does
+    one value apart from others that are all equal, or equal but for rounding
+    (:data:`ROUNDING`)."""
+    if len(values) < 3:
+        return
+    v = torch.tensor([x for _, x in values], dtype=torch.double)
+    dev = (v - v.median()).abs()
+    top, i = (float(a) for a in dev.topk(2).values), int(dev.argmax())
+    far, next_far = top
+    others = torch.cat([v[:i], v[i + 1 :]]).abs().max()
+    if next_far > ROUNDING * float(others) and far > RESOLVED_RATIO * next_far:
+        trial, value = values[i]
+        raise ValueError(
+            f"BanditNode cannot read the metric {metric!r}: trial {trial}'s "
+            f"{metric!r} = {value!r} lies {far / next_far:.3g} times farther from "
+            f"the median of its {len(values)} values ({float(v.median())!r}) than "
+            "any other, so standardized together every other value becomes the "
+            "same target and the model sees one value and a constant. A value may "
+            f"lie at most {RESOLVED_RATIO:.4g} (2^30) times farther from the median "
+            "than the next farthest (any common scale is allowed). Attach the value "
+            "again in the metric's units, or mark the trial abandoned "
+            f"(client.mark_trial_abandoned(trial_index={trial}))."
+        )
+
+
 #: the statuses after which a trial's record cannot change (with its data unchanged)
 _SETTLED = (
     TrialStatus.COMPLETED,
@@ -146,6 +189,9 @@ def read_experiment(
             if "record" not in e:
                 e["record"] = TrialRecord(x=e["x"], **e["row"])
             records.append(e["record"])
+    for name in (r.metric, *r.others):
+        seen = [t.index for t in records if t.f is not None]
+        check_resolution(name, [(i, r.values[(i, name)]) for i in seen])
     drifts = [e["drift"] for e in entries if e["drift"] is not None]
     return History(
         trials=tuple(records),
