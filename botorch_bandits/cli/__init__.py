@@ -149,11 +149,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         # lands in a finalizer again comes back here)
         exc = unraisable.exc_type
         if exc is not None and issubclass(exc, KeyboardInterrupt) and interrupted:
-            again = threading.Timer(0.05, os.kill, (os.getpid(), interrupted[-1]))
+            again = threading.Timer(0.05, resend, (interrupted[-1],))
             again.daemon = True
+            pending.append(again)
             again.start()
             return
         unraisable_before(unraisable)
+
+    def resend(signum: int) -> None:
+        # not once the command has ended (it may have ended on the same signal
+        # another way, e.g. a worker the Ctrl-C killed broke the pool): with the
+        # handlers restored, a signal sent now would kill the process (exit -2)
+        if not ended:
+            os.kill(os.getpid(), signum)
+
+    pending: list[threading.Timer] = []
+    ended: list[bool] = []
 
     unraisable_before = sys.unraisablehook
     sys.unraisablehook = on_unraisable
@@ -193,6 +204,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             print("(run with --debug for the traceback)", file=sys.stderr)
         return 2
     finally:
+        ended.append(True)
+        for timer in pending:
+            timer.cancel()
         for signum, handler in previous.items():
             signal.signal(signum, handler)
         sys.unraisablehook = unraisable_before
