@@ -36,6 +36,7 @@ PRACTICAL_B_Y = 0.0
 
 __all__ = [
     "PRACTICAL_B_Y",
+    "censoring_spread",
     "censoring_units",
     "known_noise",
     "model_rows",
@@ -61,6 +62,9 @@ def practical_fit_step(r: Round) -> None:
     # target's standardization after the objective's own, if any)
     m_all, s_all = r.m_f + r.s_f * m, r.s_f * s
     if opts.pending == "censor":
+        if not bool(r.Y0.any()):  # no spread: none of the default's units
+            m_all, s_all = censoring_spread(r.y_min, r.B_y, m_all, len(done))
+            s = s_all / r.s_f
         r.y_min, r.B_y = censoring_units(r.y_min, r.B_y, m_all, s_all)
     meta["standardize"] = {"mean": m_all, "std": s_all}
     var = (r.se / s).square()  # scaled first: no square over- or underflows
@@ -194,6 +198,24 @@ def model_rows(
         for e, y in zip(rows, Y.tolist(), strict=True)
     ]
     return KnownNoise(torch.tensor(out, dtype=torch.double), known.learn)
+
+
+def censoring_spread(
+    y_min: float, B_y: float | None, m: float, n: int
+) -> tuple[float, float]:
+    """The mean and spread of the standardized targets (the maximized objective's
+    units) when the completed values have no spread (fewer than two, or all equal),
+    where :func:`~botorch_bandits.models.standardize` takes a spread of 1 in the
+    objective's units: the distance of their value ``m`` from ``y_min`` (else
+    ``B_y``, else 1), and ``y_min`` as the mean when there are none (``n = 0``),
+    so that ``y_min`` and ``B_y`` land on the model's scale alike for ``a y + b``
+    (``a > 0``) with ``a y_min + b`` and ``a B_y``."""
+    if n == 0:
+        m = y_min
+    for s in (abs(m - y_min), B_y or 0.0):
+        if s > 0.0 and math.isfinite(s):
+            return m, s
+    return m, 1.0
 
 
 def censoring_units(
