@@ -35,6 +35,10 @@ sys.exit(cli.main(["demo", "--trials", "8", "--out", sys.argv[1]]))
 """
 
 
+def _default_sighup() -> None:
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
+
+
 @pytest.mark.skipif(not hasattr(signal, "SIGHUP"), reason="no SIGHUP here")
 def test_a_hang_up_stops_the_demo_with_its_resume_hint(tmp_path) -> None:
     """Before, SIGHUP ended the process at once (its default): no line, no hint."""
@@ -44,6 +48,10 @@ def test_a_hang_up_stops_the_demo_with_its_resume_hint(tmp_path) -> None:
         text=True,
         timeout=120,
         env={**os.environ, "PYTHONWARNINGS": "ignore"},
+        # SIGHUP must reach the command even when the tests run under nohup (it
+        # starts them with SIGHUP ignored, which children inherit and the command
+        # keeps ignoring, on purpose)
+        preexec_fn=_default_sighup,
     )
     assert out.returncode == 128 + signal.SIGHUP, (out.returncode, out.stderr)
     lines = out.stderr.strip().splitlines()

@@ -5,10 +5,8 @@ as ``gen_batch_initial_conditions`` does for Ax), then BoTorch's ``optimize_acqf
 (L-BFGS-B, or SLSQP under linear constraints) with discrete and fixed coordinates
 held at their starting values (with no free coordinate, the best raw sample is the
 answer); the result must map back to a valid candidate away from the avoided points
-(and :data:`APART` from those in flight: SLSQP again under that constraint when the
-best result is closer; one smooth constraint per nearby point in flight, at most
-:data:`APART_NEAREST` per round, so a decision's work does not grow with the batch),
-else the best point of the decision set is taken."""
+(and :data:`APART` from those in flight: SLSQP again, one constraint per point in
+flight near it, :data:`APART_NEAREST`), else the best point of the decision set."""
 
 from __future__ import annotations
 
