@@ -189,8 +189,8 @@ def read_experiment(
             if "record" not in e:
                 e["record"] = TrialRecord(x=e["x"], **e["row"])
             records.append(e["record"])
+    seen = [t.index for t in records if t.f is not None]
     for name in (r.metric, *r.others):
-        seen = [t.index for t in records if t.f is not None]
         check_resolution(name, [(i, r.values[(i, name)]) for i in seen])
     drifts = [e["drift"] for e in entries if e["drift"] is not None]
     return History(

@@ -273,21 +273,23 @@ def _kept_apart(
     flight = apart[0].to(start) / ls  # in lengthscales
     r2 = APART_MARGIN**2
 
-    def nearest(x: Tensor) -> set[int]:
-        dist = ((x.reshape(-1) / ls - flight) ** 2).sum(-1)
+    def squared(x: Tensor) -> Tensor:  # to each point in flight, in lengthscales
+        return ((x.reshape(-1) / ls - flight) ** 2).sum(-1)
+
+    def nearest(dist: Tensor) -> set[int]:
         k = min(APART_NEAREST, flight.shape[0])
         return set(dist.topk(k, largest=False).indices.tolist())
 
     def distance_to(f: Tensor) -> Any:  # >= 0: APART_MARGIN from f or more
         return lambda x: ((x / ls - f) ** 2).sum(-1) - r2
 
-    chosen = nearest(start)
+    chosen = nearest(squared(start))
     for _ in range(APART_ROUNDS):
         kept = [(distance_to(flight[j]), True) for j in sorted(chosen)]
         x, v = _optimize_acqf(acqf, start, hold, bounds, domain, kept)
-        close = ((x.reshape(-1) / ls - flight) ** 2).sum(-1) < APART**2
-        missed = set(close.nonzero().reshape(-1).tolist()) - chosen
+        dist = squared(x)
+        missed = set((dist < APART**2).nonzero().reshape(-1).tolist()) - chosen
         if not missed:
             break
-        chosen |= nearest(x) | missed
+        chosen |= nearest(dist) | missed
     return x, v
