@@ -137,7 +137,7 @@ def test_multipliers_are_replayed_from_the_constraint_values(rule) -> None:
     import torch
 
     from botorch_bandits.constraints import ExponentialPenalty, replay_multipliers
-    from botorch_bandits.core.constraint_options import PRACTICAL_LONG_TERM
+    from botorch_bandits.core.features.constraints import PRACTICAL_LONG_TERM
 
     client = _client(
         constraints=True,

@@ -20,7 +20,7 @@ from botorch_bandits.constraints import (
     replay_multipliers,
 )
 from botorch_bandits.core import DecisionOptions
-from botorch_bandits.core.constraint_options import PRACTICAL_LONG_TERM
+from botorch_bandits.core.features.constraints import PRACTICAL_LONG_TERM
 
 
 # ------------------------------------------------------------ the multipliers

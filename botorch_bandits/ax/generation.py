@@ -31,7 +31,7 @@ from botorch_bandits.core import (
     decide,
     resolve_kwargs,
 )
-from botorch_bandits.core.constraint_options import MULTIPLIER_UPDATES
+from botorch_bandits.core.features.constraints import MULTIPLIER_UPDATES
 from botorch_bandits.core.optimize import MAX_ITER, NUM_STARTS
 from botorch_bandits.core.options import (
     ALGORITHMS,
@@ -45,6 +45,7 @@ from botorch_bandits.core.options import (
     THEORY_DEFAULTS,
     renamed,
 )
+from botorch_bandits.core.reference import flat_reference
 from botorch_bandits.models import FeatureCache, one_thread
 from botorch_bandits.upstream import float_fit_time, generator_key, set_gen_metadata
 from botorch_bandits.validation import check_count, did_you_mean
@@ -74,24 +75,19 @@ class BanditNode(ExternalGenerationNode):
     Args:
         name: Node name (``"bandit"``).
         transition_criteria: Ax transition criteria (none: the node runs forever).
-        **options: The strategy's options, checked here (named as written): the
-            fields of :class:`~botorch_bandits.core.DecisionOptions` and its groups
-            in their flat spelling -- ``algorithm`` (``"IGP-UCB"``, ``"GP-UCB"``,
-            ``"GP-TS"``, ``"qLogNEI"``), ``mode`` (``"practical"``, ``"theory"``), ``pending``
-            (``"ignore"``, ``"hallucinate"``, ``"censor"``), ``window``,
-            ``window_seconds``, ``y_min``, ``B_y``, ``beta``, ``kernel``,
-            ``lengthscale``, ``noise``, ``hyperparameters``, ``B``, ``R``, ``delta``,
-            ``num_candidates``, ``optimizer``, ``seed``, ``long_term_constraints``,
-            ``epoch_length``, ``multiplier_update``, ``penalty_c``, ``step``,
-            ``num_epochs``, ``constraint_model`` (``"composite"``,
-            ``"separate"``), ``slack``, ``initial_multiplier``, ``restarts``, ``xi``, ``cpd_regularization`` (the
-            detector's :math:`c`; deprecated spelling ``cpd_c``),
-            ``cpd_threshold_scale`` (its :math:`C`; deprecated ``cpd_C``),
-            ``cpd_alpha``, ``repeats`` (``"allow"``, ``"avoid"``), ``cpd_detector``
-            (``"paper"``, ``"scale-free"``), ``cpd_false_alarm``,
-            ``cpd_max_uniform_share``, ``model_window``, ``refit_after``,
-            ``refit_growth``, ``sparse_after``, ``sparse_size``. docs/ax.md describes
-            each.
+        stored: The options are a stored node's (migrated by
+            :mod:`~botorch_bandits.ax.storage`): they load with what they hold.
+        **options: The strategy's options, checked here (named as written), in
+            their flat spelling: each sets a field of
+            :class:`~botorch_bandits.core.DecisionOptions` or of one of its groups
+            (``restarts`` and ``long_term_constraints`` also take a
+            :class:`~botorch_bandits.core.Restarts` or
+            :class:`~botorch_bandits.core.LongTermConstraints`). They follow,
+            generated from the dataclasses; docs/ax.md describes each.
+
+    The options:
+
+    {options}
     """
 
     #: the flat options that make up the node's whole persisted state
@@ -101,13 +97,15 @@ class BanditNode(ExternalGenerationNode):
         self,
         name: str = "bandit",
         transition_criteria: list[Any] | None = None,
+        *,
+        stored: bool = False,
         **options: Any,
     ) -> None:
         # every option checked here, when the strategy is built (not at the first
         # decision), and named as the caller wrote it
         if not isinstance(name, str) or not name:
             raise ValueError(f"`name` must be a non-empty string, got name={name!r}.")
-        resolved = resolve_kwargs(**options)
+        resolved = resolve_kwargs(stored=stored, **options)
         super().__init__(
             name=name, should_deduplicate=False, transition_criteria=transition_criteria
         )
@@ -274,37 +272,43 @@ def bandit_generation_strategy(
     **node_kwargs: Any,
 ) -> GenerationStrategy:
     """A ``GenerationStrategy``: ``num_init`` Sobol trials (Ax's Sobol generator,
-    which keeps the search space's semantics and fixed features; points may repeat
-    in a space smaller than ``num_init``), then :class:`BanditNode`
-    (``node_kwargs``: its options, all checked here) for every later trial. One call
-    makes at most ``num_init`` Sobol trials; after them every trial is a bandit
-    decision on the data that has arrived (running trials pending under the
-    ``pending`` rule). The bandit node has no transition and never loops.
-    ``initialize_with_center``: the first of the ``num_init`` initial trials is the
-    centre of the search space (Ax's ``CenterGenerationNode``, as Ax's default
-    strategy does), the others Sobol; Ax skips the centre when it is already an arm
-    or no feasible centre exists, leaving ``num_init - 1`` initial trials (up to
-    ``num_init`` in a first call of several). A call's fixed parameters hold for it. ``None``
-    (default): on in the practical mode (chosen on ``ax-bench``'s development half),
-    off in the theory mode, which stays as it was.
-    ``use_existing_trials_for_initialization`` (Ax's option of the same name and
-    default): trials the experiment already holds -- attached with
-    ``client.attach_trial``, or made before the strategy was set -- count toward
-    the ``num_init`` initial trials (the centre is skipped when any exists); with
-    ``False`` the strategy makes its ``num_init`` initial trials whatever the
-    experiment holds.
+        which keeps the search space's semantics and fixed features; points may repeat
+        in a space smaller than ``num_init``), then :class:`BanditNode`
+        (``node_kwargs``: its options, all checked here) for every later trial. One call
+        makes at most ``num_init`` Sobol trials; after them every trial is a bandit
+        decision on the data that has arrived (running trials pending under the
+        ``pending`` rule). The bandit node has no transition and never loops.
+        ``initialize_with_center``: the first of the ``num_init`` initial trials is the
+        centre of the search space (Ax's ``CenterGenerationNode``, as Ax's default
+        strategy does), the others Sobol; Ax skips the centre when it is already an arm
+        or no feasible centre exists, leaving ``num_init - 1`` initial trials (up to
+        ``num_init`` in a first call of several). A call's fixed parameters hold for it. ``None``
+        (default): on in the practical mode (chosen on ``ax-bench``'s development half),
+        off in the theory mode, which stays as it was.
+        ``use_existing_trials_for_initialization`` (Ax's option of the same name and
+        default): trials the experiment already holds -- attached with
+        ``client.attach_trial``, or made before the strategy was set -- count toward
+        the ``num_init`` initial trials (the centre is skipped when any exists); with
+        ``False`` the strategy makes its ``num_init`` initial trials whatever the
+        experiment holds.
 
-    Which ``algorithm``: IGP-UCB (the default) for low cumulative regret; it had the
-    lowest of the three on almost every ``ax-bench`` problem, and GP-UCB's own beta_t
-    schedule was last or next to last and below Ax's default on none. Use ``"GP-TS"``
-    where a randomized rule is the point (many workers drawing independently), in few
-    dimensions, and not for its regret: in 6 and 20 dimensions its cumulative regret
-    was several times IGP-UCB's at every batch size (``botorch-bandits ts-where``), and
-    larger batches did not close the gap; BoTorch's ``PathwiseThompsonSampling`` does
-    about as badly. ``"qLogNEI"`` is BoTorch's ``qLogNoisyExpectedImprovement`` (Ax's
-    default acquisition) under the same steps: an extension's effect apart from the
-    rule's. The measurements and when to prefer Ax's default:
-    docs/guide/which-algorithm.md."""
+        Which ``algorithm``: IGP-UCB (the default) for low cumulative regret; it had the
+        lowest of the three on almost every ``ax-bench`` problem, and GP-UCB's own beta_t
+        schedule was last or next to last and below Ax's default on none. Use ``"GP-TS"``
+        where a randomized rule is the point (many workers drawing independently), in few
+        dimensions, and not for its regret: in 6 and 20 dimensions its cumulative regret
+        was several times IGP-UCB's at every batch size (``botorch-bandits ts-where``), and
+        larger batches did not close the gap; BoTorch's ``PathwiseThompsonSampling`` does
+        about as badly. ``"qLogNEI"`` is BoTorch's ``qLogNoisyExpectedImprovement`` (Ax's
+        default acquisition) under the same steps: an extension's effect apart from the
+        rule's. The measurements and when to prefer Ax's default:
+        docs/guide/which-algorithm.md.
+
+        The bandit node's options (``node_kwargs``, the flat spelling of
+        :class:`~botorch_bandits.core.DecisionOptions`; generated from the dataclasses):
+
+    {options}
+    """
     _refuse_unknown(node_kwargs)
     if num_init is None:  # Ax's own default initialization budget in practice
         num_init = 5 if mode == "practical" else 3
@@ -384,3 +388,12 @@ def load_options(stored: dict[str, Any]) -> dict[str, Any]:
     """A stored node's options with today's names (old spellings renamed without a
     warning: they are the file's, not the user's)."""
     return renamed(stored, warn=False)
+
+
+# the options' references in the docstrings, generated from the dataclasses
+BanditNode.__doc__ = BanditNode.__doc__.replace(
+    "{options}", flat_reference(" " * 4)[4:]
+)
+bandit_generation_strategy.__doc__ = bandit_generation_strategy.__doc__.replace(
+    "{options}", flat_reference(" " * 4)[4:]
+)

@@ -5,6 +5,7 @@ saves or loads before it does."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from botorch_bandits.ax.generation import (
@@ -13,48 +14,45 @@ from botorch_bandits.ax.generation import (
     InitialTrials,
     load_options,
 )
-from botorch_bandits.core.options import loading_stored
+from botorch_bandits.core.features import constraints, model, restarts, theory
+
+#: the version of a stored node's options: written with every node; a node stored
+#: without one is schema 0 (every release before issue 61)
+SCHEMA_VERSION = 1
+#: (the schema a migration brings a stored node to, the migration), in order: each
+#: extension migrates its own options (the mode first, which the others read)
+MIGRATIONS: tuple[tuple[int, Callable[[dict[str, Any]], None]], ...] = (
+    (1, theory.migrate_unversioned),
+    (1, restarts.migrate_unversioned),
+    (1, model.migrate_unversioned),
+    (1, constraints.migrate_unversioned),
+)
 
 
 def bandit_node_to_dict(node: BanditNode) -> dict[str, Any]:
     """The node's constructor arguments (its whole state: everything else is
-    recomputed from the experiment)."""
-    out = {"__type": "BanditNode"}
+    recomputed from the experiment) and the schema version of its options."""
+    out = {"__type": "BanditNode", "schema": SCHEMA_VERSION}
     out.update(node.options())
     out["transition_criteria"] = list(node.transition_criteria)
     return out
 
 
 def bandit_node_from_json(**kwargs: Any) -> BanditNode:
-    # nodes saved before the practical mode existed were theory-mode nodes (and
-    # stored every theory setting): they load as such, with their decision set
-    kwargs.setdefault("mode", "theory")
-    kwargs.setdefault("optimizer", "finite")
-    # nodes saved before the scale-free detector existed ran the paper's detector
-    # (and stored its constants) in either mode: they replay their restarts exactly
-    kwargs.setdefault("cpd_detector", "paper")
-    # nodes saved before the refit schedule refitted the practical GP at every
-    # decision: they keep doing so, and replay exactly
-    if kwargs["mode"] == "practical":
-        kwargs.setdefault("refit_growth", 1.0)
-        # and kept the exact GP however many trials it had (None, as stored before
-        # "never" was spelled out, meant the same)
-        if kwargs.get("sparse_after") is None:
-            kwargs["sparse_after"] = "never"
-    # nodes saved before the practical reading of the long-term constraints (issue
-    # 49) ran the paper's composite target with kappa^1 as the paper has it and no
-    # slack, in either mode (and stored their epochs, update and step): they replay
-    if kwargs.get("long_term_constraints") and "constraint_model" not in kwargs:
-        kwargs.update(constraint_model="composite", slack=0.0)
-        additive = kwargs.get("multiplier_update") == "additive"
-        kwargs["initial_multiplier"] = 0.0 if additive else None
-    # nodes saved before the trust region and the fit's start were options (issue
-    # 51) searched the whole box and warm-started each fit: they replay
-    if kwargs["mode"] == "practical":
-        kwargs.setdefault("trust_region", False)
-        kwargs.setdefault("fit_start", "warm")
-    with loading_stored():  # the options it was stored with, as they are
-        return BanditNode(**load_options(kwargs))
+    """A stored node, its options migrated from their schema to today's (each
+    extension's :data:`MIGRATIONS` past it) and resolved as stored: they load with
+    what they hold and replay their decisions."""
+    schema = kwargs.pop("schema", 0)
+    if not isinstance(schema, int) or schema > SCHEMA_VERSION:
+        raise ValueError(
+            f"This BanditNode was stored with options of schema {schema!r}, and this "
+            f"release of botorch_bandits reads schemas up to {SCHEMA_VERSION}: "
+            "install the release that stored it (or a later one)."
+        )
+    for version, migrate in MIGRATIONS:
+        if schema < version:
+            migrate(kwargs)
+    return BanditNode(stored=True, **load_options(kwargs))
 
 
 def center_first_to_dict(node: CenterFirst) -> dict[str, Any]:

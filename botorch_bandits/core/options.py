@@ -1,36 +1,44 @@
-"""The options of a bandit decision: typed, frozen dataclasses with ``Literal``
-choices, grouped (the theory mode's model, censoring, long-term constraints,
-restarts), built and checked from the flat keyword arguments of the Ax strategy by
-:meth:`DecisionOptions.from_kwargs`, with each mode's defaults."""
+"""The options of a bandit decision: :class:`DecisionOptions`, a frozen dataclass
+checked at construction that composes the extensions' options (one module each in
+:mod:`~botorch_bandits.core.features`), the flat keyword arguments of the Ax strategy
+derived from their fields (:data:`FLAT_FIELDS`, :data:`FLAT_DEFAULTS`), and
+:func:`resolve_kwargs`, which checks those and fills in each mode's defaults."""
 
 from __future__ import annotations
 
-import contextvars
 import warnings
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, Literal
 
 from botorch_bandits.acquisition.practical import PRACTICAL_B
-from botorch_bandits.core.constraint_options import resolve_long_term
-from botorch_bandits.core.detector_options import (
-    ALPHA_DEFAULT,
-    XI_DEFAULT,
-    check_forgetting,
-    refuse_detector_without_restarts,
-    resolve_restarts,
+from botorch_bandits.core.features import flat, flat_name
+from botorch_bandits.core.features.censoring import Censoring, check_censoring
+from botorch_bandits.core.features.constraints import (
+    LongTermConstraints,
+    resolve_long_term,
 )
-from botorch_bandits.core.model_options import (
-    check_growth,
+from botorch_bandits.core.features.model import (
+    FIT_STARTS,
+    SPARSE_SIZE,
+    Refit,
+    check_forgetting,
     resolve_refit,
     resolve_search,
     resolve_sparse,
 )
+from botorch_bandits.core.features.restarts import (
+    Restarts,
+    refuse_detector_without_restarts,
+    resolve_restarts,
+)
+from botorch_bandits.core.features.theory import (
+    HYPERPARAMETERS,
+    KERNELS,
+    TheoryModel,
+)
 from botorch_bandits.validation import (
     check_choice,
     check_count,
-    check_finite,
     check_magnitude,
     check_nonnegative,
     check_open_unit,
@@ -39,25 +47,32 @@ from botorch_bandits.validation import (
     did_you_mean,
 )
 
+__all__ = [
+    "ALGORITHMS",
+    "FLAT_DEFAULTS",
+    "FLAT_FIELDS",
+    "Censoring",
+    "DecisionOptions",
+    "LongTermConstraints",
+    "Refit",
+    "Restarts",
+    "TheoryModel",
+    "resolve_kwargs",
+]
+
 Algorithm = Literal["IGP-UCB", "GP-UCB", "GP-TS", "qLogNEI"]
 Mode = Literal["practical", "theory"]
 Pending = Literal["ignore", "hallucinate", "censor"]
 Optimizer = Literal["gradient", "finite"]
-Hyper = Literal["fixed", "fitted"]
-MultiplierUpdate = Literal["multiplicative", "additive"]
-ConstraintModel = Literal["composite", "separate"]
-Kernel = Literal["matern52", "rbf"]
 Repeats = Literal["allow", "avoid"]
-Detector = Literal["paper", "scale-free", "residual"]
 
 #: the rules: the papers' bandits, and BoTorch's qLogNoisyExpectedImprovement (Ax's
 #: default acquisition) under the same steps
 ALGORITHMS: tuple[str, ...] = ("IGP-UCB", "GP-UCB", "GP-TS", "qLogNEI")
 MODES: tuple[str, ...] = ("practical", "theory")
 OPTIMIZERS: tuple[str, ...] = ("gradient", "finite")
+#: what stands in for the running trials (the pipeline's pending view of each)
 PENDING: tuple[str, ...] = ("ignore", "hallucinate", "censor")
-HYPERPARAMETERS: tuple[str, ...] = ("fixed", "fitted")
-KERNELS: tuple[str, ...] = ("matern52", "rbf")
 REPEATS: tuple[str, ...] = ("allow", "avoid")
 #: how reported standard errors (Ax's SEMs) enter the model: "fixed" (SEM² is the
 #: noise), "add" (the model's noise plus SEM²), "auto" (fixed if every observation
@@ -101,275 +116,315 @@ RENAMED: dict[str, str] = {
 }
 
 
-@dataclass(frozen=True)
-class TheoryModel:
-    """The theory mode's GP: a fixed kernel on the unit cube (or, with
-    ``hyperparameters="fitted"``, its marginal-likelihood fit at every call)."""
-
-    kernel: Kernel = "matern52"
-    lengthscale: float = 0.2
-    noise: float = 1e-2
-    hyperparameters: Hyper = "fixed"
-
-
-@dataclass(frozen=True)
-class Censoring:
-    """GP-UCB-SDF / GP-TS-SDF (``pending="censor"``): the window in trials or in
-    seconds (at most one; neither: no window), the censored target ``y_min`` (the
-    metric's worst value, in its units and direction) and the bound ``B_y`` on
-    :math:`|y - y_{min}|` in the metric's units (Verma et al. 2022; ``None``: the
-    practical mode's default, no inflation of :math:`\\nu_t`)."""
-
-    window: int | None = None
-    window_seconds: float | None = None
-    y_min: float = 0.0
-    B_y: float | None = 1.0
-
-
-@dataclass(frozen=True)
-class LongTermConstraints:
-    """Shi & Eryilmaz 2022: epochs of ``epoch_length`` trials, the multiplier update
-    (Algorithm 2 with :math:`\\psi(x) = e^{cx}` or Algorithm 3 with step
-    :math:`\\mu`), and :math:`L` (``None``: the epochs begun so far); the practical
-    reading's choices: the additive update's ``slack`` and :math:`\\kappa^1`
-    (``initial``; ``None``: the paper's), and ``model`` (``"composite"``: the
-    paper's GP on the composite target; ``"separate"``: a GP per constraint, read
-    at its upper bound in the penalty)."""
-
-    epoch_length: int = 20
-    multiplier_update: MultiplierUpdate = "multiplicative"
-    penalty_c: float = 1.0
-    step: float = 0.5
-    num_epochs: int | None = None
-    slack: float = 0.0
-    initial: float | None = None
-    model: ConstraintModel = "composite"
-
-
-@dataclass(frozen=True)
-class Restarts:
-    """GP-UCB-CPD (Avanesov): :math:`\\xi` of the uniform-exploration rule, the
-    detector's regularization constant :math:`c`, its threshold scale (the paper's :math:`C`, or the
-    scale-free detector's multiplier of its threshold), the smoothness
-    :math:`\\alpha` in their exponents, which detector (``"paper"``: Algorithm 1 with
-    a fixed kernel on the objective's values; ``"scale-free"``: on the standardized
-    values, :class:`~botorch_bandits.changepoint.ScaleFreeDetector`;
-    ``"residual"``: the GP's one-step-ahead residuals,
-    :func:`~botorch_bandits.residuals.residual_change`, no uniform step), its
-    false-alarm level per scan (per decision for ``"residual"``), and the cap on the
-    share of uniform steps (1: none). The residual detector reads only
-    ``false_alarm`` (the others are ``None``)."""
-
-    xi: float = XI_DEFAULT
-    regularization: float | None = 20.0
-    threshold_scale: float | None = 2.6
-    alpha: float = ALPHA_DEFAULT
-    detector: Detector = "paper"
-    false_alarm: float | None = 0.01
-    max_uniform_share: float | None = 1.0
-
-    @property
-    def uniform(self) -> bool:
-        """Whether the detector explores uniformly (Avanesov's Algorithm 2)."""
-        return self.detector != "residual"
-
-
-@dataclass(frozen=True)
-class Refit:
-    """When the practical GP's hyperparameters are fitted again by marginal
-    likelihood: at every decision while the model has at most ``after``
-    observations; past that when the trials completed since the last fit number at
-    least ``(growth - 1)`` times the observations that fit used (fits at
-    geometrically growing sizes; under a model window of W trials, every
-    ``(growth - 1) W`` completions; ``growth=1``: at every decision), and after a
-    failed fit, a restart or, with long-term constraints, a new epoch. In between,
-    the last recorded fit is reused (``fit.status="reused"``)."""
-
-    after: int = 100
-    growth: float = 1.2
-
-    def __post_init__(self) -> None:
-        check_count("refit_after", self.after, 0)
-        check_growth(self.growth)
+def _group(
+    cls: type, toggle: str | None = None, optional: bool = True
+) -> dict[str, Any]:
+    """A group field's metadata: the extension's options class, the flat
+    ``True``/``False`` keyword that switches it on (``None``: none), and whether
+    it may be ``None`` (off, or not of this mode)."""
+    return {"group": cls, "toggle": toggle, "optional": optional}
 
 
 @dataclass(frozen=True)
 class DecisionOptions:
-    """Everything that shapes a decision besides the data. ``theory`` is set in the
-    theory mode only; ``constraints`` and ``restarts`` are ``None`` when off;
-    ``censoring`` is read under ``pending="censor"``. ``repeats="avoid"``: while the
-    model says the objective is (near) noise-free (:data:`NOISE_FREE`), no point
-    evaluated since the last restart or in flight is proposed again (the practical
-    default; a bandit's re-pull of an arm is the theory mode's). ``model_window``:
-    the practical GP sees only the most recent trials (a sliding window).
-    ``forgetting``: the practical GP has the trial's time (its position, in units
-    of :data:`~botorch_bandits.models.forgetting.TIME_UNIT` trials) as one more
-    input, with a lengthscale of its own fitted by marginal likelihood, and decides
-    at the next trial's time: older trials count less, at the fitted rate.
-    ``sparse_after``: past that many observations in the model (completed and
-    hallucinated) the GP is the sparse
-    :class:`~botorch_bandits.models.sparse.NystromGP` (``None``: always exact), its
-    dictionary's expected size at most ``sparse_size``. ``sems``: how reported
-    standard errors enter the model (:data:`SEMS`). ``fit_out_of_design``: the
-    trials whose point lies outside the search space are used (Ax's option of the
-    same name; by default they are left out, as Ax's models leave them out, and
-    counted in the metadata). ``trust_region``: the practical rule kept to L-inf
-    balls around the model's points that widen with their number
-    (:mod:`~botorch_bandits.acquisition.trust_region`). ``fit_start``: where the
-    practical GP's fit starts (:data:`~botorch_bandits.core.model_options.FIT_STARTS`)."""
+    """Everything that shapes a decision besides the data, checked at construction
+    (an invalid value or combination raises a ``ValueError`` naming the option).
+    The defaults are the practical mode's, those of :meth:`from_kwargs` with no
+    arguments (``DecisionOptions() == DecisionOptions.from_kwargs()``); the theory
+    mode's come with ``from_kwargs(mode="theory")``. Each field's flat keyword in
+    the Ax strategy is in :data:`FLAT_FIELDS`.
 
-    algorithm: Algorithm = "IGP-UCB"
-    mode: Mode = "practical"
-    pending: Pending = "hallucinate"
-    optimizer: Optimizer = "gradient"
-    beta: float | None = None
-    B: float = PRACTICAL_B
-    R: float | None = None
-    delta: float = 0.1
-    num_candidates: int = 512
-    seed: int = 0
-    theory: TheoryModel | None = None
-    censoring: Censoring = field(default_factory=Censoring)
-    constraints: LongTermConstraints | None = None
-    restarts: Restarts | None = None
-    repeats: Repeats = "allow"
-    model_window: int | None = None
-    forgetting: bool = False
-    refit: Refit | None = None
-    sparse_after: int | None = None
-    sparse_size: int | None = None
-    sems: str = "auto"
-    fit_out_of_design: bool = False
-    trust_region: bool = False
-    fit_start: str = "warm"
+    Args:
+        algorithm: The rule (:data:`ALGORITHMS`): ``"IGP-UCB"``, ``"GP-UCB"``,
+            ``"GP-TS"`` or ``"qLogNEI"``.
+        mode: ``"practical"`` (BoTorch's fitted GP on standardized outcomes) or
+            ``"theory"`` (the papers' settings; needs ``theory``).
+        pending: What stands in for running trials (:data:`PENDING`).
+        optimizer: ``"gradient"`` (multi-start L-BFGS-B) or ``"finite"`` (the best
+            of ``num_candidates`` Sobol points).
+        beta: A constant confidence width β (> 0; ``None``: the rule's schedule).
+        B: The RKHS-norm bound of the confidence width (>= 0).
+        R: The noise's sub-Gaussian constant (>= 0; ``None``: from the fitted
+            noise).
+        delta: The confidence level in (0, 1).
+        num_candidates: The decision set's size (an integer >= 1).
+        seed: The seed of the decision set and the rule's draws (integer >= 0).
+        theory: The theory mode's GP (:class:`TheoryModel`); ``None`` in the
+            practical mode.
+        censoring: GP-UCB-SDF's censoring (:class:`Censoring`), read under
+            ``pending="censor"``.
+        constraints: Long-term constraints (:class:`LongTermConstraints`;
+            ``None``: off).
+        restarts: GP-UCB-CPD's restarts (:class:`Restarts`; ``None``: off).
+        repeats: ``"avoid"``: while the model says the objective is (near)
+            noise-free (:data:`NOISE_FREE`), no point evaluated since the last
+            restart or in flight is proposed again; ``"allow"``: a bandit's re-pull.
+        model_window: The practical GP sees only the most recent trials (an
+            integer >= 1; ``None``: all).
+        forgetting: The practical GP has the trial's time as one more input, with
+            its own fitted lengthscale, and decides at the next trial's time.
+        refit: The practical GP's refit schedule (:class:`Refit`); ``None`` in the
+            theory mode.
+        sparse_after: Past that many observations in the model the GP is the
+            sparse :class:`~botorch_bandits.models.sparse.NystromGP` (``None``:
+            always exact).
+        sparse_size: The sparse model's dictionary's expected size at most (read
+            with ``sparse_after`` only).
+        sems: How reported standard errors enter the model (:data:`SEMS`).
+        fit_out_of_design: Use the trials whose point lies outside the search
+            space (Ax's option of the same name; by default they are left out and
+            counted in the metadata).
+        trust_region: Keep the practical rule to L-inf balls around the model's
+            points that widen with their number
+            (:mod:`~botorch_bandits.acquisition.trust_region`). The flat default is
+            on for the rules of
+            :data:`~botorch_bandits.core.features.model.TRUST_REGION_RULES`.
+        fit_start: Where the practical GP's fit starts (:data:`FIT_STARTS`).
+
+    Example:
+        >>> opts = DecisionOptions(pending="censor", censoring=Censoring(y_min=0.0))
+        >>> opts == DecisionOptions.from_kwargs(pending="censor", y_min=0.0)
+        True
+    """
+
+    algorithm: Algorithm = field(default="IGP-UCB", metadata=flat("algorithm"))
+    mode: Mode = field(default="practical", metadata=flat("mode"))
+    pending: Pending = field(default="hallucinate", metadata=flat("pending", True))
+    optimizer: Optimizer = field(default="gradient", metadata=flat("optimizer", True))
+    beta: float | None = field(default=None, metadata=flat("beta"))
+    B: float = field(default=PRACTICAL_B, metadata=flat("B", True))
+    R: float | None = field(default=None, metadata=flat("R", True))
+    delta: float = field(default=0.1, metadata=flat("delta"))
+    num_candidates: int = field(default=512, metadata=flat("num_candidates"))
+    seed: int = field(default=0, metadata=flat("seed"))
+    theory: TheoryModel | None = field(default=None, metadata=_group(TheoryModel))
+    censoring: Censoring = field(
+        default_factory=Censoring, metadata=_group(Censoring, optional=False)
+    )
+    constraints: LongTermConstraints | None = field(
+        default=None, metadata=_group(LongTermConstraints, "long_term_constraints")
+    )
+    restarts: Restarts | None = field(
+        default=None, metadata=_group(Restarts, "restarts")
+    )
+    repeats: Repeats = field(default="avoid", metadata=flat("repeats", True))
+    model_window: int | None = field(default=None, metadata=flat("model_window"))
+    forgetting: bool = field(default=False, metadata=flat("forgetting"))
+    refit: Refit | None = field(default_factory=Refit, metadata=_group(Refit))
+    sparse_after: int | None = field(default=1000, metadata=flat("sparse_after", True))
+    sparse_size: int | None = field(
+        default=SPARSE_SIZE, metadata=flat("sparse_size", True)
+    )
+    sems: str = field(default="auto", metadata=flat("sems"))
+    fit_out_of_design: bool = field(default=False, metadata=flat("fit_out_of_design"))
+    trust_region: bool = field(default=True, metadata=flat("trust_region", True))
+    fit_start: str = field(default="warm", metadata=flat("fit_start", True))
+
+    def __post_init__(self) -> None:
+        _check_fields(self)
+        refuse_combinations(self)
 
     @classmethod
     def from_kwargs(cls, **kwargs: Any) -> DecisionOptions:
         """The options from the flat keyword arguments of
         :func:`~botorch_bandits.ax.bandit_generation_strategy` (see
-        :func:`resolve_kwargs`)."""
+        :func:`resolve_kwargs`), with each mode's defaults.
+
+        Args:
+            **kwargs: Flat options (:data:`FLAT_DEFAULTS`); ``restarts`` and
+                ``long_term_constraints`` may also be a :class:`Restarts` or
+                :class:`LongTermConstraints`.
+
+        Returns:
+            The checked options.
+        """
         return cls.from_resolved(resolve_kwargs(**kwargs))
 
     @classmethod
     def from_resolved(cls, k: dict[str, Any]) -> DecisionOptions:
-        """The options from a dict that :func:`resolve_kwargs` returned."""
-        theory = None
-        if k["mode"] == "theory":
-            theory = TheoryModel(
-                k["kernel"], k["lengthscale"], k["noise"], k["hyperparameters"]
+        """The options from a dict that :func:`resolve_kwargs` returned: each
+        field from its flat keyword (:data:`FLAT_FIELDS`), a group where it is on."""
+        k = dict(k)
+        theory = k["mode"] == "theory"
+        # where not given: the theory mode's (and a stored strategy's) y_min = 0
+        # and B_y = 1 (Verma et al.'s shifted targets); the practical B_y stays None
+        if k["y_min"] is None:
+            k["y_min"] = 0.0
+        if k["B_y"] is None and theory:
+            k["B_y"] = 1.0
+        if k["sparse_after"] == "never":
+            k["sparse_after"] = None
+        k["trust_region"] = bool(k["trust_region"])
+        k["fit_start"] = k["fit_start"] or "warm"
+        on = {"theory": theory, "censoring": True, "refit": not theory}
+        values: dict[str, Any] = {}
+        for f in fields(cls):
+            group, toggle = f.metadata.get("group"), f.metadata.get("toggle")
+            if group is None:
+                values[f.name] = k[flat_name(f)]
+            elif on.get(f.name, False) or (toggle is not None and k[toggle]):
+                values[f.name] = group(
+                    **{g.name: k[flat_name(g)] for g in fields(group)}
+                )
+            else:
+                values[f.name] = None
+        return cls(**values)
+
+
+def _check_fields(o: DecisionOptions) -> None:
+    """Each field of ``o`` on its own (the groups check themselves)."""
+    check_choice("algorithm", o.algorithm, ALGORITHMS)
+    check_choice("mode", o.mode, MODES)
+    check_choice("pending", o.pending, PENDING)
+    check_choice("optimizer", o.optimizer, OPTIMIZERS)
+    check_choice("repeats", o.repeats, REPEATS)
+    check_choice("sems", o.sems, SEMS)
+    check_choice("fit_start", o.fit_start, FIT_STARTS)
+    check_positive("beta", o.beta, allow_none=True)
+    check_nonnegative("B", o.B)
+    if o.R is not None:
+        check_nonnegative("R", o.R)
+    check_open_unit("delta", o.delta)
+    check_count("num_candidates", o.num_candidates, 1)
+    check_count("seed", o.seed, 0)
+    check_count("model_window", o.model_window, 1, allow_none=True)
+    check_count("sparse_after", o.sparse_after, 1, allow_none=True)
+    check_count("sparse_size", o.sparse_size, 1, allow_none=True)
+    for name in ("forgetting", "fit_out_of_design", "trust_region"):
+        if not isinstance(getattr(o, name), bool):
+            raise ValueError(
+                f"`{name}` must be True or False, got {name}={getattr(o, name)!r}."
             )
-        return cls(
-            algorithm=k["algorithm"],
-            mode=k["mode"],
-            pending=k["pending"],
-            optimizer=k["optimizer"],
-            beta=k["beta"],
-            B=k["B"],
-            R=k["R"],
-            delta=k["delta"],
-            num_candidates=k["num_candidates"],
-            seed=k["seed"],
-            theory=theory,
-            censoring=_censoring(k),
-            constraints=LongTermConstraints(
-                k["epoch_length"],
-                k["multiplier_update"],
-                k["penalty_c"],
-                k["step"],
-                k["num_epochs"],
-                k["slack"],
-                k["initial_multiplier"],
-                k["constraint_model"],
-            )
-            if k["long_term_constraints"]
-            else None,
-            restarts=Restarts(
-                k["xi"],
-                k["cpd_regularization"],
-                k["cpd_threshold_scale"],
-                k["cpd_alpha"],
-                k["cpd_detector"],
-                k["cpd_false_alarm"],
-                k["cpd_max_uniform_share"],
-            )
-            if k["restarts"]
-            else None,
-            repeats=k["repeats"],
-            model_window=k["model_window"],
-            forgetting=k["forgetting"],
-            refit=Refit(k["refit_after"], k["refit_growth"])
-            if k["mode"] == "practical"
-            else None,
-            sparse_after=None if k["sparse_after"] == "never" else k["sparse_after"],
-            sparse_size=k["sparse_size"],
-            sems=k["sems"],
-            fit_out_of_design=k["fit_out_of_design"],
-            trust_region=bool(k["trust_region"]),
-            fit_start=k["fit_start"] or "warm",
+    for f in fields(o):
+        group = f.metadata.get("group")
+        value = getattr(o, f.name)
+        optional = f.metadata.get("optional", False)
+        if group is not None and not (
+            isinstance(value, group) or (optional and value is None)
+        ):
+            allowed = f"a {group.__name__}" + (" or None" if optional else "")
+            raise ValueError(f"`{f.name}` must be {allowed}, got {f.name}={value!r}.")
+
+
+def refuse_combinations(o: DecisionOptions) -> None:
+    """The refusals across extensions, in one place: the theory mode has its model
+    and none of the practical GP's options; its restarts run the paper's detector,
+    uncapped; qLogNEI has no confidence width. (The refusals that apply to a new
+    strategy only, such as an option given and left unused, are
+    :func:`resolve_kwargs`'s: the options a stored strategy holds pass here.)"""
+    theory = o.mode == "theory"
+    if theory and o.theory is None:
+        raise ValueError(
+            "mode='theory' needs theory=TheoryModel(...) (its fixed kernel), got "
+            "theory=None: pass one, or use DecisionOptions.from_kwargs(mode='theory') "
+            "for the theory mode's defaults."
+        )
+    if not theory and o.theory is not None:
+        raise ValueError(
+            f"theory={o.theory!r} is the theory mode's GP, and mode='practical' fits "
+            "BoTorch's standard GP: pass mode='theory' or leave it out."
+        )
+    if not theory and o.refit is None:
+        raise ValueError(
+            "mode='practical' needs its refit schedule, got refit=None: leave it "
+            "out (Refit(): after=100, growth=1.2) or pass Refit(after=0, growth=1.0) "
+            "for a fit at every decision."
+        )
+    practical_only = {
+        "refit": o.refit is not None,
+        "model_window": o.model_window is not None,
+        "forgetting": o.forgetting,
+        "trust_region": o.trust_region,
+        "fit_start": o.fit_start != "warm",
+    }
+    used = [n for n, on in practical_only.items() if on]
+    if theory and used:
+        named = ", ".join(f"{n}={getattr(o, n)!r}" for n in used)
+        raise ValueError(
+            f"{named}: options of the practical mode (its fitted GP and gradient "
+            "search); the theory mode follows the papers. Pass mode='practical' or "
+            "leave them out."
+        )
+    r = o.restarts
+    if theory and r is not None and r.detector != "paper":
+        raise ValueError(
+            f"mode='theory' runs the paper's detector (Avanesov, Algorithm 1), got "
+            f"restarts.detector={r.detector!r}: pass mode='practical', or "
+            "Restarts.for_mode('theory')."
+        )
+    if theory and r is not None and r.max_uniform_share != 1.0:
+        raise ValueError(
+            f"mode='theory' runs the paper's Algorithm 2, whose uniform steps are "
+            f"not capped, got cpd_max_uniform_share={r.max_uniform_share!r}: pass "
+            "mode='practical' or leave it out."
+        )
+    if o.algorithm == "qLogNEI" and o.beta is not None:
+        raise ValueError(
+            f"beta={o.beta!r} sets the bandits' confidence bound, which "
+            "algorithm='qLogNEI' (an expected improvement) has none of: leave it "
+            "out, or choose IGP-UCB, GP-UCB or GP-TS."
         )
 
 
-def _censoring(k: dict[str, Any]) -> Censoring:
-    """The censoring of resolved options: where not given, the theory mode's (and a
-    stored strategy's) ``y_min = 0`` and ``B_y = 1`` (Verma et al.'s shifted
-    targets); the practical mode's ``B_y`` stays ``None`` (its default)."""
-    y_min = 0.0 if k["y_min"] is None else k["y_min"]
-    B_y = k["B_y"]
-    if B_y is None and k["mode"] == "theory":
-        B_y = 1.0
-    return Censoring(k["window"], k["window_seconds"], y_min, B_y)
+def _vocabulary() -> tuple[dict[str, tuple[str | None, str | None]], dict[str, Any]]:
+    """The flat keywords read off :class:`DecisionOptions`' fields: each one's
+    (group field, field) and flat default (``None`` where it depends on the mode)."""
+    where: dict[str, tuple[str | None, str | None]] = {}
+    defaults: dict[str, Any] = {}
+    for f in fields(DecisionOptions):
+        group, toggle = f.metadata.get("group"), f.metadata.get("toggle")
+        if group is None:
+            where[flat_name(f)] = (None, f.name)
+            defaults[flat_name(f)] = None if f.metadata["modal"] else f.default
+            continue
+        if toggle is not None:
+            where[toggle], defaults[toggle] = (f.name, None), False
+        for g in fields(group):
+            modal = g.metadata["modal"] or g.default is MISSING
+            where[flat_name(g)] = (f.name, g.name)
+            defaults[flat_name(g)] = None if modal else g.default
+    return where, defaults
 
 
-#: the flat options in their persisted order, with their defaults (``None`` for the
+#: generated from the fields of :class:`DecisionOptions` and its groups:
+#: ``FLAT_FIELDS``, flat keyword -> (the group field, or ``None`` at the top; the
+#: field in it, or ``None`` for a group's on/off switch); ``FLAT_DEFAULTS``, the
+#: flat options in their persisted order with their defaults (``None`` for the
 #: mode-dependent ones, resolved by :func:`resolve_kwargs`)
-FLAT_DEFAULTS: dict[str, Any] = {
-    "algorithm": "IGP-UCB",
-    "mode": "practical",
-    "pending": None,
-    "window": None,
-    "window_seconds": None,
-    "y_min": None,
-    "B_y": None,
-    "beta": None,
-    "kernel": None,
-    "lengthscale": None,
-    "noise": None,
-    "hyperparameters": None,
-    "B": None,
-    "R": None,
-    "delta": 0.1,
-    "num_candidates": 512,
-    "optimizer": None,
-    "seed": 0,
-    "long_term_constraints": False,
-    "epoch_length": None,
-    "multiplier_update": None,
-    "penalty_c": 1.0,
-    "step": None,
-    "num_epochs": None,
-    "restarts": False,
-    "xi": XI_DEFAULT,
-    "cpd_regularization": None,
-    "cpd_threshold_scale": None,
-    "cpd_alpha": ALPHA_DEFAULT,
-    "repeats": None,
-    "cpd_detector": None,
-    "cpd_false_alarm": None,
-    "cpd_max_uniform_share": None,
-    "model_window": None,
-    "refit_after": None,
-    "refit_growth": None,
-    "sparse_after": None,
-    "sparse_size": None,
-    "sems": "auto",
-    "fit_out_of_design": False,
-    "forgetting": False,
-    "constraint_model": None,
-    "slack": None,
-    "initial_multiplier": None,
-    "trust_region": None,
-    "fit_start": None,
-}
+FLAT_FIELDS, FLAT_DEFAULTS = _vocabulary()
+
+
+def _expand_features(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """``restarts=Restarts(...)`` and ``long_term_constraints=LongTermConstraints(...)``
+    as their flat options (``True`` and each field that differs from its mode's
+    default); the same option given both ways is an error."""
+    out = dict(kwargs)
+    mode = kwargs.get("mode", "practical")
+    for toggle, cls in (
+        ("restarts", Restarts),
+        ("long_term_constraints", LongTermConstraints),
+    ):
+        obj = out.get(toggle)
+        if not isinstance(obj, cls):
+            continue
+        if cls is Restarts:
+            base = Restarts.for_mode(mode, detector=obj.detector)
+        else:
+            base = LongTermConstraints.for_mode(
+                mode, kwargs.get("algorithm", "IGP-UCB")
+            )
+        out[toggle] = True
+        for g in fields(cls):
+            name, value = flat_name(g), getattr(obj, g.name)
+            if value == getattr(base, g.name) and name != "cpd_detector":
+                continue
+            if name in kwargs:
+                raise ValueError(
+                    f"Give `{name}` in {toggle}={obj!r} or as its own option, not both "
+                    f"(got {name}={kwargs[name]!r})."
+                )
+            out[name] = value
+    return out
 
 
 def renamed(kwargs: dict[str, Any], warn: bool = True) -> dict[str, Any]:
@@ -394,17 +449,32 @@ def renamed(kwargs: dict[str, Any], warn: bool = True) -> dict[str, Any]:
     return out
 
 
-def resolve_kwargs(**kwargs: Any) -> dict[str, Any]:
+def resolve_kwargs(*, stored: bool = False, **kwargs: Any) -> dict[str, Any]:
     """Every flat option, checked (the argument named as the caller wrote it) and
     with the mode's defaults filled in; the practical mode refuses the theory's
-    kernel settings (they would be ignored). Unknown names raise a ``TypeError``."""
+    kernel settings (they would be ignored). Unknown names raise a ``TypeError``.
+
+    Args:
+        stored: The options a stored strategy holds (already migrated, see
+            :mod:`~botorch_bandits.ax.storage`): the refusals that apply to new
+            strategies only (options left unused, degenerate sizes and magnitudes,
+            added in issue 31) are skipped, so that an experiment stored before
+            them loads and replays.
+        **kwargs: The flat options (:data:`FLAT_DEFAULTS`); ``restarts`` and
+            ``long_term_constraints`` may be a :class:`Restarts` or a
+            :class:`LongTermConstraints`.
+
+    Returns:
+        Every flat option, resolved.
+    """
     # the steps run in this order: a bad combination raises the first step's error
     said = {RENAMED[o]: o for o in RENAMED if o in kwargs}  # named as written
-    strict = not LOADING.get()  # a stored strategy loads with what it holds
+    strict = not stored  # a stored strategy loads with what it holds
+    kwargs = _expand_features(kwargs)
     k = _with_defaults(renamed(kwargs))
     _fill_mode_defaults(k)
     _check_choices(k)
-    _check_censoring(k)
+    check_censoring(k)
     _check_scales(k, strict)
     _check_decision_set(k, strict)
     check_choice("sems", k["sems"], SEMS)
@@ -486,31 +556,6 @@ def _check_choices(k: dict[str, Any]) -> None:
         check_choice("kernel", k["kernel"], KERNELS)
 
 
-def _check_censoring(k: dict[str, Any]) -> None:
-    """GP-UCB-SDF's window (at most one of trials and seconds), ``y_min``, ``B_y``."""
-    check_count("window", k["window"], 0, allow_none=True)
-    check_positive("window_seconds", k["window_seconds"], allow_none=True)
-    if k["window"] is not None and k["window_seconds"] is not None:
-        raise ValueError(
-            f"Give at most one of `window` (trials) and `window_seconds`, got "
-            f"window={k['window']!r} and window_seconds={k['window_seconds']!r}."
-        )
-    if k["y_min"] is not None:
-        check_finite("y_min", k["y_min"])
-    if k["B_y"] is not None:
-        check_nonnegative("B_y", k["B_y"])
-    practical = k["mode"] == "practical"
-    if practical and k["pending"] == "censor" and k["y_min"] is None:
-        raise ValueError(
-            "pending='censor' needs y_min, the value a running trial is censored at: "
-            "the metric's worst value in its own units (the floor of a maximized "
-            "metric, e.g. y_min=0 for an accuracy or a conversion rate; the ceiling "
-            "of a minimized one, e.g. y_min=1 for an error rate). Censoring suits a "
-            "metric bounded on that side; for one that is not, use "
-            "pending='hallucinate' (the default)."
-        )
-
-
 def _check_scales(k: dict[str, Any], strict: bool) -> None:
     """The confidence width's and the theory kernel's numbers (and, ``strict``: a
     new strategy, their magnitudes)."""
@@ -567,22 +612,6 @@ def _as_floats(k: dict[str, Any]) -> None:
         k[n] = None if k[n] is None else float(k[n])
 
 
-#: set while a stored strategy is loaded (:func:`loading_stored`): the refusals
-#: added in issue 31 (options left unused, degenerate sizes and magnitudes) apply to
-#: new strategies only, so that an experiment stored before them loads and replays
-LOADING: contextvars.ContextVar[bool] = contextvars.ContextVar("LOADING", default=False)
-
-
-@contextmanager
-def loading_stored() -> Iterator[None]:
-    """Resolve options as a stored strategy holds them (see :data:`LOADING`)."""
-    token = LOADING.set(True)
-    try:
-        yield
-    finally:
-        LOADING.reset(token)
-
-
 #: the largest decision set and epoch (past them a decision does not return in
 #: minutes, the constraints never act)
 MAX_CANDIDATES = 10**6
@@ -593,7 +622,7 @@ def _refuse_unused(k: dict[str, Any], given: set[str] | None = None) -> None:
     algorithm do nothing) are refused, never ignored: a value other than its default,
     and for the confidence bound's ``beta`` and ``delta`` any value ``given`` (the
     names passed). A stored strategy holds every option and loads without these
-    refusals (:data:`LOADING`)."""
+    refusals (``resolve_kwargs(stored=True)``)."""
     censor = k["pending"] == "censor"
     if censor and k["window"] == 0:
         raise ValueError(

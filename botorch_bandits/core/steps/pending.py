@@ -6,7 +6,7 @@ completed trials (:func:`hallucinate_view`, GP-BUCB / BTS), or the censored targ
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -26,6 +26,7 @@ __all__ = [
     "censored_view",
     "hallucinate_view",
     "ignore_view",
+    "imputed_view",
 ]
 
 
@@ -45,9 +46,17 @@ def ignore_view(r: Round) -> None:
     r.meta["pending"] = sum(e.f is None for e in r.H)
 
 
-def hallucinate_view(r: Round) -> None:
-    """The running trials at the posterior mean of the completed trials' model (the
-    kriging believer of GP-BUCB / BTS); ``pending`` in the metadata."""
+#: an imputation rule: the model of the completed trials, the running trials'
+#: inputs (``m x d``) and the round -> their targets (``m``)
+Imputation = Callable[[Any, Tensor, Round], Tensor]
+
+
+def imputed_view(r: Round, impute: Imputation) -> None:
+    """The running trials at the targets ``impute`` gives them from the model of the
+    completed trials (a believer: the kriging believer's posterior mean, or another
+    rule's value); ``pending`` in the metadata. The rules that impute are each one
+    module of :mod:`~botorch_bandits.core.steps` and one entry of
+    :data:`~botorch_bandits.core.decide.VIEWS`."""
     waiting = [e for e in r.H if e.f is None]
     r.X, r.Y, r.rows_known = r.X0, r.Y0, r.known
     if waiting:
@@ -57,11 +66,22 @@ def hallucinate_view(r: Round) -> None:
             base = build_model(
                 r.X0, r.Y0, r.opts.theory, r.hyper, **r.sparse, known=r.known
             )
-            mu = base.posterior(Xw.unsqueeze(-2)).mean.reshape(-1)
-        r.X, r.Y = torch.cat([r.X0, Xw]), torch.cat([r.Y0, mu])
+            values = impute(base, Xw, r).reshape(-1)
+        r.X, r.Y = torch.cat([r.X0, Xw]), torch.cat([r.Y0, values])
         order = r.done + [e for e in r.H if e.f is None]
         r.rows_known = model_rows(r.known, order, r.Y, targets, var_of)
     r.meta["pending"] = len(waiting)
+
+
+def _posterior_mean(model: Any, X: Tensor, r: Round) -> Tensor:
+    """The kriging believer's target: the posterior mean at each running trial."""
+    return model.posterior(X.unsqueeze(-2)).mean
+
+
+def hallucinate_view(r: Round) -> None:
+    """The running trials at the posterior mean of the completed trials' model (the
+    kriging believer of GP-BUCB / BTS); ``pending`` in the metadata."""
+    imputed_view(r, _posterior_mean)
 
 
 class CensoringWarning(UserWarning):

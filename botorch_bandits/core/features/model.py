@@ -1,19 +1,25 @@
-"""The options of the practical GP and its search: when it is sparse and refitted,
-where a fit starts, and the trust region the rule is kept to; checked on the flat
-options (``k``) with the practical mode's ``defaults``, refused in the theory mode
-where they would go unused."""
+"""The options of the practical GP and its search: :class:`Refit` (when it is
+refitted), when it is sparse, where a fit starts, the trust region the rule is kept
+to, its data window and time input (``model_window``, ``forgetting``); checked on
+the flat options (``k``) with the practical mode's ``defaults``, refused in the
+theory mode where they would go unused."""
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
 from typing import Any
 
+from botorch_bandits.core.features import flat
 from botorch_bandits.models.sparse import SIZE as SPARSE_SIZE
 from botorch_bandits.validation import check_choice, check_count
 
 __all__ = [
     "FIT_STARTS",
+    "SPARSE_SIZE",
     "TRUST_REGION_RULES",
+    "Refit",
+    "check_forgetting",
     "check_growth",
     "resolve_refit",
     "resolve_search",
@@ -38,6 +44,44 @@ def check_growth(growth: Any) -> None:
             f"`refit_growth` is the factor by which the completed trials grow "
             f"between fits, a finite number >= 1 (1: a fit at every decision), got "
             f"refit_growth={growth!r}."
+        )
+
+
+@dataclass(frozen=True)
+class Refit:
+    """When the practical GP's hyperparameters are fitted again by marginal
+    likelihood, checked at construction: at every decision while the model has at
+    most ``after`` observations; past that when the trials completed since the last
+    fit number at least ``(growth - 1)`` times the observations that fit used (fits
+    at geometrically growing sizes; under a model window of W trials, every
+    ``(growth - 1) W`` completions; ``growth=1``: at every decision), and after a
+    failed fit, a restart or, with long-term constraints, a new epoch. In between,
+    the last recorded fit is reused (``fit.status="reused"``).
+
+    Args:
+        after: The observations up to which every decision refits (an integer
+            >= 0; default 100).
+        growth: The factor by which the completed trials grow between fits past
+            ``after`` (a finite number >= 1; default 1.2).
+    """
+
+    after: int = field(default=100, metadata=flat("refit_after", modal=True))
+    growth: float = field(default=1.2, metadata=flat("refit_growth", modal=True))
+
+    def __post_init__(self) -> None:
+        check_count("refit_after", self.after, 0)
+        check_growth(self.growth)
+
+
+def check_forgetting(k: dict[str, Any]) -> None:
+    """``forgetting=True`` (time as an input of the fitted GP) is refused in the
+    theory mode."""
+    if k["forgetting"] and k["mode"] == "theory":
+        raise ValueError(
+            "forgetting=True is an option of the practical mode (the fitted GP "
+            "with time as an input); the theory mode's algorithms assume a fixed "
+            "objective (GP-UCB-CPD restarts: restarts=True). Pass mode='practical' "
+            "or leave it out."
         )
 
 
@@ -131,3 +175,18 @@ def resolve_search(k: dict[str, Any], defaults: dict[str, Any]) -> None:
             f"trust_region={k['trust_region']!r}."
         )
     check_choice("fit_start", k["fit_start"], FIT_STARTS)
+
+
+def migrate_unversioned(stored: dict[str, Any]) -> None:
+    """A practical node stored before the schema version (schema 0): before the
+    refit schedule it refitted at every decision, and kept the exact GP however
+    many trials it had (``None``, as stored before "never" was spelled out, meant
+    the same); before the trust region and the fit's start were options (issue 51)
+    it searched the whole box and warm-started each fit. It replays."""
+    if stored["mode"] != "practical":
+        return
+    stored.setdefault("refit_growth", 1.0)
+    if stored.get("sparse_after") is None:
+        stored["sparse_after"] = "never"
+    stored.setdefault("trust_region", False)
+    stored.setdefault("fit_start", "warm")

@@ -1,13 +1,15 @@
-"""The long-term constraints' options in the Ax strategy's flat spelling: each
-mode's defaults (the theory mode: Shi & Eryilmaz's Algorithm 2 over epochs of 20
-trials; the practical mode: per-trial additive updates with a slack and the
-constraints' own GPs read pessimistically), their resolution and checks (a step
-of :func:`~botorch_bandits.core.options.resolve_kwargs`)."""
+"""Shi & Eryilmaz's long-term constraints: :class:`LongTermConstraints` (checked at
+construction; each mode's defaults: the theory mode's Algorithm 2 over epochs of 20
+trials, the practical mode's per-trial additive updates with a slack and the
+constraints' own GPs read pessimistically), their resolution and checks in the Ax
+strategy's flat spelling (a step of :func:`~botorch_bandits.core.options.resolve_kwargs`)."""
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass, field, fields
+from typing import Any, Literal
 
+from botorch_bandits.core.features import flat, flat_name
 from botorch_bandits.validation import (
     check_choice,
     check_count,
@@ -15,6 +17,8 @@ from botorch_bandits.validation import (
     check_positive,
 )
 
+MultiplierUpdate = Literal["multiplicative", "additive"]
+ConstraintModel = Literal["composite", "separate"]
 MULTIPLIER_UPDATES: tuple[str, ...] = ("multiplicative", "additive")
 #: how the constraints enter the rule: "composite" (the paper's: one GP on
 #: f - sum_j kappa_j (psi(g_j) - 1)), "separate" (a GP per constraint, its upper
@@ -167,3 +171,79 @@ def _check(k: dict[str, Any]) -> None:
     for n in ("slack", "initial_multiplier"):
         if k[n] is not None:
             check_nonnegative(n, k[n])
+
+
+@dataclass(frozen=True)
+class LongTermConstraints:
+    """Shi & Eryilmaz 2022's long-term constraints, checked at construction. The
+    defaults are the practical mode's (:data:`PRACTICAL_LONG_TERM`);
+    :meth:`for_mode` gives each mode's (the theory mode: Algorithm 2 as the paper
+    runs it, :data:`THEORY_LONG_TERM`).
+
+    Args:
+        epoch_length: The trials of an epoch, S (an integer >= 1).
+        multiplier_update: ``"multiplicative"`` (Algorithm 2, :math:`\\psi(x) =
+            e^{cx}`) or ``"additive"`` (Algorithm 3 with step :math:`\\mu`).
+        penalty_c: The multiplicative update's :math:`c` (> 0).
+        step: The additive update's step :math:`\\mu` (> 0).
+        num_epochs: :math:`L`, the epochs the confidence is shared over (an
+            integer >= 1; ``None``: the epochs begun so far).
+        slack: The additive update's target average of -slack (>= 0; the practical
+            reading).
+        initial: :math:`\\kappa^1` (>= 0; ``None``: the paper's).
+        model: ``"composite"`` (the paper's GP on the composite target) or
+            ``"separate"`` (a GP per constraint, read at its upper bound in the
+            penalty).
+
+    Example:
+        >>> LongTermConstraints.for_mode("theory").epoch_length
+        20
+    """
+
+    epoch_length: int = field(default=1, metadata=flat("epoch_length", modal=True))
+    multiplier_update: MultiplierUpdate = field(
+        default="additive", metadata=flat("multiplier_update", modal=True)
+    )
+    penalty_c: float = field(default=1.0, metadata=flat("penalty_c"))
+    step: float = field(default=0.5, metadata=flat("step", modal=True))
+    num_epochs: int | None = field(default=None, metadata=flat("num_epochs"))
+    slack: float = field(default=0.1, metadata=flat("slack", modal=True))
+    initial: float | None = field(
+        default=1.0, metadata=flat("initial_multiplier", modal=True)
+    )
+    model: ConstraintModel = field(
+        default="separate", metadata=flat("constraint_model", modal=True)
+    )
+
+    def __post_init__(self) -> None:
+        k = {flat_name(f): getattr(self, f.name) for f in fields(self)}
+        for n in ("epoch_length", "multiplier_update", "step", "slack"):
+            if k[n] is None:  # (None: the flat spelling's "the mode's default")
+                raise ValueError(f"`{n}` must be given, got {n}=None.")
+        if k["constraint_model"] is None:
+            raise ValueError("`constraint_model` must be given, got None.")
+        _check(k)
+
+    @classmethod
+    def for_mode(
+        cls, mode: str, algorithm: str = "IGP-UCB", **given: Any
+    ) -> LongTermConstraints:
+        """The constraints of ``mode`` for ``algorithm``'s rule, with the fields
+        ``given`` (flat names: :func:`resolve_long_term`'s defaults)."""
+        k = {"long_term_constraints": True, "mode": mode, "algorithm": algorithm}
+        k.update({n: None for n in LONG_TERM_OPTIONS}, penalty_c=1.0)
+        names = {f.name: flat_name(f) for f in fields(cls)}
+        k.update({names[n]: v for n, v in given.items()})
+        resolve_long_term(k, strict=False)
+        return cls(**{f.name: k[flat_name(f)] for f in fields(cls)})
+
+
+def migrate_unversioned(stored: dict[str, Any]) -> None:
+    """A node stored before the schema version (schema 0) and before the practical
+    reading of the long-term constraints (issue 49) ran the paper's composite target
+    with :math:`\\kappa^1` as the paper has it and no slack, in either mode (and
+    stored its epochs, update and step): it replays."""
+    if stored.get("long_term_constraints") and "constraint_model" not in stored:
+        stored.update(constraint_model="composite", slack=0.0)
+        additive = stored.get("multiplier_update") == "additive"
+        stored["initial_multiplier"] = 0.0 if additive else None

@@ -1,19 +1,23 @@
-"""The drift options in the Ax strategy's flat spelling: the change-point
-detector's (GP-UCB-CPD's restarts) -- the detectors, each one's defaults, and their
-resolution and checks -- and ``forgetting``'s check (steps of
-:func:`~botorch_bandits.core.options.resolve_kwargs`)."""
+"""GP-UCB-CPD's restarts (Avanesov): :class:`Restarts`, the change-point detector's
+options (the detectors, each one's defaults, checked at construction), their checks
+and defaults in the Ax strategy's flat spelling (steps of
+:func:`~botorch_bandits.core.options.resolve_kwargs`), and the migration of a stored
+strategy's detector options."""
 
 from __future__ import annotations
 
 import math
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
+from botorch_bandits.core.features import flat
 from botorch_bandits.validation import check_choice, check_open_unit, check_positive
 
 #: the flat defaults of ``xi`` and ``cpd_alpha`` (read by the uniform detectors)
 XI_DEFAULT = math.sqrt(3.0)
 ALPHA_DEFAULT = 2.5
 
+Detector = Literal["paper", "scale-free", "residual"]
 DETECTORS: tuple[str, ...] = ("paper", "scale-free", "residual")
 #: the options the residual detector does not read (it makes no uniform step and
 #: has no kernel statistic): refused with it
@@ -43,6 +47,91 @@ RESTART_DEFAULTS: dict[str, dict[str, Any]] = {
     # (nominal; measured by ax-online's calibration)
     "residual": {"cpd_false_alarm": 1e-3},
 }
+
+
+@dataclass(frozen=True)
+class Restarts:
+    """GP-UCB-CPD (Avanesov): the change-point detector and its options, checked at
+    construction. The defaults are the practical mode's (the residual detector);
+    :meth:`for_mode` gives each mode's (the theory mode: the paper's Algorithm 1
+    with c = 20, C = 2.6 of its §4).
+
+    Args:
+        xi: :math:`\\xi` of the uniform-exploration rule (Algorithm 2), >= 0;
+            read by the ``"paper"`` and ``"scale-free"`` detectors only.
+        regularization: The detector's regularization constant :math:`c` (> 0;
+            ``None`` for the residual detector).
+        threshold_scale: The paper's :math:`C`, or the scale-free detector's
+            margin (>= 1) over its threshold; ``None`` for the residual detector.
+        alpha: The smoothness :math:`\\alpha` in the detectors' exponents (> 0).
+        detector: ``"paper"`` (Algorithm 1 with a fixed kernel on the objective's
+            values), ``"scale-free"`` (on the standardized values,
+            :class:`~botorch_bandits.changepoint.ScaleFreeDetector`) or
+            ``"residual"`` (the GP's one-step-ahead residuals,
+            :func:`~botorch_bandits.residuals.residual_change`; no uniform step).
+        false_alarm: The false-alarm level in (0, 1), per scan (per decision for
+            ``"residual"``); ``None`` for the paper's detector (a fixed threshold).
+        max_uniform_share: The cap in (0, 1] on the share of uniform steps (1:
+            none); ``None`` for the residual detector.
+
+    Example:
+        >>> Restarts(false_alarm=1e-4).detector
+        'residual'
+    """
+
+    xi: float = field(default=XI_DEFAULT, metadata=flat("xi"))
+    regularization: float | None = field(
+        default=None, metadata=flat("cpd_regularization", modal=True)
+    )
+    threshold_scale: float | None = field(
+        default=None, metadata=flat("cpd_threshold_scale", modal=True)
+    )
+    alpha: float = field(default=ALPHA_DEFAULT, metadata=flat("cpd_alpha"))
+    detector: Detector = field(
+        default="residual", metadata=flat("cpd_detector", modal=True)
+    )
+    false_alarm: float | None = field(
+        default=1e-3, metadata=flat("cpd_false_alarm", modal=True)
+    )
+    max_uniform_share: float | None = field(
+        default=None, metadata=flat("cpd_max_uniform_share", modal=True)
+    )
+
+    def __post_init__(self) -> None:
+        check_choice("cpd_detector", self.detector, DETECTORS)
+        check_positive("xi", self.xi, allow_zero=True)
+        check_positive("cpd_alpha", self.alpha)
+        k = {f"cpd_{n}": getattr(self, n) for n in _FIELDS}
+        k.update(xi=self.xi, cpd_alpha=self.alpha, mode="practical")
+        if self.detector == "residual":
+            check_open_unit("cpd_false_alarm", self.false_alarm)
+            _resolve_residual(dict(k), {})
+        else:
+            _check_uniform(k, {})
+
+    @property
+    def uniform(self) -> bool:
+        """Whether the detector explores uniformly (Avanesov's Algorithm 2)."""
+        return self.detector != "residual"
+
+    @classmethod
+    def for_mode(cls, mode: str, detector: str | None = None, **given: Any) -> Restarts:
+        """The restarts of ``mode`` (``"theory"``: the paper's detector;
+        ``"practical"``: the residual one) or of ``detector``, with the detector's
+        defaults (:data:`RESTART_DEFAULTS`) under the fields ``given``."""
+        detector = detector or ("paper" if mode == "theory" else "residual")
+        check_choice("cpd_detector", detector, DETECTORS)
+        defaults = {
+            n.removeprefix("cpd_"): v for n, v in RESTART_DEFAULTS[detector].items()
+        }
+        unread = {n: None for n in ("regularization", "threshold_scale")}
+        unread.update(false_alarm=None, max_uniform_share=None)
+        return cls(detector=detector, **{**unread, **defaults, **given})
+
+
+#: the detector's fields that differ by detector (their flat names: ``cpd_`` first)
+_FIELDS = ("regularization", "threshold_scale", "detector", "false_alarm")
+_FIELDS += ("max_uniform_share",)
 
 
 def resolve_restarts(k: dict[str, Any], said: dict[str, str]) -> None:
@@ -79,8 +168,7 @@ def resolve_restarts(k: dict[str, Any], said: dict[str, str]) -> None:
             f"cpd_detector={k['cpd_detector']!r}: pass mode='practical' for the "
             "scale-free detector, or leave it out."
         )
-    paper = k["cpd_detector"] == "paper"
-    if paper and k["cpd_false_alarm"] is not None:
+    if k["cpd_detector"] == "paper" and k["cpd_false_alarm"] is not None:
         raise ValueError(
             f"cpd_false_alarm={k['cpd_false_alarm']!r} is an option of the "
             "scale-free detector; the paper's detector has a fixed threshold "
@@ -89,6 +177,19 @@ def resolve_restarts(k: dict[str, Any], said: dict[str, str]) -> None:
     for n, value in RESTART_DEFAULTS[k["cpd_detector"]].items():
         if k[n] is None:
             k[n] = value
+    _check_uniform(k, said)
+
+
+def _check_uniform(k: dict[str, Any], said: dict[str, str]) -> None:
+    """The options of the paper's or the scale-free detector, their defaults
+    filled in (``k``: flat options; ``said``: names as the caller wrote them)."""
+    paper = k["cpd_detector"] == "paper"
+    if paper and k["cpd_false_alarm"] is not None:
+        raise ValueError(
+            f"cpd_false_alarm={k['cpd_false_alarm']!r} is an option of the "
+            "scale-free detector; the paper's detector has a fixed threshold "
+            "(cpd_threshold_scale). Leave it out or pass cpd_detector='scale-free'."
+        )
     check_positive(
         said.get("cpd_regularization", "cpd_regularization"), k["cpd_regularization"]
     )
@@ -145,18 +246,6 @@ def _resolve_residual(k: dict[str, Any], said: dict[str, str]) -> None:
     check_open_unit("cpd_false_alarm", k["cpd_false_alarm"])
 
 
-def check_forgetting(k: dict[str, Any]) -> None:
-    """``forgetting=True`` (time as an input of the fitted GP) is refused in the
-    theory mode."""
-    if k["forgetting"] and k["mode"] == "theory":
-        raise ValueError(
-            "forgetting=True is an option of the practical mode (the fitted GP "
-            "with time as an input); the theory mode's algorithms assume a fixed "
-            "objective (GP-UCB-CPD restarts: restarts=True). Pass mode='practical' "
-            "or leave it out."
-        )
-
-
 #: the detector's options (GP-UCB-CPD's), read only with ``restarts=True``
 CPD_OPTIONS = (
     "cpd_regularization",
@@ -189,3 +278,10 @@ def refuse_detector_without_restarts(k: dict[str, Any], said: dict[str, str]) ->
             f"{', '.join(given)} set(s) GP-UCB-CPD's change-point detector, and "
             "restarts are off: pass restarts=True or leave them out."
         )
+
+
+def migrate_unversioned(stored: dict[str, Any]) -> None:
+    """A node stored before the schema version (schema 0) and before the
+    scale-free detector ran the paper's detector (and stored its constants) in
+    either mode: it replays its restarts exactly."""
+    stored.setdefault("cpd_detector", "paper")
