@@ -11,9 +11,10 @@ STEP = 1_000_003
 _WRAP = 2**62
 _MASK64 = 2**64 - 1
 #: sub-streams of a draw's seed: a later draw, its observation noise, its member;
-#: of a decision's seed: the optimizer's raw samples, its choice of starts and
-#: the trust region's centres of the raw samples
+#: of a decision's seed: the optimizer's raw samples, its choice of starts, the
+#: trust region's centres of the raw samples, and a pending rule's imputations
 DRAW, NOISE, MEMBER, RAW_SAMPLES, STARTS, TRUST_CENTRES = 1, 2, 3, 4, 5, 6
+IMPUTATION = 7
 
 
 def step_seed(seed: int, t: int) -> int:

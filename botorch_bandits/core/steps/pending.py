@@ -19,6 +19,7 @@ from botorch_bandits.core.options import Censoring
 from botorch_bandits.core.round import Round
 from botorch_bandits.core.steps.model import model_rows
 from botorch_bandits.delays import FeedbackLedger
+from botorch_bandits.seeding import IMPUTATION, derived_seed, step_seed
 
 __all__ = [
     "CensoringWarning",
@@ -47,8 +48,10 @@ def ignore_view(r: Round) -> None:
 
 
 #: an imputation rule: the model of the completed trials, the running trials'
-#: inputs (``m x d``) and the round -> their targets (``m``)
-Imputation = Callable[[Any, Tensor, Round], Tensor]
+#: inputs (``m x d``), the round and the decision's seed for the rule's draws (a
+#: random rule's; :data:`~botorch_bandits.seeding.IMPUTATION`) -> their targets
+#: (``m``)
+Imputation = Callable[[Any, Tensor, Round, int], Tensor]
 
 
 def imputed_view(r: Round, impute: Imputation) -> None:
@@ -66,14 +69,15 @@ def imputed_view(r: Round, impute: Imputation) -> None:
             base = build_model(
                 r.X0, r.Y0, r.opts.theory, r.hyper, **r.sparse, known=r.known
             )
-            values = impute(base, Xw, r).reshape(-1)
+            seed = derived_seed(step_seed(r.opts.seed, r.position), IMPUTATION)
+            values = impute(base, Xw, r, seed).reshape(-1)
         r.X, r.Y = torch.cat([r.X0, Xw]), torch.cat([r.Y0, values])
         order = r.done + [e for e in r.H if e.f is None]
         r.rows_known = model_rows(r.known, order, r.Y, targets, var_of)
     r.meta["pending"] = len(waiting)
 
 
-def _posterior_mean(model: Any, X: Tensor, r: Round) -> Tensor:
+def _posterior_mean(model: Any, X: Tensor, r: Round, seed: int) -> Tensor:
     """The kriging believer's target: the posterior mean at each running trial."""
     return model.posterior(X.unsqueeze(-2)).mean
 
