@@ -32,6 +32,7 @@ from botorch_bandits.core.steps.pending import (
     hallucinate_view,
     ignore_view,
 )
+from botorch_bandits.core.steps.randomized import randomized_believer_view
 from botorch_bandits.core.steps.restarts import (
     residual_step,
     restart_step,
@@ -55,6 +56,7 @@ VIEWS: dict[str, Step] = {
     "ignore": ignore_view,
     "hallucinate": hallucinate_view,
     "censor": censor_view,
+    "randomized-believer": randomized_believer_view,
 }
 
 
