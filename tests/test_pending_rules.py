@@ -136,3 +136,33 @@ def test_an_ax_loop_runs_the_randomized_believer() -> None:
         for t in client._experiment.trials.values()
     ]
     assert views[-5:] == ["randomized-believer"] * 5
+
+
+def test_pessimistic_imputation_is_the_lower_bound_below_the_believer() -> None:
+    from botorch_bandits.core.steps.pending import hallucinate_view
+    from botorch_bandits.core.steps.pessimistic import KAPPA, pessimistic_view
+
+    r = _prepared("pessimistic")
+    pessimistic_view(r)
+    kb = _prepared("hallucinate")
+    hallucinate_view(kb)
+    assert r.meta["pending"] == 2 and torch.equal(r.X, kb.X)
+    assert torch.equal(r.Y[:6], r.Y0)
+    # mu - KAPPA sigma, with the believer's mu and the same model's sigma
+    from botorch_bandits.core.fit import build_model
+
+    base = build_model(r.X0, r.Y0, r.opts.theory, r.hyper, **r.sparse, known=r.known)
+    post = base.posterior(r.X[6:].unsqueeze(-2))
+    sigma = post.variance.reshape(-1).sqrt()
+    assert torch.allclose(r.Y[6:], kb.Y[6:] - KAPPA * sigma.detach())
+    assert torch.all(r.Y[6:] < kb.Y[6:])
+
+
+@pytest.mark.parametrize("mode", ["theory", "practical"])
+def test_a_custom_loop_decides_with_pessimistic_imputation(mode) -> None:
+    opts = DecisionOptions.from_kwargs(mode=mode, pending="pessimistic")
+    a = decide(_history(), opts, _domain())
+    assert a.metadata["pending"] == 2 and a.metadata["pending_view"] == "pessimistic"
+    believer = DecisionOptions.from_kwargs(mode=mode, pending="hallucinate")
+    kb = decide(_history(), believer, _domain())
+    assert a.x != kb.x  # the running trials' targets moved the decision

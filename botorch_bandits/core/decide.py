@@ -32,6 +32,7 @@ from botorch_bandits.core.steps.pending import (
     hallucinate_view,
     ignore_view,
 )
+from botorch_bandits.core.steps.pessimistic import pessimistic_view
 from botorch_bandits.core.steps.randomized import randomized_believer_view
 from botorch_bandits.core.steps.restarts import (
     residual_step,
@@ -57,6 +58,7 @@ VIEWS: dict[str, Step] = {
     "hallucinate": hallucinate_view,
     "censor": censor_view,
     "randomized-believer": randomized_believer_view,
+    "pessimistic": pessimistic_view,
 }
 
 

@@ -62,7 +62,9 @@ __all__ = [
 
 Algorithm = Literal["IGP-UCB", "GP-UCB", "GP-TS", "qLogNEI"]
 Mode = Literal["practical", "theory"]
-Pending = Literal["ignore", "hallucinate", "censor", "randomized-believer"]
+Pending = Literal[
+    "ignore", "hallucinate", "censor", "randomized-believer", "pessimistic"
+]
 Optimizer = Literal["gradient", "finite"]
 Repeats = Literal["allow", "avoid"]
 
@@ -72,7 +74,13 @@ ALGORITHMS: tuple[str, ...] = ("IGP-UCB", "GP-UCB", "GP-TS", "qLogNEI")
 MODES: tuple[str, ...] = ("practical", "theory")
 OPTIMIZERS: tuple[str, ...] = ("gradient", "finite")
 #: what stands in for the running trials (the pipeline's pending view of each)
-PENDING: tuple[str, ...] = ("ignore", "hallucinate", "censor", "randomized-believer")
+PENDING: tuple[str, ...] = (
+    "ignore",
+    "hallucinate",
+    "censor",
+    "randomized-believer",
+    "pessimistic",
+)
 REPEATS: tuple[str, ...] = ("allow", "avoid")
 #: how reported standard errors (Ax's SEMs) enter the model: "fixed" (SEM² is the
 #: noise), "add" (the model's noise plus SEM²), "auto" (fixed if every observation
