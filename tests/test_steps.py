@@ -181,7 +181,7 @@ def test_the_pipeline_holds_a_step_exactly_when_its_option_is_on() -> None:
 def test_the_data_window_keeps_the_most_recent_trials() -> None:
     r = _round(_history(10), until=window_step, model_window=4)
     window_step(r)
-    assert r.start == 6 and r.meta["model_window_start"] == 6
+    assert r.window_start == 6 and r.meta["model_window_start"] == 6
     assert [e.index for e in r.done] == [6, 7, 8, 9]
     assert r.X0.shape == (4, D) and r.Y0.tolist() == [e.f for e in r.done]
 
@@ -214,7 +214,8 @@ def test_multipliers_and_composite_targets_of_the_epoch() -> None:
     composite_step(r)
     G = torch.tensor([list(e.g) for e in r.done], dtype=torch.double)
     want = composite_targets(f, G, r.kappa, "multiplicative", ExponentialPenalty())
-    assert torch.equal(r.Y0, want)
+    assert torch.equal(r.Y_composite, want) and torch.equal(r.targets, want)
+    assert torch.equal(r.Y0, f)  # the objective's values, as window_step left them
     sems_step(r)
     theory_fit_step(r)
     epoch_step(r)
@@ -224,7 +225,9 @@ def test_multipliers_and_composite_targets_of_the_epoch() -> None:
 def test_the_practical_fit_standardizes_and_records_its_fit() -> None:
     r = _round(_history(8), until=practical_fit_step)
     practical_fit_step(r)
-    assert r.Y0.mean().abs() < 1e-8 and r.Y0.std() == pytest.approx(1.0, abs=1e-8)
+    Y = r.targets
+    assert Y is r.Y_model and not torch.equal(Y, r.Y0)
+    assert Y.mean().abs() < 1e-8 and Y.std() == pytest.approx(1.0, abs=1e-8)
     assert r.meta["fit"]["status"] == "fitted" and r.meta["fit"]["n"] == 8
     assert r.hyper is not None and r.R == r.meta["R"] > 0
     assert set(r.meta["standardize"]) == {"mean", "std"}
@@ -239,9 +242,15 @@ def test_repeats_are_avoided_under_a_noise_free_fit() -> None:
         repeats="avoid",
     )
     repeats_step(r)
-    assert len(r.evaluated) == 10 and r.meta["avoided"] == 10
+    assert len(r.evaluated) == 10
     flight, ls = r.apart
     assert flight.shape == (2, D) and ls.tolist() == [0.2]
+    for step in pipeline(r.opts)[pipeline(r.opts).index(repeats_step) + 1 :]:
+        if step is score_step:
+            break
+        step(r)
+    score_step(r)  # records how many points it keeps out
+    assert r.meta["avoided"] == len(r.kept_out) == 10
 
 
 @pytest.mark.parametrize("pending", ["ignore", "hallucinate", "censor"])

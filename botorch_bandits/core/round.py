@@ -54,8 +54,12 @@ class DecisionCache:
 @dataclass
 class Round:
     """The state of one decision as the steps build it. The inputs come first;
-    each later group is written by the step named beside it and read by the steps
-    after it (``meta``, the decision's metadata, by every step)."""
+    each later field is written by one step of a pipeline (the one named beside its
+    group; of a choice such as the pending views, the one the options pick) and read
+    by the steps after it; ``meta``, the decision's metadata, takes each key from
+    one step (``tests/test_round_slices.py``). Where a step refines an earlier
+    step's result, it writes a field of its own and :attr:`targets`, :attr:`R_rule`
+    and :attr:`rule` read the latest."""
 
     history: History
     opts: DecisionOptions
@@ -78,13 +82,18 @@ class Round:
     g_bounds: Tensor | None = None
     # pending="ignore": the decision set's rows in flight
     busy: list[int] = field(default_factory=list)
-    # the data window: the trials the model sees, the completed ones, their data
+    # the data window: its first trial, the trials the model sees, the completed
+    # ones, their data (the objective's values)
+    window_start: int = 0
     H: list[TrialRecord] = field(default_factory=list)
     done: list[TrialRecord] = field(default_factory=list)
     X0: Tensor | None = None
     Y0: Tensor | None = None
-    # the targets: the objective's own standardization (composite targets), the
-    # reported standard errors and their rule
+    # the targets: composite (composite_step, with the objective's own
+    # standardization), standardized (practical_fit_step); the reported standard
+    # errors and their rule (sems_step)
+    Y_composite: Tensor | None = None
+    Y_model: Tensor | None = None
     m_f: float = 0.0
     s_f: float = 1.0
     se: Tensor | None = None
@@ -95,10 +104,13 @@ class Round:
     hyper: Hyperparameters | None = None
     R: float | None = None
     delta: float = 0.1
+    # long-term constraints' epoch (epoch_step): R of the composite target
+    R_epoch: float | None = None
     y_min: float = 0.0
     B_y: float | None = 1.0
     # repeats="avoid": the points not to propose again, and those to keep apart from
-    evaluated: list[list[float]] = field(default_factory=list)
+    # (None: the step did not run or the fit is noisy)
+    evaluated: list[list[float]] | None = None
     apart: tuple[Tensor, Tensor] | None = None
     # the pending view: the model's data (running trials ignored, hallucinated or
     # censored), its rows' known noise, the recent queries (censoring's nu_t)
@@ -106,11 +118,19 @@ class Round:
     Y: Tensor | None = None
     rows_known: KnownNoise | None = None
     recent: Tensor | None = None
-    # the model, the rule on it, its scores on the decision set
+    # the model, the rule on it (the rule's step), the rule as the constraints'
+    # penalty, forgetting's time and the trust region wrap it (a field each), its
+    # scores on the decision set and the points the maximizer keeps out and apart
+    # from (score_step)
     model: Any = None
     gradient: bool = False
     acqf: Any = None
+    penalized: Any = None
+    timed: Any = None
+    local: Any = None
     scores: Tensor | None = None
+    kept_out: list[list[float]] = field(default_factory=list)
+    kept_apart: tuple[Tensor, Tensor] | None = None
 
     @classmethod
     def begin(
@@ -154,6 +174,29 @@ class Round:
             y_min=history.sign * cens.y_min,
             B_y=cens.B_y,
         )
+
+    @property
+    def targets(self) -> Tensor | None:
+        """The completed trials' targets as the latest step made them: standardized,
+        else composite, else the objective's values (``n``)."""
+        for Y in (self.Y_model, self.Y_composite):
+            if Y is not None:
+                return Y
+        return self.Y0
+
+    @property
+    def R_rule(self) -> float | None:
+        """The rule's R: the epoch's (long-term constraints), else the model's."""
+        return self.R if self.R_epoch is None else self.R_epoch
+
+    @property
+    def rule(self) -> Any:
+        """The rule as the latest step wrapped it: in the trust region, at the
+        decision's time, as the constraints' penalty, else the rule's own."""
+        for acqf in (self.local, self.timed, self.penalized):
+            if acqf is not None:
+                return acqf
+        return self.acqf
 
     def inputs(self, records: list[TrialRecord]) -> Tensor:
         """The model's inputs for ``records`` (trials of ``active``): their points,

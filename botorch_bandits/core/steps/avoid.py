@@ -19,11 +19,10 @@ __all__ = ["in_flight", "not_again", "repeats_step"]
 
 def repeats_step(r: Round) -> None:
     """(Near) noise-free (:data:`NOISE_FREE`): the points not to propose again
-    (``r.evaluated``; ``avoided`` in the metadata) and those to keep apart from
-    (``r.apart``)."""
+    (``r.evaluated``; :func:`~botorch_bandits.core.steps.rule.score_step` records
+    how many it kept out, ``avoided``) and those to keep apart from (``r.apart``)."""
     if noise_ratio(r.opts, r.hyper, r.known) <= NOISE_FREE:
-        r.evaluated = not_again(r.active, r.start)
-        r.meta["avoided"] = len(r.evaluated)
+        r.evaluated = not_again(r.active, r.window_start)
         r.apart = in_flight(r.active, r.opts, r.hyper, r.domain.dim)
 
 

@@ -183,20 +183,21 @@ def composite_step(r: Round) -> None:
     if not r.done or r.opts.constraints.model == "separate":
         return
     opts = r.opts
+    Y = r.Y0
     if r.g_scale is not None:
         try:
-            r.Y0, r.m_f, r.s_f = standardize(r.Y0)
+            Y, r.m_f, r.s_f = standardize(Y)
         except ValueError:
             not_finite(None, r.done, r.history.metric)
     G0 = torch.tensor([list(e.g) for e in r.done], dtype=torch.double)
-    r.Y0 = composite_targets(
-        r.Y0,
+    r.Y_composite = composite_targets(
+        Y,
         in_units(G0, r.g_scale),
         r.kappa,
         opts.constraints.multiplier_update,
         penalty_of(opts.constraints),
     )
-    if not bool(torch.isfinite(r.Y0).all()):
+    if not bool(torch.isfinite(r.Y_composite).all()):
         overflowing_composite(G0, r.done, opts.constraints)
 
 
@@ -224,5 +225,7 @@ def epoch_step(r: Round) -> None:
     ``delta_epoch`` in the metadata."""
     opts = r.opts.constraints
     L = opts.num_epochs or r.meta["epoch"] + 1
-    r.delta, r.R = epoch_schedule(opts.multiplier_update, r.opts.delta, L, r.R, r.kappa)
+    r.delta, r.R_epoch = epoch_schedule(
+        opts.multiplier_update, r.opts.delta, L, r.R, r.kappa
+    )
     r.meta["delta_epoch"] = r.delta

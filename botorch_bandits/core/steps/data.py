@@ -38,11 +38,13 @@ def exclude_in_flight(r: Round) -> None:
 def window_step(r: Round) -> None:
     """The trials the model sees (``r.H``): since the last restart, and with a
     model window only the most recent ones (``model_window_start``); the completed
-    ones (``r.done``) with their points and values (``r.X0``, ``r.Y0``)."""
+    ones (``r.done``) with their points and values (``r.X0``, ``r.Y0``); the
+    window's first trial in ``r.window_start``."""
+    r.window_start = r.start
     if r.opts.model_window is not None:
-        r.start = max(r.start, r.position - r.opts.model_window)
-        r.meta["model_window_start"] = r.start
-    r.H = r.active[r.start :]
+        r.window_start = max(r.start, r.position - r.opts.model_window)
+        r.meta["model_window_start"] = r.window_start
+    r.H = r.active[r.window_start :]
     r.done = [e for e in r.H if e.f is not None]
     r.X0 = r.inputs(r.done)
     r.Y0 = torch.tensor([e.f for e in r.done], dtype=torch.double)

@@ -36,7 +36,7 @@ def trust_region_step(r: Round) -> None:
     r.meta["trust_region"] = {"radius": radius, "points": int(points.shape[0])}
     if radius is None:
         return
-    r.acqf = TrustRegionAcquisition(r.acqf, points, radius)
+    r.local = TrustRegionAcquisition(r.rule, points, radius)
     if r.domain.sample is not None:
         r.domain = replace(r.domain, sample=_local(r.domain, points, radius))
 

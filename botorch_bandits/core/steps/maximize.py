@@ -23,15 +23,15 @@ def gradient_maximizer(r: Round) -> Decision:
     ``pending="ignore"`` those in flight) and apart from the points in flight."""
     flight = [list(e.x) for e in r.active if e.f is None]
     avoid = flight if r.opts.pending == "ignore" else []
-    avoid = r.evaluated or avoid  # the evaluated points include those in flight
+    avoid = r.kept_out or avoid  # the evaluated points include those in flight
     row, payload, coords = optimize(
-        r.acqf,
+        r.rule,
         r.scores,
         r.domain,
         avoid,
         r.meta,
         step_seed(r.opts.seed, r.position),
-        r.apart,
+        r.kept_apart,
     )
     if row is None:
         return Decision(coords, None, payload, False, r.meta)

@@ -55,14 +55,14 @@ def practical_fit_step(r: Round) -> None:
     ``standardize``, ``fit``, ``R`` in the metadata."""
     opts, meta, done = r.opts, r.meta, r.done
     try:
-        r.Y0, m, s = standardize(r.Y0)
+        r.Y_model, m, s = standardize(r.targets)
     except ValueError:
         not_finite(None, done, r.history.metric)
     # the objective's units to the model's: one affine map (the composite
     # target's standardization after the objective's own, if any)
     m_all, s_all = r.m_f + r.s_f * m, r.s_f * s
     if opts.pending == "censor":
-        if not bool(r.Y0.any()):  # no spread: none of the default's units
+        if not bool(r.Y_model.any()):  # no spread: none of the default's units
             m_all, s_all = censoring_spread(r.y_min, r.B_y, m_all, len(done))
             s = s_all / r.s_f
         r.y_min, r.B_y = censoring_units(r.y_min, r.B_y, m_all, s_all)
@@ -102,9 +102,9 @@ def _fit(r: Round, counts: dict[str, Any]) -> dict[str, Any]:
     size), recorded with the counts."""
     opts, known = r.opts, r.known
     rows = fit_subset(len(r.done), opts.sparse_after, opts.seed)
-    Xf, Yf, kf = (r.X0, r.Y0, known)
+    Xf, Yf, kf = (r.X0, r.targets, known)
     if rows is not None:
-        Xf, Yf = r.X0[rows], r.Y0[rows]
+        Xf, Yf = r.X0[rows], r.targets[rows]
         kf = None if known is None else KnownNoise(known.var[rows], known.learn)
     prior = opts.fit_start == "prior"
     warm = r.history.warm
@@ -122,7 +122,7 @@ def theory_fit_step(r: Round) -> None:
     r.known = known_noise(r.se.square(), r.sems_rule)
     if r.opts.theory.hyperparameters != "fitted":
         return
-    r.hyper = fit_theory(r.X0, r.Y0, r.opts.theory.kernel, r.known)
+    r.hyper = fit_theory(r.X0, r.targets, r.opts.theory.kernel, r.known)
     if r.hyper is not None:
         r.meta["fitted"] = {
             "lengthscale": list(r.hyper.lengthscale),

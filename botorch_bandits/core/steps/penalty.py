@@ -100,7 +100,7 @@ def penalty_step(r: Round) -> None:
                     for i in range(len(models))
                 )
             )
-        r.acqf = qLogNoisyExpectedImprovement(
+        r.penalized = qLogNoisyExpectedImprovement(
             model=model,
             X_baseline=at_now(r, r.X[:, : r.domain.dim]),
             sampler=sampler,
@@ -111,5 +111,5 @@ def penalty_step(r: Round) -> None:
     # the rule's multiplier of sigma (BoTorch's UCB under a constant ``beta``: beta)
     mult = getattr(r.acqf, "sigma_multiplier", r.opts.beta)
     mult = float(torch.as_tensor(mult).reshape(-1)[0])
-    r.acqf = PenalizedUCB(model, mult**2, r.g_kappa, r.g_bounds)
-    r.acqf.sigma_multiplier = mult
+    r.penalized = PenalizedUCB(model, mult**2, r.g_kappa, r.g_bounds)
+    r.penalized.sigma_multiplier = mult

@@ -33,7 +33,8 @@ __all__ = [
 
 def _own_targets(r: Round) -> tuple[dict[int, float], dict[int, float]]:
     """Each completed trial's target and known variance, as the model has them."""
-    targets = {e.index: float(y) for e, y in zip(r.done, r.Y0.tolist(), strict=True)}
+    Y0 = r.targets
+    targets = {e.index: float(y) for e, y in zip(r.done, Y0.tolist(), strict=True)}
     var_of = {}
     if r.known is not None:
         var_of = {e.index: v for e, v in zip(r.done, r.known.var.tolist(), strict=True)}
@@ -43,7 +44,7 @@ def _own_targets(r: Round) -> tuple[dict[int, float], dict[int, float]]:
 def ignore_view(r: Round) -> None:
     """The completed trials alone (asynchronous GP-UCB / TS); ``pending`` (the
     running trials' count) in the metadata."""
-    r.X, r.Y, r.rows_known = r.X0, r.Y0, r.known
+    r.X, r.Y, r.rows_known = r.X0, r.targets, r.known
     r.meta["pending"] = sum(e.f is None for e in r.H)
 
 
@@ -61,19 +62,21 @@ def imputed_view(r: Round, impute: Imputation) -> None:
     module of :mod:`~botorch_bandits.core.steps` and one entry of
     :data:`~botorch_bandits.core.decide.VIEWS`."""
     waiting = [e for e in r.H if e.f is None]
-    r.X, r.Y, r.rows_known = r.X0, r.Y0, r.known
+    Y0 = r.targets
+    X, Y, rows_known = r.X0, Y0, r.known
     if waiting:
         targets, var_of = _own_targets(r)
         Xw = r.inputs(waiting)
         with torch.no_grad():
             base = build_model(
-                r.X0, r.Y0, r.opts.theory, r.hyper, **r.sparse, known=r.known
+                r.X0, Y0, r.opts.theory, r.hyper, **r.sparse, known=r.known
             )
             seed = derived_seed(step_seed(r.opts.seed, r.position), IMPUTATION)
             values = impute(base, Xw, r, seed).reshape(-1)
-        r.X, r.Y = torch.cat([r.X0, Xw]), torch.cat([r.Y0, values])
+        X, Y = torch.cat([r.X0, Xw]), torch.cat([Y0, values])
         order = r.done + [e for e in r.H if e.f is None]
-        r.rows_known = model_rows(r.known, order, r.Y, targets, var_of)
+        rows_known = model_rows(r.known, order, Y, targets, var_of)
+    r.X, r.Y, r.rows_known = X, Y, rows_known
     r.meta["pending"] = len(waiting)
 
 

@@ -46,7 +46,7 @@ def bandit_rule(r: Round) -> None:
     :math:`B_y\\sum_s\\sigma_{t-1}(x_s)` (``censoring`` in the metadata)."""
     opts, unit = r.opts, r.domain.unit
     conf = Confidence(
-        beta=opts.beta, B=opts.B, R=r.R, delta=r.delta, num_arms=unit.shape[0]
+        beta=opts.beta, B=opts.B, R=r.R_rule, delta=r.delta, num_arms=unit.shape[0]
     )
     t = r.X.shape[0] + 1
     if r.recent is not None and opts.theory is None and opts.beta is None:
@@ -110,7 +110,7 @@ def time_step(r: Round) -> None:
     time (:func:`~botorch_bandits.models.forgetting.at_time`); the fitted rate in
     the metadata (``forgetting``: the time lengthscale, half-life and 5 % lag, in
     trials)."""
-    r.acqf = at_time(r.acqf, r.domain.dim, r.position)
+    r.timed = at_time(r.rule, r.domain.dim, r.position)
     if r.hyper is not None:
         r.meta["forgetting"] = forgetting_summary(r.hyper.lengthscale[-1])
 
@@ -120,33 +120,36 @@ def score_step(r: Round) -> None:
     where one is not finite); the rows of points not to propose again
     (``repeats="avoid"``) and in flight (``pending="ignore"``) at ``-inf`` while
     another row remains; ``sigma_multiplier`` and ``round`` in the metadata."""
-    unit, meta = r.domain.unit, r.meta
+    unit, meta, acqf = r.domain.unit, r.meta, r.rule
     with torch.no_grad():
-        scores = r.acqf(unit.unsqueeze(-2))
+        scores = acqf(unit.unsqueeze(-2))
     if not bool(torch.isfinite(scores).all()):
         not_finite(scores, r.done, r.history.metric)
     busy = r.busy
-    if r.evaluated:  # their rows of the decision set, unless every row is one
-        rows = {r.domain.index.get(tuple(x)) for x in r.evaluated} - {None}
-        if r.apart is not None:  # and the rows close to a point in flight
-            close = set(near_in_flight(unit, *r.apart).nonzero().reshape(-1).tolist())
+    kept_out, kept_apart = r.evaluated or [], r.apart
+    if kept_out:  # their rows of the decision set, unless every row is one
+        rows = {r.domain.index.get(tuple(x)) for x in kept_out} - {None}
+        if kept_apart is not None:  # and the rows close to a point in flight
+            near = near_in_flight(unit, *kept_apart)
+            close = set(near.nonzero().reshape(-1).tolist())
             if len(rows | close | set(busy)) < unit.shape[0]:
                 rows |= close
-                meta["kept_apart"] = int(r.apart[0].shape[0])
+                meta["kept_apart"] = int(kept_apart[0].shape[0])
             else:
-                r.apart = None
+                kept_apart = None
         if len(rows | set(busy)) < unit.shape[0]:
             busy = sorted(rows | set(busy))
         else:
-            meta["avoided"] = 0
             meta["repeat_reason"] = "every point of the decision set was evaluated"
-            r.evaluated = []
-            r.apart = None
+            kept_out, kept_apart = [], None
+    if r.evaluated is not None:  # (repeats="avoid" under a noise-free fit)
+        meta["avoided"] = len(kept_out)
+    r.kept_out, r.kept_apart = kept_out, kept_apart
     if busy:
         scores = scores.clone()
         scores[busy] = -math.inf
     r.scores = scores
-    mult = getattr(r.acqf, "sigma_multiplier", r.opts.beta)
+    mult = getattr(acqf, "sigma_multiplier", r.opts.beta)
     meta["sigma_multiplier"] = (
         None if mult is None else float(torch.as_tensor(mult).reshape(-1)[0])
     )
