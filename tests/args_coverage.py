@@ -4,10 +4,11 @@ A public callable is a module-level function or class whose name does not start
 with ``_``, and a public method (or ``__call__``) of a public class, in the modules
 of ``botorch_bandits/`` outside ``benchmarks/`` and ``cli/``. A class's constructor
 (``__init__``, or a dataclass's fields) is documented in the class docstring's
-``Args:`` (Google style) or in ``__init__``'s own. A callable with at least one
-parameter besides ``self``/``cls`` is covered when its ``Args:`` (or ``Keyword
-Args:``) names every parameter and, for a function annotated to return something
-other than ``None``, its docstring has ``Returns:`` (or ``Yields:``).
+``Args:`` (Google style; a dataclass's fields also under ``Attributes:``) or in
+``__init__``'s own. A callable with at least one parameter besides ``self``/``cls``
+is covered when its ``Args:`` (or ``Keyword Args:``) names every parameter and, for
+a function annotated to return something other than ``None``, its docstring has
+``Returns:`` (or ``Yields:``).
 ``python tests/args_coverage.py [--missing] [FILE ...]`` prints the table.
 """
 
@@ -26,6 +27,8 @@ EXCLUDED = ("benchmarks", "cli")  # the experiments and the command line
 #: section headers whose entries document parameters (napoleon's spellings)
 ARGS_HEADERS = ("Args", "Arguments", "Parameters", "Keyword Args", "Keyword Arguments")
 RETURNS_HEADERS = ("Returns", "Return", "Yields", "Yield")
+#: a dataclass's (or NamedTuple's) fields may be documented as its attributes
+FIELD_HEADERS = ("Attributes",)
 _HEADER = re.compile(r"^(\s*)([A-Z][A-Za-z ]*):\s*$")
 _ENTRY = re.compile(r"^(\*{0,2}\w+(?:\s*,\s*\*{0,2}\w+)*)\s*(?:\(.*\))?\s*:")
 
@@ -74,7 +77,10 @@ def sections(doc: str | None) -> dict[str, list[str]]:
     i = 0
     while i < len(lines):
         m = _HEADER.match(lines[i])
-        if not m or m.group(2).strip() not in ARGS_HEADERS + RETURNS_HEADERS:
+        if (
+            not m
+            or m.group(2).strip() not in ARGS_HEADERS + FIELD_HEADERS + RETURNS_HEADERS
+        ):
             i += 1
             continue
         indent, body = len(m.group(1)), []
@@ -89,12 +95,14 @@ def sections(doc: str | None) -> dict[str, list[str]]:
     return found
 
 
-def documented_names(doc: str | None) -> tuple[bool, set[str]]:
-    """Whether the docstring has an ``Args:`` section, and the names its entries give
-    (an entry may name several: ``dim, a, b, r: ...``)."""
+def documented_names(
+    doc: str | None, headers: tuple[str, ...] = ARGS_HEADERS
+) -> tuple[bool, set[str]]:
+    """Whether the docstring has an ``Args:`` section (one of ``headers``), and the
+    names its entries give (an entry may name several: ``dim, a, b, r: ...``)."""
     secs = sections(doc)
-    body = [line for h in ARGS_HEADERS for line in secs.get(h, [])]
-    if not any(h in secs for h in ARGS_HEADERS):
+    body = [line for h in headers for line in secs.get(h, [])]
+    if not any(h in secs for h in headers):
         return False, set()
     indents = [len(x) - len(x.lstrip()) for x in body if x.strip()]
     first = min(indents, default=0)
@@ -216,16 +224,18 @@ def _class(module: str, cls: ast.ClassDef, prefix: str = "") -> Iterator[Callabl
         if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
     }
     init = methods.get("__init__")
+    headers = ARGS_HEADERS
     if init is not None:
         params = _params(init, method=True)
     elif "dataclass" in _decorators(cls) or any(
         ast.unparse(b).endswith("NamedTuple") for b in cls.bases
     ):
         params = _dataclass_fields(cls)
+        headers = ARGS_HEADERS + FIELD_HEADERS
     else:
         params = []
     if params:
-        has_c, names_c = documented_names(doc)
+        has_c, names_c = documented_names(doc, headers)
         init_doc = ast.get_docstring(init) if init is not None else None
         has_i, names_i = documented_names(init_doc)
         yield Callable(
