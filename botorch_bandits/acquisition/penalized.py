@@ -141,7 +141,14 @@ class PenalizedUCB(AcquisitionFunction):
 
     @t_batch_mode_transform(expected_q=1)
     def forward(self, X: Tensor) -> Tensor:
-        """``batch x 1 x d`` -> ``batch``."""
+        """The penalized upper confidence bound.
+
+        Args:
+            X: ``batch x 1 x d`` points (in the model's dtype).
+
+        Returns:
+            ``batch`` values.
+        """
         if self.model_dtype is not None and X.dtype != self.model_dtype:
             raise ValueError(
                 f"`X` is {X.dtype} but the model is {self.model_dtype}: give X (with "

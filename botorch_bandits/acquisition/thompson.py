@@ -359,7 +359,11 @@ class GPThompsonSampling(RoundScheduleMixin, AcquisitionFunction):
         ``optimize_acqf_discrete``) give point ``j`` draw ``p + j``, as a joint
         q-batch does; and ``optimize_acqf_cyclic``, which re-optimizes point ``i``
         with the other ``q - 1`` points pending, values it on its own draw
-        ``p + i`` again, so the points do not collapse onto one draw's maximizer."""
+        ``p + i`` again, so the points do not collapse onto one draw's maximizer.
+
+        Args:
+            X_pending: ``p x d`` pending points, or ``None`` (default) for none.
+        """
         base = self._base_model
         P = check_pending(X_pending, model_input_dim(base), base)
         set_plain_attributes(self, X_pending=P)

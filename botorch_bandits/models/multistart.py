@@ -30,7 +30,7 @@ once). Other devices take every problem at once."""
 
 @dataclass(frozen=True)
 class MultiStartFit:
-    """Per data set (``batch``): the hyperparameters of the best start, its log
+    r"""Per data set (``batch``): the hyperparameters of the best start, its log
     marginal likelihood per point, and whether it had data to fit (>= 2 points).
 
     Attributes:

@@ -365,7 +365,7 @@ REDRAW = 1.1
 
 
 def drawn_on(n: int, start: int) -> int:
-    """The rows a dictionary for ``n`` rows is drawn on, the first ``a``: the largest
+    r"""The rows a dictionary for ``n`` rows is drawn on, the first ``a``: the largest
     ``a <= n`` of ``a_0 = start``, ``a_{k+1} = max(a_k + 1, floor(REDRAW a_k))``
     (``n`` itself where ``n < start``).
 
