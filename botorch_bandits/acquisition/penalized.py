@@ -89,6 +89,10 @@ class PenalizedUCB(AcquisitionFunction):
         objective_index: The objective's output.
         constraint_beta: :math:`\beta` of the constraints' upper bounds (``None``:
             ``beta``; 0: their posterior means).
+
+    Example:
+        >>> model = ModelListGP(gp_f, gp_g)  # the objective, then one constraint
+        >>> acqf = PenalizedUCB(model, beta=4.0, multipliers=[0.5], bounds=[0.0])
     """
 
     def __init__(

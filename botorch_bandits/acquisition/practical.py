@@ -134,6 +134,11 @@ def practical_acquisition(
             model's width; GP-UCB without ``candidates`` on a kernel whose
             :math:`\gamma_t` order is unknown (pass ``candidates``); ``algorithm`` is
             not one of the three.
+
+    Example:
+        >>> gp = SingleTaskGP(train_X, train_Y, outcome_transform=Standardize(m=1))
+        >>> fit_gpytorch_mll(ExactMarginalLogLikelihood(gp.likelihood, gp))
+        >>> acqf = practical_acquisition(gp, "IGP-UCB")
     """
     confidence, t = _practical_parameters(model, algorithm, B, delta, candidates)
     return make_acquisition(

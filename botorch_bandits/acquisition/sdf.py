@@ -295,6 +295,9 @@ class GPThompsonSamplingSDF(_SDFMixin, GPThompsonSampling):
         **kwargs: :class:`GPThompsonSampling`'s other arguments (``t``,
             ``candidates``, ``sampler``, ``num_features``, ``seed``,
             ``posterior_transform``, ``maximize``, ...).
+
+    Example:
+        >>> acqf = GPThompsonSamplingSDF(model, X_issued[-5:], beta=1.0, candidates=arms)
     """
 
     def __init__(

@@ -206,6 +206,11 @@ def draw_posterior_paths(
         ``batch_shape x n`` when ``num_paths`` is ``None``. (With a sample dimension
         of size one, BoTorch broadcasts it against ``batch_shape``; leaving it out
         avoids that ambiguity.)
+
+    Example:
+        >>> paths = draw_posterior_paths(gp, num_paths=16)
+        >>> paths(X).shape  # X: n x d
+        torch.Size([16, n])
     """
     _check_num_features(num_features)
     if num_paths is not None and (

@@ -124,6 +124,9 @@ class FiniteArmGP(Model):
             ``?pstrf``, to the numerical rank: the same matrix up to round-off,
             many times faster when the kernel matrix has low numerical rank, as
             short lengthscales on many arms do; e.g. for every refit of a long run).
+
+    Example:
+        >>> gp = FiniteArmGP(arms, make_kernel("rbf", 0.2), noise=0.01, num_seeds=8)
     """
 
     def __init__(
