@@ -254,8 +254,10 @@ def _class(module: str, cls: ast.ClassDef, prefix: str = "") -> Iterator[Callabl
 
 def module_name(path: Path) -> str:
     """``botorch_bandits/ax/space.py`` -> ``botorch_bandits.ax.space``."""
-    rel = path.resolve().relative_to(ROOT).with_suffix("")
-    parts = list(rel.parts)
+    path = path.resolve()
+    if not path.is_relative_to(ROOT):  # a module outside the repository: its name
+        return path.stem
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
     if parts[-1] == "__init__":
         parts = parts[:-1]
     return ".".join(parts)
