@@ -682,9 +682,9 @@ class GPUCBCPD:
         """The state after the record ``(X, y)``, recomputed from scratch.
 
         Args:
-            X, y, uniform: The record's points, values and (for an asynchronous
-                record) decisions as issued (:meth:`record`).
-            detector, **kw: The constructor's arguments.
+            X, y, uniform: Points, values, and decisions as issued (:meth:`record`).
+            detector: The constructor's ``detector``.
+            **kw: Its other arguments (``xi``, ``points``, ``gram``, ...).
         Returns:
             The :class:`GPUCBCPD`."""
         if len(X) != len(y):
