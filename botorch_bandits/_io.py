@@ -20,7 +20,17 @@ from pathlib import Path
 
 
 def check_not_symlink(path: str | os.PathLike) -> Path:
-    """``path`` as a ``Path``; a ``ValueError`` if it is a symlink."""
+    """``path`` as a ``Path``, refused if it is a symlink.
+
+    Args:
+        path: The file to be written.
+
+    Returns:
+        ``Path(path)``.
+
+    Raises:
+        ValueError: If ``path`` is a symlink (the message names its target).
+    """
     p = Path(path)
     if p.is_symlink():
         raise ValueError(
@@ -33,7 +43,16 @@ def check_not_symlink(path: str | os.PathLike) -> Path:
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     """A temporary path beside ``path`` to write to; renamed over ``path`` when the
-    block ends without an error (removed otherwise)."""
+    block ends without an error (removed otherwise).
+
+    Args:
+        path: The target file (not a symlink: :func:`check_not_symlink`).
+
+    Yields:
+        The temporary file's ``Path`` (same folder and suffix as ``path``); on
+        success it gets the mode ``open()`` would have given (``0o666`` less the
+        umask).
+    """
     target = check_not_symlink(path)
     fd, tmp = tempfile.mkstemp(
         prefix=f".{target.name}.", suffix=target.suffix, dir=target.parent
@@ -66,7 +85,20 @@ def current_umask() -> int:
 @contextlib.contextmanager
 def atomic_open(path: str | os.PathLike, mode: str = "w", **kwargs) -> Iterator:
     """``open`` on a temporary file renamed over ``path`` at the end (see
-    :func:`atomic_path`)."""
+    :func:`atomic_path`).
+
+    Args:
+        path: The target file (not a symlink).
+        mode: ``open``'s mode (default ``"w"``).
+        **kwargs: Passed to ``open`` (``encoding=``, ``newline=``, ...).
+
+    Yields:
+        The open file object.
+
+    Example:
+        >>> with atomic_open(out / "table.csv", newline="") as fh:
+        ...     csv.writer(fh).writerows(rows)
+    """
     with atomic_path(path) as tmp, open(tmp, mode, **kwargs) as fh:
         yield fh
 

@@ -30,9 +30,7 @@ from botorch_bandits.validation import (
 )
 
 
-# --------------------------------------------------------------------------------------
-# schedules (Theorem 3.1 and the experiments of §4)
-# --------------------------------------------------------------------------------------
+# -- schedules (Theorem 3.1 and the experiments of §4) ---------------------------------
 def _rate(alpha: float, d: int) -> float:
     r""":math:`(2\alpha + d) / (2\alpha + d + 1)` (``alpha > 0``, ``d >= 1``)."""
     check_positive("alpha", alpha)
@@ -54,9 +52,8 @@ LOG_BASE_READINGS: dict[str, float] = {"natural": math.e, "log10": 10.0}
 r"""The two readings of the paper's :math:`\log T` (Eqs. 3.4 and 3.7), by name. The
 paper never says which base; its proofs use the natural log (Eq. B.14 bounds
 :math:`\mathbb P\{\sup_{t\le T}|\varepsilon_t| > \mathfrak g\sqrt{2(u + \log T)}\} \le \exp(-u)`,
-a Gaussian tail bound that holds with :math:`\log = \ln`), so
-``"natural"`` is every default here; ``"log10"`` is the other reading.
-REPRODUCTION.md reports the experiments under both."""
+a Gaussian tail bound that holds with :math:`\log = \ln`), so ``"natural"`` is every
+default here; ``"log10"`` is the other reading. REPRODUCTION.md reports both."""
 
 
 def cpd_noise_variance(g: float, horizon: int, log_base: float = math.e) -> float:
@@ -124,9 +121,7 @@ def cpd_beta(
     return D * t**exponent * _log(check_round("horizon", horizon), log_base) ** 4
 
 
-# --------------------------------------------------------------------------------------
-# integration domains
-# --------------------------------------------------------------------------------------
+# -- integration domains ---------------------------------------------------------------
 def check_scan_data(X: Any, y: Any) -> None:
     """A detector's data must be finite (NaN data would answer "no change")."""
     for name, v in (("X", X), ("y", y)):
@@ -139,8 +134,10 @@ def check_scan_data(X: Any, y: Any) -> None:
 
 @dataclass(frozen=True)
 class IntegrationDomain:
-    r"""Points ``M x d`` and weights ``M`` with :math:`\int_{\mathcal X} h \approx
-    \sum_g w_g h(x_g)`."""
+    r""":math:`\int_{\mathcal X} h \approx \sum_g w_g h(x_g)`.
+
+    Args:
+        points, weights: ``M x d`` points and ``M`` weights."""
 
     points: Tensor
     weights: Tensor
@@ -164,12 +161,16 @@ def finite_domain(points: Tensor, volume: float | None = None) -> IntegrationDom
 def box_domain(
     bounds: Tensor, num_points: int = 4096, seed: int = 0
 ) -> IntegrationDomain:
-    r"""Quasi-Monte-Carlo on the box ``bounds`` (``2 x d``): ``num_points`` scrambled
-    Sobol points (BoTorch's ``draw_sobol_samples``), weights ``volume / num_points``.
-    The error of a randomized QMC estimate of a smooth integrand is
-    :math:`O(M^{-1}\log^d M)` (versus :math:`M^{-1/2}` for plain Monte Carlo); we
-    accept the error of M = 4096 points, measured against a 10^6-point estimate in
-    the tests (relative error below 1 % for the statistics the detector computes)."""
+    r"""Quasi-Monte-Carlo on a box: ``num_points`` scrambled Sobol points (BoTorch's
+    ``draw_sobol_samples``), weights ``volume / num_points``. The error of a
+    randomized QMC estimate of a smooth integrand is :math:`O(M^{-1}\log^d M)`; the
+    tests measure M = 4096 against a 10^6-point estimate (below 1 % relative).
+
+    Args:
+        bounds: ``2 x d`` lower and upper bounds (lower < upper).
+        num_points, seed: :math:`M \ge 1` (default 4096) and the Sobol seed (0).
+    Returns:
+        The :class:`IntegrationDomain`, of ``bounds``' dtype and device."""
 
     if (
         bounds.ndim != 2
@@ -186,9 +187,7 @@ def box_domain(
     return IntegrationDomain(pts.to(bounds), w.to(bounds.device))
 
 
-# --------------------------------------------------------------------------------------
-# the detector (Algorithm 1)
-# --------------------------------------------------------------------------------------
+# -- the detector (Algorithm 1) --------------------------------------------------------
 class ChangePointDetector:
     r"""Algorithm 1: report a change in ``2n`` pairs iff :math:`\hat\Delta^2 > \theta_n`.
 
@@ -200,7 +199,7 @@ class ChangePointDetector:
         threshold: ``n -> theta_n`` (default :func:`cpd_threshold`, the experiments'
             :math:`2.6\,n^{-6/7}` for :math:`\alpha = 5/2, d = 1`); ``math.inf`` for a
             detector that never fires (GP-UCB-NO-Detector).
-        alpha, d: Matérn smoothness and dimension in the exponents.
+        alpha, d: Matérn smoothness and dimension in the exponents (default 2.5, 1).
     """
 
     def __init__(
@@ -247,9 +246,14 @@ class ChangePointDetector:
         gram: Tensor | None = None,
         kernel_matrix: Tensor | None = None,
     ) -> float:
-        r""":math:`\hat\Delta^2` of ``2n`` pairs (``X``: ``2n x d``, ``y``: ``2n``);
-        ``gram`` (:math:`G`) and ``kernel_matrix`` (:math:`k(X, X)`) on ``X`` if
-        precomputed (e.g. submatrices of the arms')."""
+        r""":math:`\hat\Delta^2` of ``2n`` pairs.
+
+        Args:
+            X, y: ``2n x d`` points and ``2n`` values (halves: the first and last ``n``).
+            gram, kernel_matrix: :math:`G` and :math:`k(X, X)` if precomputed (e.g.
+                submatrices of the arms'; default ``None``).
+        Returns:
+            :math:`\hat\Delta^2`."""
         m = X.shape[0]
         if m < 2 or m % 2 or y.shape != (m,):
             raise ValueError(
@@ -271,7 +275,12 @@ class ChangePointDetector:
         gram: Tensor | None = None,
         kernel_matrix: Tensor | None = None,
     ) -> bool:
-        """Algorithm 1: ``True`` iff a change is reported."""
+        r"""Algorithm 1: ``True`` iff a change is reported.
+
+        Args:
+            X, y, gram, kernel_matrix: As in :meth:`statistic`.
+        Returns:
+            Whether :math:`\hat\Delta^2 > \theta_n`."""
         check_scan_data(X, y)
         theta = self.threshold(X.shape[0] // 2)
         if math.isinf(theta):
@@ -287,8 +296,13 @@ class ChangePointDetector:
     ) -> int | None:
         r"""Algorithm 2, lines 10-17: test the tails of length ``2n``,
         ``n = 1, ..., floor(|U|/2)``, of the uniformly sampled pairs; the first ``n``
-        that reports a change, or ``None``. ``gram`` / ``kernel_matrix``: :math:`G`
-        and :math:`k` on ``X`` if precomputed."""
+        that reports a change, or ``None``.
+
+        Args:
+            X, y, gram, kernel_matrix: The ``|U|`` uniform points, their values, and
+                :math:`G` and :math:`k` on them if precomputed (default ``None``).
+        Returns:
+            That ``n``, or ``None``."""
         check_scan_data(X, y)
         m = X.shape[0]
         if m >= 2 and math.isinf(self.threshold(1)):
@@ -312,8 +326,8 @@ def _numpy(v: Tensor) -> np.ndarray:
 def _delta2(K: np.ndarray, G: np.ndarray, y: np.ndarray, noise: float) -> float:
     r""":math:`\hat\Delta^2 = a^\top G a`, :math:`a = (\alpha_1, -\alpha_2)`,
     :math:`\alpha_i = (K_{ii} + n\rho I)^{-1} y_i` for the two halves of ``2n``
-    pairs (``K``, ``G``: ``2n x 2n``). NumPy: the scan makes many small solves, and
-    NumPy's per-call overhead is a fraction of torch's."""
+    pairs (``K``, ``G``: ``2n x 2n``); NumPy, whose per-call overhead is a fraction of
+    torch's for the scan's many small solves."""
     n = y.shape[0] // 2
     idx = np.arange(n)
     A1 = K[:n, :n].copy()
@@ -324,9 +338,7 @@ def _delta2(K: np.ndarray, G: np.ndarray, y: np.ndarray, noise: float) -> float:
     return float(a @ G @ a)
 
 
-# --------------------------------------------------------------------------------------
-# the scale-free detector (the practical mode)
-# --------------------------------------------------------------------------------------
+# -- the scale-free detector (the practical mode) --------------------------------------
 #: the scale-free detector's cross-validation grid: Matérn-5/2 lengthscales (times
 #: sqrt(d), on the unit cube) and nuggets (noise over signal variance)
 CV_LENGTHSCALES: tuple[float, ...] = (0.05, 0.1, 0.2, 0.4, 0.8, 1.6)
@@ -374,26 +386,13 @@ def loo_cv(
 
 class ScaleFreeDetector:
     r"""Algorithm 1 on the standardized scale, its kernel and :math:`\theta_n` chosen
-    from the uniformly sampled points as the paper's Remark 3.1 suggests ("run
-    cross-validation on the uniformly sampled points ... estimate the typical values
-    of :math:`\hat\Delta^2` and choose :math:`\theta_n` ... large enough").
-
-    At each scan of the ``m`` uniform values: standardize them (the practical GP's
-    rounding, so ``a*y + b`` gives the same bits); choose a Matérn-5/2 lengthscale
-    by leave-one-out CV (:func:`loo_cv`, which does not depend on the order of the
-    points) with the nugget :math:`c\,m^{1-r}`; compute Algorithm 1's statistic
-    between the values before and after every split point (each part's nugget
-    :math:`c\,n_i^{1-r}`, Eq. 3.5) -- every split, not only the equal halves of the
-    paper's tails, so that a change is tested as soon as it has two values after it
-    (chosen on development runs for a shorter detection delay). The threshold is
-    the typical value of :math:`\hat\Delta^2` under "no change": uniform steps are
-    independent draws, so without a change their order is exchangeable, and the
-    statistics of ``permutations`` fixed reorderings are its null distribution.
-    Each split's log statistic is standardized over all orders, and the scan fires
-    when the largest of these scores exceeds that of all but a share
-    ``false_alarm`` of the reorderings (level ``false_alarm`` per scan, whatever the
-    number of splits); ``threshold_scale`` > 1 divides the observed statistics by
-    it first (a margin). The scan returns the number of values after the split.
+    from the uniformly sampled points as the paper's Remark 3.1 suggests: at each
+    scan the ``m`` uniform values are standardized (``a*y + b`` gives the same
+    bits), a Matérn-5/2 lengthscale is chosen by :func:`loo_cv` (nugget
+    :math:`c\,m^{1-r}`), and the statistic between the values before and after
+    every split (each part's nugget :math:`c\,n_i^{1-r}`, Eq. 3.5) is compared with
+    its ``permutations`` fixed reorderings (the null distribution: without a change
+    the uniform steps are exchangeable). Written out in ``docs/algorithms.md``.
 
     Args:
         points, weights: The integration set (``M x d``, unit cube) and weights.
@@ -535,9 +534,7 @@ def within_budget(made: int, t: int, xi: float, max_share: float) -> bool:
     return made + 1 <= uniform_budget(t, xi, max_share) * (1.0 + 1e-12)
 
 
-# --------------------------------------------------------------------------------------
-# GP-UCB-CPD state (Algorithm 2)
-# --------------------------------------------------------------------------------------
+# -- GP-UCB-CPD state (Algorithm 2) ----------------------------------------------------
 def explore_uniformly(num_uniform: int, num_history: int, xi: float) -> bool:
     r"""Algorithm 2, line 6: explore uniformly iff :math:`|U| \le \xi\sqrt{|H|}`.
     Ties count as in exact arithmetic (a relative tolerance of 1e-12): with
@@ -577,8 +574,8 @@ class GPUCBCPD:
             GP-UCB-NO-Detector).
         xi: :math:`\xi > 0` (:math:`\sqrt 3` in the experiments); ``xi=0`` is plain
             GP-UCB (one uniform step, then never again).
-        gram: Optional ``N x N`` :math:`G` on a finite arm set (points are then
-            given as arm indices to :meth:`record`).
+        points: Optional ``N x d`` arm set (:meth:`record` then takes arm indices).
+        gram: Optional ``N x N`` :math:`G` on that arm set.
         kernel_matrix: Optional ``N x N`` kernel matrix :math:`k` on that arm set
             (the scans then slice it instead of evaluating the kernel).
     """
@@ -604,16 +601,17 @@ class GPUCBCPD:
         return self.state.next_is_uniform(self.xi)
 
     def record(self, x: Any, y: float | None, uniform: bool | None = None) -> bool:
-        """Record step ``t``'s point (a tensor, or an arm index with ``points``) and
-        value; after a uniform step, scan the tails of ``U`` and reset ``H`` and ``U``
-        on a detection (returned).
+        """Record step ``t``; after a uniform step, scan the tails of ``U`` (those
+        whose values have arrived) and reset ``H`` and ``U`` on a detection.
 
-        Asynchronous records (an Ax experiment with trials in flight): ``y=None``
-        is a step whose value has not arrived -- it is in ``H`` (and in ``U`` if
-        uniform) but in no scan until it is replayed with its value; ``uniform``
-        is the rule's decision as it was taken when the step was issued (``None``:
-        take it now, :meth:`next_is_uniform`). The scan after a uniform step uses
-        the uniform steps of ``U`` whose values have arrived."""
+        Args:
+            x: The point (a tensor, or an arm index with ``points``).
+            y: Its value, or ``None`` while it has not arrived (an Ax trial in
+                flight): in ``H`` (and ``U``) but in no scan until replayed with it.
+            uniform: The rule's decision as taken when the step was issued
+                (default ``None``: take it now, :meth:`next_is_uniform`).
+        Returns:
+            Whether the step restarted (a detection)."""
         if y is not None and not math.isfinite(float(y)):
             raise ValueError(f"`y` must be finite, got y={y!r}.")
         if uniform is None:
@@ -681,9 +679,14 @@ class GPUCBCPD:
         uniform: Sequence[bool] | None = None,
         **kw: Any,
     ) -> GPUCBCPD:
-        """The state after the record ``(X, y)``, recomputed from scratch
-        (``uniform``: the decisions as issued, for an asynchronous record; see
-        :meth:`record`)."""
+        """The state after the record ``(X, y)``, recomputed from scratch.
+
+        Args:
+            X, y, uniform: Points, values, and decisions as issued (:meth:`record`).
+            detector: The constructor's ``detector``.
+            **kw: Its other arguments (``xi``, ``points``, ``gram``, ...).
+        Returns:
+            The :class:`GPUCBCPD`."""
         if len(X) != len(y):
             raise ValueError(f"`X` and `y` differ in length: {len(X)} and {len(y)}.")
         if uniform is not None and len(uniform) != len(y):

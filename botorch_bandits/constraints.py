@@ -54,20 +54,52 @@ class Penalty:
     which the multiplicative update uses in log space."""
 
     def log(self, x: Tensor) -> Tensor:  # pragma: no cover - abstract
+        r""":math:`\log\psi(x)`.
+
+        Args:
+            x: Constraint values, any shape.
+
+        Returns:
+            :math:`\log\psi(x)`, the shape of ``x`` (0 where :math:`x \le 0`).
+        """
         raise NotImplementedError
 
     def __call__(self, x: Tensor | float) -> Tensor:
+        r""":math:`\psi(x) = \exp(\log\psi(x))`.
+
+        Args:
+            x: Constraint values: a tensor, or a number (as a double tensor).
+
+        Returns:
+            :math:`\psi(x)`, the shape of ``x``.
+        """
         x = torch.as_tensor(x, dtype=torch.double) if not isinstance(x, Tensor) else x
         return torch.exp(self.log(x))
 
 
 class ExponentialPenalty(Penalty):
-    r""":math:`\psi(x) = e^{cx}` for :math:`x \ge 0`, 1 otherwise (eq. 10), :math:`c > 0`."""
+    r""":math:`\psi(x) = e^{cx}` for :math:`x \ge 0`, 1 otherwise (eq. 10), :math:`c > 0`.
+
+    Args:
+        c: The rate :math:`c > 0`, finite (default 1).
+
+    Example:
+        >>> ExponentialPenalty(c=2.0)(torch.tensor([-1.0, 0.5]))
+        tensor([1.0000, 2.7183])
+    """
 
     def __init__(self, c: float = 1.0) -> None:
         self.c = _positive("c", c)
 
     def log(self, x: Tensor) -> Tensor:
+        r""":math:`c \max(x, 0)`.
+
+        Args:
+            x: Constraint values, any shape.
+
+        Returns:
+            :math:`\log\psi(x)`, the shape of ``x``.
+        """
         return self.c * x.clamp_min(0.0)
 
     def __repr__(self) -> str:
@@ -76,7 +108,12 @@ class ExponentialPenalty(Penalty):
 
 class PolynomialPenalty(Penalty):
     r""":math:`\psi(x) = (cx + 1)^n` for :math:`x \ge 0`, 1 otherwise (eq. 9),
-    :math:`c > 0`, :math:`n \ge 1`."""
+    :math:`c > 0`, :math:`n \ge 1`.
+
+    Args:
+        c: The scale :math:`c > 0`, finite (default 1).
+        n: The power :math:`n \ge 1` (default 2; need not be an integer).
+    """
 
     def __init__(self, c: float = 1.0, n: float = 2.0) -> None:
         self.c = _positive("c", c)
@@ -86,6 +123,14 @@ class PolynomialPenalty(Penalty):
         self.n = n
 
     def log(self, x: Tensor) -> Tensor:
+        r""":math:`n \log(1 + c\max(x, 0))`.
+
+        Args:
+            x: Constraint values, any shape.
+
+        Returns:
+            :math:`\log\psi(x)`, the shape of ``x``.
+        """
         return self.n * torch.log1p(self.c * x.clamp_min(0.0))
 
     def __repr__(self) -> str:
@@ -95,7 +140,17 @@ class PolynomialPenalty(Penalty):
 class CallablePenalty(Penalty):
     r"""A user-supplied :math:`\psi` (a function of a tensor), checked for Assumption 2
     on a grid of ``domain`` (the range of the constraint values) when built; see
-    :func:`check_penalty`."""
+    :func:`check_penalty`.
+
+    Args:
+        fn: :math:`\psi`, mapping a double tensor to positive values of its shape.
+        domain: ``(lo, hi)`` with ``lo < 0 < hi``, the grid's range (default
+            ``(-2.0, 2.0)``).
+        num: The number of grid points (default 201).
+
+    Raises:
+        ValueError: If ``fn`` is not callable or fails :func:`check_penalty`.
+    """
 
     def __init__(
         self,
@@ -110,10 +165,26 @@ class CallablePenalty(Penalty):
         check_penalty(fn, domain, num)
 
     def __call__(self, x: Tensor | float) -> Tensor:
+        r""":math:`\psi(x)` = ``fn(x)``.
+
+        Args:
+            x: Constraint values: a tensor, or a number (as a double tensor).
+
+        Returns:
+            ``fn(x)``.
+        """
         x = torch.as_tensor(x, dtype=torch.double) if not isinstance(x, Tensor) else x
         return self.fn(x)
 
     def log(self, x: Tensor) -> Tensor:
+        r""":math:`\log` ``fn(x)``.
+
+        Args:
+            x: Constraint values, any shape.
+
+        Returns:
+            :math:`\log\psi(x)`, the shape of ``x``.
+        """
         return torch.log(self.fn(x))
 
 
@@ -126,8 +197,19 @@ def check_penalty(
     r"""Check Assumption 2 of Shi & Eryilmaz on a grid of ``num`` points of ``domain``:
     (1) :math:`\psi(x) = 1` for :math:`x \le 0`, strictly increasing for :math:`x \ge 0`,
     convex; (2) :math:`\psi(x)\psi(y) \ge \psi(x + y)` for grid points with
-    :math:`x + y` in the domain. Raises ``ValueError`` naming the failed property and
-    a witness. A grid check cannot prove the properties; it catches violations."""
+    :math:`x + y` in the domain. A grid check cannot prove the properties; it
+    catches violations.
+
+    Args:
+        psi: The penalty function, called on double tensors.
+        domain: ``(lo, hi)`` with ``lo < 0 < hi`` (default ``(-2.0, 2.0)``); 0 is
+            added to the grid.
+        num: The number of grid points (default 201).
+        tol: Tolerance of the checks (default ``1e-9``; relative for (2)).
+
+    Raises:
+        ValueError: Naming the failed property and a witness point.
+    """
     lo, hi = float(domain[0]), float(domain[1])
     if not (lo < 0 < hi):
         raise ValueError(f"`domain` must contain 0 in its interior, got {domain!r}.")
@@ -194,7 +276,10 @@ def multiplicative_update(
         log_kappa: ``m`` (or ``batch x m``) log multipliers of epoch ``l``.
         g_mean: Epoch averages :math:`\bar g^l` of the constraint values, same shape.
         penalty: :math:`\psi`.
-        max_log_multiplier: Cap on :math:`\log\kappa` (``> 0``).
+        max_log_multiplier: Cap on :math:`\log\kappa` (``> 0``; default 50).
+
+    Returns:
+        :math:`\log\kappa^{l+1}`, the shape of ``log_kappa``.
     """
     _positive("max_log_multiplier", max_log_multiplier)
     new = log_kappa + penalty.log(g_mean)
@@ -223,7 +308,17 @@ def additive_update(
     ``slack`` :math:`\epsilon \ge 0` (not the paper's; 0 there): the update
     :math:`[\kappa^l + \mu(\bar g^l + \epsilon)]^+` of the primal-dual methods
     with slack (Xu et al.'s PDCBO; Zhou & Ji 2022), which aims the average
-    constraint at :math:`-\epsilon` so that it stays :math:`\le 0` in a finite run."""
+    constraint at :math:`-\epsilon` so that it stays :math:`\le 0` in a finite run.
+
+    Args:
+        kappa: ``m`` (or ``batch x m``) multipliers of epoch ``l``.
+        g_mean: Epoch averages :math:`\bar g^l` of the constraint values, same shape.
+        step: The step :math:`\mu > 0`.
+        slack: The slack :math:`\epsilon` (default 0, the paper's update).
+
+    Returns:
+        :math:`\kappa^{l+1}`, the shape of ``kappa``, clamped at 0.
+    """
     _positive("step", step)
     return (kappa + step * (g_mean + slack)).clamp_min(0.0)
 
@@ -249,7 +344,8 @@ def replay_multipliers(
             ``"additive"`` (Algorithm 3, :math:`\kappa^1 = 0`).
         penalty: :math:`\psi` for the multiplicative rule.
         step: :math:`\mu` for the additive rule.
-        max_log_multiplier: Cap of the multiplicative rule's :math:`\log\kappa`.
+        max_log_multiplier: Cap of the multiplicative rule's :math:`\log\kappa`
+            (default 50).
         slack: The additive rule's :math:`\epsilon \ge 0` (:func:`additive_update`).
         initial: The additive rule's :math:`\kappa^1 \ge 0` (``None``: the paper's
             0; the multiplicative rule's is always 1).
@@ -332,8 +428,15 @@ def composite_targets(
         f_values: ``n`` observations of :math:`f` (noisy).
         g_values: ``n x m`` constraint values (exact for Algorithm 2, noisy for 3).
         kappa: ``m`` multipliers of the current epoch.
-        rule: ``"multiplicative"`` or ``"additive"``.
-        penalty: :math:`\psi` (multiplicative rule only).
+        rule: ``"multiplicative"`` (default) or ``"additive"``.
+        penalty: :math:`\psi` (multiplicative rule only, where it is needed).
+
+    Returns:
+        ``n`` composite targets.
+
+    Example:
+        >>> kappa = replay_multipliers(g, epoch_length=10, penalty=ExponentialPenalty())[-1]
+        >>> y = composite_targets(f, g, kappa, penalty=ExponentialPenalty())
     """
     if g_values.ndim != 2 or g_values.shape[0] != f_values.shape[-1]:
         raise ValueError(
@@ -371,7 +474,18 @@ def epoch_schedule(
 ) -> tuple[float, float]:
     r"""``(delta_epoch, R_epoch)`` for the inner IGP-UCB of one epoch:
     :math:`(\delta/L, R)` for Algorithm 2, :math:`(\delta/(2L), R\sqrt{1 + \sum_j
-    \kappa_j^2})` for Algorithm 3."""
+    \kappa_j^2})` for Algorithm 3.
+
+    Args:
+        rule: ``"multiplicative"`` (Algorithm 2) or ``"additive"`` (Algorithm 3).
+        delta: The run's confidence :math:`\delta \in (0, 1)`.
+        num_epochs: The number of epochs :math:`L \ge 1`.
+        R: The objective's sub-Gaussian constant.
+        kappa: ``m`` multipliers of the epoch (read by the additive rule only).
+
+    Returns:
+        The pair ``(delta_epoch, R_epoch)`` of floats.
+    """
     if not 0 < delta < 1:
         raise ValueError(f"`delta` must lie in (0, 1), got delta={delta!r}.")
     if (

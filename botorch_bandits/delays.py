@@ -27,7 +27,15 @@ Clock = Literal["iteration", "time"]
 
 @dataclass
 class Query:
-    """One issued query: its point, when it was issued, and its feedback if any."""
+    """One issued query: its point, when it was issued, and its feedback if any.
+
+    Args:
+        id: The query's index in its ledger, from 0.
+        x: The query's point (any object the caller uses).
+        issued_at: The step (iteration clock, from 1) or time it was issued.
+        y: Its feedback, ``None`` (default) until it arrives.
+        arrived_at: The step or time the feedback arrived, ``None`` until then.
+    """
 
     id: int
     x: Any
@@ -37,6 +45,7 @@ class Query:
 
     @property
     def delay(self) -> float | None:
+        """``arrived_at - issued_at``, or ``None`` before the feedback arrives."""
         return None if self.arrived_at is None else self.arrived_at - self.issued_at
 
 
@@ -47,9 +56,18 @@ class FeedbackLedger:
     Args:
         window: :math:`m \ge 0`, in iterations (``clock="iteration"``) or in time units
             (``clock="time"``); ``None`` for no censoring window (:math:`m = \infty`).
-        y_min: The known minimum of :math:`f` (or a lower bound): the censored target.
-        clock: ``"iteration"`` (query :math:`s` is issued at step :math:`s`, counted
-            from 1) or ``"time"`` (the caller gives times).
+        y_min: The known minimum of :math:`f` (or a lower bound): the censored target
+            (default 0; finite).
+        clock: ``"iteration"`` (default: query :math:`s` is issued at step :math:`s`,
+            counted from 1; ``window`` a whole number) or ``"time"`` (the caller
+            gives times).
+
+    Example:
+        >>> ledger = FeedbackLedger(window=5, y_min=0.0)
+        >>> s = ledger.issue(x=[0.3])  # step 1
+        >>> ledger.receive(s, y=0.8, at=3)
+        >>> ledger.censored_targets(now=2), ledger.censored_targets(now=4)
+        (tensor([0.], dtype=torch.float64), tensor([0.8000], dtype=torch.float64))
     """
 
     def __init__(
@@ -76,9 +94,17 @@ class FeedbackLedger:
 
     # ------------------------------------------------------------------ recording
     def issue(self, x: Any, at: float | None = None) -> int:
-        """Record a new query; returns its id. With the iteration clock, ``at`` is the
-        step (default: the next one, 1, 2, ...); with the time clock it is required and
-        must not decrease."""
+        """Record a new query.
+
+        Args:
+            x: The query's point.
+            at: With the iteration clock the step (default ``None``: the next one,
+                1, 2, ...; another value is refused); with the time clock the issue
+                time, required, finite and not before the previous query's.
+
+        Returns:
+            The query's id (its index, from 0).
+        """
         if self.clock == "iteration":
             step = len(self.queries) + 1
             if at is not None and at != step:
@@ -102,7 +128,13 @@ class FeedbackLedger:
 
     def receive(self, query_id: int, y: float, at: float) -> None:
         """Record the feedback ``y`` of query ``query_id`` arriving at step/time ``at``.
-        Late feedback (after the window) is kept and reported, but never used."""
+        Late feedback (after the window) is kept and reported, but never used.
+
+        Args:
+            query_id: The id :meth:`issue` returned (feedback once per query).
+            y: The feedback, finite.
+            at: The step or time it arrives, not before the query was issued.
+        """
         if isinstance(query_id, bool) or not isinstance(query_id, int):
             raise ValueError(f"`query_id` must be an integer, got {query_id!r}.")
         if not 0 <= query_id < len(self.queries):
@@ -130,18 +162,40 @@ class FeedbackLedger:
 
     def usable(self, q: Query, now: float) -> bool:
         r""":math:`d_s \le \min(m, \text{now} - s)`: the feedback has arrived by ``now``
-        and within the window."""
+        and within the window.
+
+        Args:
+            q: A query of this ledger.
+            now: The decision's step (iteration clock) or time.
+
+        Returns:
+            Whether its feedback is usable at ``now``.
+        """
         if q.delay is None or q.delay > self._elapsed(q, now):
             return False
         return self.window is None or q.delay <= self.window
 
     def issued_before(self, now: float) -> list[Query]:
-        """Queries issued strictly before ``now`` (the model at decision ``now``)."""
+        """Queries issued strictly before ``now`` (the model at decision ``now``).
+
+        Args:
+            now: The decision's step (iteration clock) or time.
+
+        Returns:
+            Those queries, in issue order.
+        """
         return [q for q in self.queries if q.issued_at < now]
 
     def censored_targets(self, now: float) -> Tensor:
         r""":math:`\tilde y_{s,\text{now}}` for every query issued before ``now``:
-        ``y`` where usable, else ``y_min``."""
+        ``y`` where usable, else ``y_min``.
+
+        Args:
+            now: The decision's step (iteration clock) or time.
+
+        Returns:
+            A double tensor, one target per query of :meth:`issued_before`.
+        """
         return torch.tensor(
             [
                 q.y if self.usable(q, now) else self.y_min
@@ -153,7 +207,14 @@ class FeedbackLedger:
     def pending(self, now: float) -> list[Query]:
         """Queries without usable feedback that can still become usable: not arrived
         by ``now`` and ``now - s < m`` (feedback arriving later has a delay above
-        ``now - s``, so it is usable only if that is still below ``m``)."""
+        ``now - s``, so it is usable only if that is still below ``m``).
+
+        Args:
+            now: The decision's step (iteration clock) or time.
+
+        Returns:
+            Those queries, in issue order.
+        """
         return [
             q
             for q in self.issued_before(now)
@@ -164,7 +225,14 @@ class FeedbackLedger:
 
     def expired(self, now: float) -> list[Query]:
         """Queries whose window closed without usable feedback (censored for good):
-        ``now - s >= m`` and nothing usable by ``now``."""
+        ``now - s >= m`` and nothing usable by ``now``.
+
+        Args:
+            now: The decision's step (iteration clock) or time.
+
+        Returns:
+            Those queries, in issue order (none without a window).
+        """
         return [
             q
             for q in self.issued_before(now)
@@ -174,7 +242,11 @@ class FeedbackLedger:
         ]
 
     def late(self) -> list[Query]:
-        """Queries whose feedback arrived after their window: recorded, never used."""
+        """Queries whose feedback arrived after their window: recorded, never used.
+
+        Returns:
+            Those queries, in issue order (none without a window).
+        """
         return [
             q
             for q in self.queries
@@ -182,7 +254,14 @@ class FeedbackLedger:
         ]
 
     def completed(self, now: float) -> list[Query]:
-        """The *ignore* view: queries with usable feedback only."""
+        """The *ignore* view: queries with usable feedback only.
+
+        Args:
+            now: The decision's step (iteration clock) or time.
+
+        Returns:
+            Those queries, in issue order.
+        """
         return [q for q in self.issued_before(now) if self.usable(q, now)]
 
     def hallucinated_targets(
@@ -190,7 +269,16 @@ class FeedbackLedger:
     ) -> Tensor:
         """The *hallucinate* view (GP-BUCB / GP-BTS): every query issued before
         ``now`` with its feedback if usable, else the posterior mean of the
-        completed-only model at its point (``completed_mean(points)``)."""
+        completed-only model at its point (``completed_mean(points)``).
+
+        Args:
+            now: The decision's step (iteration clock) or time.
+            completed_mean: Maps the list of points without usable feedback to a
+                tensor of their posterior means (called only where there are any).
+
+        Returns:
+            A double tensor, one target per query of :meth:`issued_before`.
+        """
         qs = self.issued_before(now)
         missing = [q for q in qs if not self.usable(q, now)]
         means = completed_mean([q.x for q in missing]) if missing else torch.empty(0)
@@ -207,7 +295,18 @@ def sdf_beta(
     gamma_prev: float, B_f: float, R: float, B_y: float, delta: float
 ) -> float:
     r""":math:`\beta_t = B_f + (R + B_y)\sqrt{2(\gamma_{t-1} + 1 + \log(2/\delta))}`
-    (Verma et al. 2022, GP-UCB-SDF; linear unit: multiplies :math:`\sigma`)."""
+    (Verma et al. 2022, GP-UCB-SDF; linear unit: multiplies :math:`\sigma`).
+
+    Args:
+        gamma_prev: :math:`\gamma_{t-1} \ge 0`.
+        B_f: RKHS-norm bound of :math:`f`, :math:`\ge 0`.
+        R: Sub-Gaussian noise constant, :math:`\ge 0`.
+        B_y: Bound on :math:`|y - y_{\min}|`, the censoring's scale, :math:`\ge 0`.
+        delta: Confidence :math:`\delta \in (0, 1)`.
+
+    Returns:
+        :math:`\beta_t` (a float).
+    """
     for name, value in (
         ("gamma_prev", gamma_prev),
         ("B_f", B_f),
@@ -222,8 +321,16 @@ def sdf_beta(
 def sdf_inflation(recent_sigmas: Tensor, B_y: float) -> Tensor:
     r""":math:`B_y\sum_{s=t-m}^{t-1}\sigma_{t-1}(x_s)`: the extra exploration of
     GP-UCB-SDF for the (up to) ``m`` most recent queries, whose feedback may still be
-    censored. ``recent_sigmas``: ``... x m`` posterior standard deviations at those
-    queries under the current model; returns ``...``."""
+    censored.
+
+    Args:
+        recent_sigmas: ``... x m`` posterior standard deviations (``>= 0``) at those
+            queries under the current model.
+        B_y: The censoring's scale :math:`B_y \ge 0`.
+
+    Returns:
+        ``...`` inflations :math:`B_y \sum_s \sigma_{t-1}(x_s)`.
+    """
     check_nonnegative("B_y", B_y)
     check_tensor("recent_sigmas", recent_sigmas)
     if bool((recent_sigmas < 0).any()):
@@ -248,6 +355,17 @@ class DelayDistribution:
     mean: float | None = None
 
     def sample(self, points: Tensor, step: int, generator: torch.Generator) -> Tensor:
+        """One delay per query.
+
+        Args:
+            points: ``S x d`` queries (one per seed) issued at ``step``.
+            step: The query index, from 1.
+            generator: The torch generator the draws use.
+
+        Returns:
+            ``S`` delays, finite and ``>= 0`` (else a ``ValueError``), of
+            ``points``' dtype and device.
+        """
         d = self._draw(points, step, generator)
         d = torch.as_tensor(d, dtype=points.dtype, device=points.device).expand(
             points.shape[:-1]
@@ -272,7 +390,11 @@ class DelayDistribution:
 
 
 class PoissonDelay(DelayDistribution):
-    """Delays ~ Poisson(``mean``) iterations (the paper's experiments, §6)."""
+    """Delays ~ Poisson(``mean``) iterations (the paper's experiments, §6).
+
+    Args:
+        mean: The Poisson mean, finite and ``> 0``.
+    """
 
     def __init__(self, mean: float) -> None:
         self.mean = check_positive("mean", mean)
@@ -286,7 +408,11 @@ class PoissonDelay(DelayDistribution):
 
 
 class FixedDelay(DelayDistribution):
-    """Every delay equals ``delay`` (the paper's deterministic setting, §6)."""
+    """Every delay equals ``delay`` (the paper's deterministic setting, §6).
+
+    Args:
+        delay: The delay, finite and ``>= 0``.
+    """
 
     def __init__(self, delay: float) -> None:
         self.mean = self.delay = check_positive("delay", delay, allow_zero=True)
@@ -300,7 +426,11 @@ class FixedDelay(DelayDistribution):
 
 class GeometricDelay(DelayDistribution):
     r"""Delays ~ Geometric(``p``) on :math:`\{0, 1, 2, ...\}` (failures before the
-    first success): :math:`P(d = k) = (1-p)^k p`, mean :math:`(1-p)/p`."""
+    first success): :math:`P(d = k) = (1-p)^k p`, mean :math:`(1-p)/p`.
+
+    Args:
+        p: The success probability, in :math:`(0, 1]` (1: every delay is 0).
+    """
 
     def __init__(self, p: float) -> None:
         p = check_positive("p", p)
@@ -319,7 +449,11 @@ class GeometricDelay(DelayDistribution):
 
 
 class ExponentialDelay(DelayDistribution):
-    """Continuous delays ~ Exponential with mean ``mean`` (for the time clock, App. A.4)."""
+    """Continuous delays ~ Exponential with mean ``mean`` (for the time clock, App. A.4).
+
+    Args:
+        mean: The mean delay, finite and ``> 0``.
+    """
 
     def __init__(self, mean: float) -> None:
         self.mean = check_positive("mean", mean)
@@ -335,7 +469,15 @@ class ExponentialDelay(DelayDistribution):
 class InputDependentDelay(DelayDistribution):
     r"""Delays whose mean depends on the query: :math:`d \sim \text{Poisson}(g(x))` or
     Exponential with mean :math:`g(x)` -- e.g. a training run that takes longer for a
-    larger model. ``mean_fn`` maps ``S x d`` points to ``S`` non-negative means."""
+    larger model.
+
+    Args:
+        mean_fn: Maps ``S x d`` points to ``S`` finite means ``>= 0``.
+        family: ``"poisson"`` (default) or ``"exponential"``.
+
+    Example:
+        >>> delays = InputDependentDelay(lambda X: 1 + 10 * X[..., 0], "exponential")
+    """
 
     def __init__(
         self,
@@ -379,6 +521,9 @@ class BatchDelay(DelayDistribution):
     window :math:`m \ge B_x` never censors (:math:`\rho_m = 1`). (The paper writes
     :math:`d_s \le B_x - 1` and :math:`m = B_x - 1`, counting delays from 0: under
     this indicator a delay of 0 and of 1 are the same -- usable at the next decision.)
+
+    Args:
+        batch_size: :math:`B_x`, an integer ``>= 1``.
     """
 
     def __init__(self, batch_size: int) -> None:

@@ -40,7 +40,18 @@ def prequential_residuals(K: Tensor, y: Tensor, noise: float, mean: float) -> Te
     :math:`z_i = (y_i - E[y_i \mid y_{<i}]) / \mathrm{sd}(y_i \mid y_{<i})`, all at
     once as :math:`L^{-1}(y - \text{mean})` with :math:`L` the Cholesky factor of
     the covariance (the prequential residuals; iid :math:`N(0, 1)` when the model
-    is right)."""
+    is right).
+
+    Args:
+        K: ``n x n`` prior kernel matrix of the observations' inputs.
+        y: ``n`` observations, in the order they are tested (oldest first).
+        noise: The noise variance added to the diagonal (jitter from ``1e-9`` up,
+            by tens, where the Cholesky factor fails, as GPyTorch does).
+        mean: The GP's constant prior mean.
+
+    Returns:
+        ``n`` standardized residuals :math:`z`.
+    """
     n = y.shape[-1]
     S = K + noise * torch.eye(n, dtype=K.dtype)
     L, info = torch.linalg.cholesky_ex(S)
@@ -59,7 +70,16 @@ class ResidualTest:
     before the end), that p-value (Bonferroni-corrected over the runs tried) and
     the reference's size; ``outlier``: the position (in the residuals tested) of
     the value far from the rest that :func:`robust_residual_change` repeated the
-    test without (``fired`` is then the repeat's verdict), else ``None``."""
+    test without (``fired`` is then the repeat's verdict), else ``None``.
+
+    Attributes:
+        fired: Whether the detector fires.
+        run: The run length ``k`` with the smallest p-value (``None`` where no run
+            could be tried).
+        p_value: That p-value, Bonferroni-corrected (1 where none was tried).
+        reference: The number of earlier residuals the run was compared with.
+        outlier: The position of the value left out, else ``None``.
+    """
 
     fired: bool
     run: int | None
@@ -81,7 +101,16 @@ def residual_change(z: Tensor, false_alarm: float) -> ResidualTest:
     :math:`N(0, 1)`: free of the GP's miscalibration, so a model that is
     overconfident all along does not fire. In the spirit of ET-GP-UCB (Brunzema
     et al., TMLR 2025: a reset triggered by the GP's own error on new data, no
-    forced exploration); the rank form is ours."""
+    forced exploration); the rank form is ours.
+
+    Args:
+        z: ``n`` residuals, oldest first (fewer than ``MIN_RUN + MIN_REFERENCE``
+            = 13: no run is tried and the test does not fire).
+        false_alarm: The test's level, in ``(0, 1)``.
+
+    Returns:
+        The :class:`ResidualTest`.
+    """
     check_open_unit("false_alarm", false_alarm)
     a = z.detach().abs().reshape(-1).tolist()
     n = len(a)
@@ -103,7 +132,16 @@ def residual_change(z: Tensor, false_alarm: float) -> ResidualTest:
 def far_from_the_rest(y: Tensor, i: int) -> bool:
     """Whether the observation ``y[i]`` is one value far from the rest: outside
     the range of the others by more than that range is wide (``y`` in any units:
-    the answer is the same for ``a y + b``, ``a > 0``)."""
+    the answer is the same for ``a y + b``, ``a > 0``).
+
+    Args:
+        y: The observations, any shape (flattened).
+        i: The position of the value tested.
+
+    Returns:
+        ``True`` where ``y[i]`` lies more than the others' range outside it
+        (``False`` with no other value).
+    """
     v = y.detach().reshape(-1).tolist()
     others = v[:i] + v[i + 1 :]
     if not others:
@@ -137,7 +175,19 @@ def robust_residual_change(
     largest is then no longer far from the rest, and the test is not repeated), a
     change within the values' range is not far from the rest either, and a lone
     far value followed by a change is found once a run without it fires. Ours, a
-    practical safeguard, not a paper's rule."""
+    practical safeguard, not a paper's rule.
+
+    Args:
+        z: ``n`` residuals of ``y``, oldest first.
+        false_alarm: The test's level, in ``(0, 1)``.
+        y: The ``n`` observations the residuals are of (same order).
+        without: Maps a position ``i`` to the ``n - 1`` residuals recomputed with
+            observation ``i`` left out (called at most once).
+
+    Returns:
+        The :class:`ResidualTest` (``run`` and ``reference`` counted among all
+        ``n`` observations).
+    """
     test = residual_change(z, false_alarm)
     if not test.fired:
         return test

@@ -19,7 +19,15 @@ IMPUTATION = 7
 
 def step_seed(seed: int, t: int) -> int:
     """The seed of round (or position) ``t`` of a run seeded ``seed``:
-    ``(seed * 1_000_003 + t) mod 2**62`` (distinct rounds, distinct seeds)."""
+    ``(seed * 1_000_003 + t) mod 2**62`` (distinct rounds, distinct seeds).
+
+    Args:
+        seed: The run's seed.
+        t: The round (or position) index.
+
+    Returns:
+        The round's seed, in ``[0, 2**62)``.
+    """
     return (int(seed) * STEP + int(t)) % _WRAP
 
 
@@ -37,7 +45,17 @@ def derived_seed(seed: int, *keys: int) -> int:
 
     Derived seeds lie in ``[2**63, 2**64)``, so none equals a seed a user passes
     below ``2**63`` (draw ``k`` of seed 0 is not draw 0 of seed ``k``); distinct
-    ``(seed, keys)`` give distinct seeds but for chance (about ``2**-63`` a pair)."""
+    ``(seed, keys)`` give distinct seeds but for chance (about ``2**-63`` a pair).
+
+    Args:
+        seed: The parent seed.
+        *keys: The sub-stream's keys, mixed in order (SplitMix64's finalizer on each),
+            e.g. :data:`DRAW`, :data:`NOISE`, :data:`MEMBER`, :data:`RAW_SAMPLES`,
+            :data:`STARTS`, :data:`TRUST_CENTRES` and an index.
+
+    Returns:
+        The derived seed, in ``[2**63, 2**64)``.
+    """
     x = seed
     for key in keys:
         x = _mix64(x + 0x9E3779B97F4A7C15 * (key + 1))
@@ -47,5 +65,14 @@ def derived_seed(seed: int, *keys: int) -> int:
 def uniform_choice(seed: int, position: int, n: int) -> int:
     """A uniform index in ``range(n)`` for the trial at ``position`` of a run seeded
     ``seed`` (numpy's generator seeded with ``[seed, position]``): the same index
-    wherever and whenever it is recomputed."""
+    wherever and whenever it is recomputed.
+
+    Args:
+        seed: The run's seed.
+        position: The trial's position in the run.
+        n: The number of choices (``>= 1``).
+
+    Returns:
+        An index in ``range(n)``.
+    """
     return int(np.random.default_rng([int(seed), int(position)]).integers(n))

@@ -95,6 +95,15 @@ class PrecisePandas:
 
     @staticmethod
     def read_json(*args: Any, **kw: Any) -> Any:
+        """``pandas.read_json`` with ``precise_float=True`` unless ``kw`` sets it.
+
+        Args:
+            *args: Passed to ``pandas.read_json``.
+            **kw: Passed to ``pandas.read_json``.
+
+        Returns:
+            What ``pandas.read_json`` returns.
+        """
         import pandas
 
         kw.setdefault("precise_float", True)
@@ -355,7 +364,15 @@ def sql_originals() -> dict[str, Any]:
 def load_experiment_and_strategy(storage_config: Any, experiment_name: str) -> Any:
     """``(experiment, generation strategy or None)`` read from Ax's SQL store with
     Ax's own loader, without saving anything (``Client.load_from_database`` saves
-    both on load)."""
+    both on load).
+
+    Args:
+        storage_config: Ax's ``StorageConfig`` of the store.
+        experiment_name: The stored experiment's name.
+
+    Returns:
+        The pair ``(experiment, generation strategy or None)``.
+    """
     from ax.api.utils.storage import db_settings_from_storage_config
     from ax.storage.sqa_store.with_db_settings_base import WithDBSettingsBase
 
@@ -368,7 +385,14 @@ def load_experiment_and_strategy(storage_config: Any, experiment_name: str) -> A
 
 def attach_to_client(client: Any, experiment: Any, strategy: Any) -> None:
     """Set a loaded experiment and strategy on an ``ax.Client`` without saving
-    them (``set_experiment`` / ``set_generation_strategy`` save)."""
+    them (``set_experiment`` / ``set_generation_strategy`` save).
+
+    Args:
+        client: An ``ax.Client``.
+        experiment: The loaded ``Experiment``.
+        strategy: The loaded ``GenerationStrategy``, or ``None`` (left unset); its
+            ``experiment`` is set to ``experiment``.
+    """
     client._maybe_experiment = experiment
     if strategy is not None:
         client._maybe_generation_strategy = strategy
@@ -376,43 +400,91 @@ def attach_to_client(client: Any, experiment: Any, strategy: Any) -> None:
 
 
 def client_experiment(client: Any) -> Any:
-    """The experiment of an ``ax.Client`` (raises if none is configured)."""
+    """The experiment of an ``ax.Client`` (raises if none is configured).
+
+    Args:
+        client: An ``ax.Client``.
+
+    Returns:
+        The client's ``Experiment``.
+    """
     return client._experiment
 
 
 def client_has_experiment(client: Any) -> bool:
-    """Whether an ``ax.Client`` has an experiment configured (or loaded)."""
+    """Whether an ``ax.Client`` has an experiment configured (or loaded).
+
+    Args:
+        client: An ``ax.Client``.
+
+    Returns:
+        ``True`` where it has one.
+    """
     return getattr(client, "_maybe_experiment", None) is not None
 
 
 def client_generation_strategy(client: Any, choose: bool = False) -> Any:
     """The client's generation strategy: ``None`` if none is set, or, with
-    ``choose=True``, the one ``Client.run_trials`` would use (chosen if unset)."""
+    ``choose=True``, the one ``Client.run_trials`` would use (chosen if unset).
+
+    Args:
+        client: An ``ax.Client``.
+        choose: Whether to let Ax choose one where none is set (default ``False``).
+
+    Returns:
+        The ``GenerationStrategy``, or ``None``.
+    """
     if choose:
         return client._generation_strategy_or_choose()
     return client._maybe_generation_strategy
 
 
 def client_storage_config(client: Any) -> Any:
-    """The ``StorageConfig`` an ``ax.Client`` was made with (or ``None``)."""
+    """The ``StorageConfig`` an ``ax.Client`` was made with (or ``None``).
+
+    Args:
+        client: An ``ax.Client``.
+
+    Returns:
+        The ``StorageConfig``, or ``None``.
+    """
     return client._storage_config
 
 
 # ------------------------------------------------------------------------ Ax node
 def generator_key(generator_run: Any) -> str | None:
-    """The name of the generator (node) that made ``generator_run``."""
+    """The name of the generator (node) that made ``generator_run``.
+
+    Args:
+        generator_run: An Ax ``GeneratorRun``.
+
+    Returns:
+        Its generator key, or ``None``.
+    """
     return generator_run._generator_key
 
 
 def generation_node_name(generator_run: Any) -> str | None:
     """The name of the generation node that made ``generator_run`` (a node's
-    fallback generator keeps the node's name: the key differs)."""
+    fallback generator keeps the node's name: the key differs).
+
+    Args:
+        generator_run: An Ax ``GeneratorRun``.
+
+    Returns:
+        The node's name, or ``None``.
+    """
     return generator_run._generation_node_name
 
 
 def set_gen_metadata(generator_run: Any, metadata: dict[str, Any]) -> None:
     """Replace the metadata a ``GeneratorRun`` returns as ``gen_metadata`` (Ax has
-    no setter; ``ExternalGenerationNode`` makes its runs without metadata)."""
+    no setter; ``ExternalGenerationNode`` makes its runs without metadata).
+
+    Args:
+        generator_run: An Ax ``GeneratorRun``.
+        metadata: The new metadata (stored as given, not copied).
+    """
     generator_run._gen_metadata = metadata
 
 
@@ -425,7 +497,12 @@ def float_fit_time(node: Any, generator_run: Any) -> None:
     refuses the save's copy as "two objects of different types": the arm never gets
     its db id and the next save moves its row to another generator run, so a batch
     trial loses its arm in the file. Here the node's counter and the run's fit time
-    become floats (``GeneratorRun._fit_time``: Ax has no setter)."""
+    become floats (``GeneratorRun._fit_time``: Ax has no setter).
+
+    Args:
+        node: The ``ExternalGenerationNode`` that made ``generator_run``.
+        generator_run: Its latest ``GeneratorRun``.
+    """
     node.fit_time_since_gen = float(node.fit_time_since_gen)
     if isinstance(generator_run._fit_time, int):
         generator_run._fit_time = float(generator_run._fit_time)
@@ -433,7 +510,11 @@ def float_fit_time(node: Any, generator_run: Any) -> None:
 
 def set_strict_rounding(transform: Any) -> None:
     """Make Ax's ``IntToFloat`` transform round to the nearest integer (Ax switches
-    to randomized rounding when a constraint involves an integer)."""
+    to randomized rounding when a constraint involves an integer).
+
+    Args:
+        transform: An Ax ``IntToFloat`` transform (changed in place).
+    """
     transform.rounding = "strict"
 
 
@@ -443,7 +524,19 @@ def dataset_field(
 ) -> Any:
     """``fieldname`` of a dataset, or of the first of a dict of datasets, which must
     all share it (BoTorch's private ``_get_dataset_field(..., first_only=True,
-    assert_shared=True)``, written with public attributes only)."""
+    assert_shared=True)``, written with public attributes only).
+
+    Args:
+        training_data: A ``SupervisedDataset``, or a dict of them.
+        fieldname: The attribute to read (e.g. ``"feature_names"``).
+
+    Returns:
+        The field's value.
+
+    Raises:
+        AttributeError: If a dataset has no such field.
+        ValueError: If the datasets of a dict do not share the value.
+    """
     if isinstance(training_data, dict):
         base = None
         for dataset in training_data.values():
@@ -465,5 +558,12 @@ def dataset_field(
 
 def tensor_version(X: Tensor) -> int:
     """torch's in-place modification counter of ``X`` (``Tensor._version``): it
-    changes whenever ``X`` is written in place."""
+    changes whenever ``X`` is written in place.
+
+    Args:
+        X: Any tensor.
+
+    Returns:
+        The counter's current value.
+    """
     return X._version

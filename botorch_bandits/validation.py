@@ -41,7 +41,17 @@ def _as_float(name: str, value: Any, allowed: str) -> float:
 
 
 def check_finite(name: str, value: Any, allow_none: bool = False) -> float | None:
-    """A finite real number."""
+    """A finite real number.
+
+    Args:
+        name: The argument's name, as the caller wrote it (used in the message).
+        value: The value to check (a bool, a string or a tensor of more than one
+            element is refused).
+        allow_none: Whether ``None`` passes (default ``False``).
+
+    Returns:
+        ``float(value)``, or ``None`` where ``value`` is ``None`` and allowed.
+    """
     if allow_none and value is None:
         return None
     allowed = "a finite number" + (" or None" if allow_none else "")
@@ -54,7 +64,17 @@ def check_finite(name: str, value: Any, allow_none: bool = False) -> float | Non
 def check_positive(
     name: str, value: Any, allow_zero: bool = False, allow_none: bool = False
 ) -> float | None:
-    """A finite number > 0 (``>= 0`` with ``allow_zero``)."""
+    """A finite number > 0 (``>= 0`` with ``allow_zero``).
+
+    Args:
+        name: The argument's name, as the caller wrote it (used in the message).
+        value: The value to check (NaN and inf are refused).
+        allow_zero: Whether 0 passes (default ``False``).
+        allow_none: Whether ``None`` passes (default ``False``).
+
+    Returns:
+        ``float(value)``, or ``None`` where ``value`` is ``None`` and allowed.
+    """
     if allow_none and value is None:
         return None
     bound = ">= 0" if allow_zero else "> 0"
@@ -67,12 +87,29 @@ def check_positive(
 
 
 def check_nonnegative(name: str, value: Any) -> float:
-    """A finite number >= 0."""
+    """A finite number >= 0.
+
+    Args:
+        name: The argument's name, as the caller wrote it (used in the message).
+        value: The value to check.
+
+    Returns:
+        ``float(value)``.
+    """
     return check_positive(name, value, allow_zero=True)
 
 
 def check_nonnegative_values(name: str, value: float | Tensor) -> float | Tensor:
-    """Like :func:`check_nonnegative` but keeps a tensor (one value per batch)."""
+    """Like :func:`check_nonnegative` but keeps a tensor (one value per batch).
+
+    Args:
+        name: The argument's name, as the caller wrote it (used in the message).
+        value: A number, or a ``batch_shape`` tensor whose entries must all be
+            finite and >= 0.
+
+    Returns:
+        The tensor unchanged (one with ``ndim > 0``), else ``float(value)``.
+    """
     if isinstance(value, Tensor) and value.ndim > 0:
         if not bool(torch.all((value >= 0) & torch.isfinite(value))):
             raise ValueError(
@@ -83,7 +120,15 @@ def check_nonnegative_values(name: str, value: float | Tensor) -> float | Tensor
 
 
 def check_open_unit(name: str, value: Any) -> float:
-    """A number in the open interval (0, 1) (a confidence such as ``delta``)."""
+    """A number in the open interval (0, 1) (a confidence such as ``delta``).
+
+    Args:
+        name: The argument's name, as the caller wrote it (used in the message).
+        value: The value to check.
+
+    Returns:
+        ``float(value)``.
+    """
     v = _as_float(name, value, "a number in (0, 1)")
     if not 0.0 < v < 1.0:
         raise ValueError(f"`{name}` must lie in (0, 1), got {name}={value!r}.")
@@ -93,7 +138,18 @@ def check_open_unit(name: str, value: Any) -> float:
 def check_count(
     name: str, value: Any, minimum: int = 0, allow_none: bool = False
 ) -> int | None:
-    """An integer >= ``minimum`` (bools are rejected)."""
+    """An integer >= ``minimum`` (bools are rejected).
+
+    Args:
+        name: The argument's name, as the caller wrote it (used in the message).
+        value: The value to check (a Python ``int``; a float such as ``3.0`` is
+            refused).
+        minimum: The smallest allowed value (default 0).
+        allow_none: Whether ``None`` passes (default ``False``).
+
+    Returns:
+        ``value`` (or ``None`` where allowed).
+    """
     if allow_none and value is None:
         return None
     ok = isinstance(value, int) and not isinstance(value, bool) and value >= minimum
@@ -111,7 +167,15 @@ MAX_SEED = 2**63 - 1
 
 
 def check_seed(name: str, value: Any) -> int:
-    """A seed: an integer in ``[0, MAX_SEED]`` (bools are rejected)."""
+    """A seed: an integer in ``[0, MAX_SEED]`` (bools are rejected).
+
+    Args:
+        name: The argument's name, as the caller wrote it (used in the message).
+        value: The seed to check.
+
+    Returns:
+        ``value``.
+    """
     check_count(name, value, 0)
     if value > MAX_SEED:
         raise ValueError(
@@ -125,7 +189,12 @@ MAX_MAGNITUDE = 1e100
 
 
 def check_magnitude(name: str, value: Any) -> None:
-    """A number (or ``None``) of magnitude at most :data:`MAX_MAGNITUDE`."""
+    """A number (or ``None``) of magnitude at most :data:`MAX_MAGNITUDE`.
+
+    Args:
+        name: The argument's name, as the caller wrote it (used in the message).
+        value: A number or ``None`` (``None`` passes).
+    """
     if value is not None and abs(value) > MAX_MAGNITUDE:
         raise ValueError(
             f"`{name}` must be at most 1e100 in magnitude (its square must be a "
@@ -135,7 +204,13 @@ def check_magnitude(name: str, value: Any) -> None:
 
 def check_row_noise(name: str, value: Any, n: int) -> None:
     """Noise variances, one per observation: a tensor of ``n`` finite values >= 0
-    (``n x 1`` too)."""
+    (``n x 1`` too).
+
+    Args:
+        name: The argument's name, as the caller wrote it (used in the message).
+        value: The noise variances (``n`` or ``n x 1``).
+        n: The number of observations.
+    """
     if not (isinstance(value, torch.Tensor) and value.numel() == n):
         raise ValueError(
             f"`{name}` must be a tensor of {n} noise variances (one per observation), "
@@ -145,7 +220,12 @@ def check_row_noise(name: str, value: Any, n: int) -> None:
 
 
 def check_single_output(model: str, output_indices: Any) -> None:
-    """A one-output model's ``posterior(output_indices=...)``: ``None`` or ``[0]``."""
+    """A one-output model's ``posterior(output_indices=...)``: ``None`` or ``[0]``.
+
+    Args:
+        model: The model's name, for the message (e.g. ``"FiniteArmGP"``).
+        output_indices: The ``output_indices`` the caller passed.
+    """
     if output_indices not in (None, [0]):
         raise ValueError(
             f"{model} has one output, got output_indices={output_indices}."
@@ -153,14 +233,30 @@ def check_single_output(model: str, output_indices: Any) -> None:
 
 
 def check_round(name: str, t: Any) -> int:
-    """A round index t >= 1."""
+    """A round index t >= 1.
+
+    Args:
+        name: The argument's name, as the caller wrote it (used in the message).
+        t: The round index.
+
+    Returns:
+        ``t``.
+    """
     return check_count(name, t, minimum=1)
 
 
 def did_you_mean(value: Any, allowed: Iterable[Any]) -> str:
     """``" Did you mean 'x'?"`` for the string of ``allowed`` closest to ``value``
     (the same letters in another case first, then :func:`difflib.get_close_matches`),
-    or ``""`` where none is close."""
+    or ``""`` where none is close.
+
+    Args:
+        value: What the caller passed (a non-string gets ``""``).
+        allowed: The allowed values (only the strings among them are suggested).
+
+    Returns:
+        The suggestion, with a leading space, or ``""``.
+    """
     if not isinstance(value, str):
         return ""
     words = [a for a in allowed if isinstance(a, str)]
@@ -170,7 +266,16 @@ def did_you_mean(value: Any, allowed: Iterable[Any]) -> str:
 
 
 def check_choice(name: str, value: Any, allowed: Iterable[Any]) -> Any:
-    """One of ``allowed`` (the error suggests the closest one)."""
+    """One of ``allowed`` (the error suggests the closest one).
+
+    Args:
+        name: The argument's name, as the caller wrote it (used in the message).
+        value: The value to check.
+        allowed: The allowed values.
+
+    Returns:
+        ``value``.
+    """
     allowed = tuple(allowed)
     if value not in allowed:
         raise ValueError(
@@ -184,7 +289,17 @@ def check_tensor(
     name: str, value: Any, min_ndim: int = 1, square: bool = False
 ) -> Tensor:
     """A tensor with at least ``min_ndim`` dimensions (the last two equal with
-    ``square``), of a floating dtype, with finite entries."""
+    ``square``), of a floating dtype, with finite entries.
+
+    Args:
+        name: The argument's name, as the caller wrote it (used in the message).
+        value: The value to check.
+        min_ndim: The fewest dimensions allowed (default 1).
+        square: Whether the last two dimensions must be equal (default ``False``).
+
+    Returns:
+        ``value``.
+    """
     if not isinstance(value, Tensor):
         raise ValueError(
             f"`{name}` must be a torch.Tensor, got {name} of type "

@@ -33,7 +33,14 @@ from botorch_bandits.acquisition._common import model_tensor
 # --------------------------------------------------------------------------------------
 def model_batch_shape(model: Model) -> torch.Size:
     """The model's batch shape (``[]`` when it has none or does not say: e.g. BoTorch's
-    ``GenericDeterministicModel``, whose ``batch_shape`` is ``None`` unless given)."""
+    ``GenericDeterministicModel``, whose ``batch_shape`` is ``None`` unless given).
+
+    Args:
+        model: A BoTorch model.
+
+    Returns:
+        The batch shape.
+    """
     try:
         shape = model.batch_shape
     except Exception:  # e.g. a ModelList of models with different batch shapes
@@ -51,14 +58,28 @@ def is_ensemble_model(model: Model) -> bool:
     ``SaasFullyBayesianSingleTaskGP``, an ``EnsembleMapSaasSingleTaskGP``, any model
     with ``_is_ensemble``), or a model whose ``is_ensemble`` attribute is ``True``.
     Its posterior adds the ensemble dimension itself (at ``-3`` of ``X``), so ``X``
-    never carries it."""
+    never carries it.
+
+    Args:
+        model: A BoTorch model.
+
+    Returns:
+        Whether it is an ensemble.
+    """
     return is_ensemble(model) or getattr(model, "is_ensemble", False) is True
 
 
 def pairing_batch_shape(model: Model) -> torch.Size:
     """The model batch dims that the batch dims of ``X`` pair with: the model's batch
     shape, except ``[]`` for an ensemble (its posterior adds the ensemble dim to any
-    ``X``, and the values get it as their last dim)."""
+    ``X``, and the values get it as their last dim).
+
+    Args:
+        model: A BoTorch model.
+
+    Returns:
+        Those batch dims.
+    """
     if is_ensemble_model(model):
         return torch.Size([])
     return model_batch_shape(model)
@@ -87,7 +108,16 @@ def broadcast_over_model_batch(X: Tensor, model: Model) -> tuple[Tensor, int]:
     dims are inserted so that every point is valued under every model batch, and the
     caller sums the ``k`` trailing value dims (what BoTorch's
     ``PathwiseThompsonSampling`` does). An ensemble is never paired (see
-    :func:`pairing_batch_shape`): the caller picks one member per draw."""
+    :func:`pairing_batch_shape`): the caller picks one member per draw.
+
+    Args:
+        X: ``batch x q x d`` points.
+        model: A BoTorch model.
+
+    Returns:
+        ``(X', k)``: ``X`` (``k = 0``) or ``X`` with ``k`` singleton dims before
+        ``q x d``.
+    """
     batch = pairing_batch_shape(model)
     k = len(batch)
     if not batch or _pairs(X, batch):
@@ -107,6 +137,13 @@ def align_to_model_batch(X: Tensor, model: Model) -> Tensor:
     model (e.g. ``SaasFullyBayesianSingleTaskGP``) takes any ``X``: its posterior adds
     the ensemble dim, and the values are averaged over it (BoTorch's
     ``average_over_ensemble_models``, as its ``UpperConfidenceBound`` does).
+
+    Args:
+        X: ``(b) x q x d`` points.
+        model: A BoTorch model.
+
+    Returns:
+        ``X`` unchanged (a ``ValueError`` where it cannot pair).
     """
     batch = pairing_batch_shape(model)
     if not batch:
@@ -148,7 +185,21 @@ def condition_model(model: Model, X: Tensor, Y: Tensor) -> Model:
     hyperparameters kept: exact GP conditioning (BoTorch's
     ``condition_on_observations``), a copy for :class:`FiniteArmGP`. A fixed-noise
     likelihood gets the mean of its training noise levels for the new points (BoTorch's
-    own choice for ``posterior(..., observation_noise=True)``)."""
+    own choice for ``posterior(..., observation_noise=True)``).
+
+    Args:
+        model: A GP with ``condition_on_observations`` (or a ``ModelList`` of them),
+            or a :class:`FiniteArmGP` (``X`` then arms).
+        X: ``p x d`` points.
+        Y: ``(batch) x p x m`` targets.
+
+    Returns:
+        The conditioned model (``model`` itself is not changed).
+
+    Raises:
+        UnsupportedError: For a model that cannot be conditioned (e.g. a
+            ``KroneckerMultiTaskGP`` or ``GenericDeterministicModel``).
+    """
     if hasattr(model, "score_points") and hasattr(model, "observe"):  # FiniteArmGP
         return _condition_finite_arm(model, X, Y)
     _check_conditionable(model)
@@ -248,7 +299,15 @@ def hallucinated_model(model: Model, X_pending: Tensor) -> Model:
     targets the posterior mean :math:`\mu_{t-1}` of the completed-only ``model``
     (Desautels et al. 2014; Verma et al. 2022, §4): the mean is unchanged, the
     variance is that of all issued points. Every output of a multi-output model is
-    hallucinated at its own mean."""
+    hallucinated at its own mean.
+
+    Args:
+        model: The completed-only model (see :func:`condition_model`).
+        X_pending: ``p x d`` pending points.
+
+    Returns:
+        The conditioned model.
+    """
     with torch.no_grad():  # also fills the caches condition_on_observations needs
         mean = model.posterior(X_pending).mean  # batch_shape x p x m
     return condition_model(model, X_pending, mean.detach())
@@ -256,7 +315,16 @@ def hallucinated_model(model: Model, X_pending: Tensor) -> Model:
 
 def censored_model(model: Model, X_pending: Tensor, y_min: float) -> Model:
     r"""GP-UCB-SDF / GP-TS-SDF: ``model`` conditioned on ``X_pending`` with the
-    censored target ``y_min`` (Verma et al. 2022, Eq. (1)); single-output models."""
+    censored target ``y_min`` (Verma et al. 2022, Eq. (1)).
+
+    Args:
+        model: A single-output model (see :func:`condition_model`).
+        X_pending: ``p x d`` pending points.
+        y_min: The censored target.
+
+    Returns:
+        The conditioned model.
+    """
     single_output(model, "Censoring pending points")
     with torch.no_grad():  # fills the caches condition_on_observations needs
         mean = model.posterior(X_pending).mean  # batch_shape x p x 1
@@ -264,6 +332,12 @@ def censored_model(model: Model, X_pending: Tensor, y_min: float) -> Model:
 
 
 def single_output(model: Model, what: str) -> None:
+    """Refuse a model with more than one output (censoring needs the objective's).
+
+    Args:
+        model: A BoTorch model.
+        what: What needs it, for the message (e.g. ``"Censoring pending points"``).
+    """
     if model.num_outputs != 1:
         raise ValueError(
             f"{what} needs a single-output model (the objective's), got "
@@ -276,7 +350,17 @@ def check_pending(X_pending: Any, d: int | None, model: Any = None) -> Tensor | 
     """``p x d`` pending points, detached (``None`` for none or ``p = 0``), in the
     dtype and on the device of ``model`` (a float32 ``X_pending`` on a float64
     model is cast, as ``optimize_acqf``'s float32 candidates would otherwise fail
-    deep inside the model's conditioning)."""
+    deep inside the model's conditioning).
+
+    Args:
+        X_pending: ``p x d`` points, or ``None``.
+        d: The model's input dimension (``None``: not checked).
+        model: The model whose dtype and device the points take (default ``None``:
+            kept).
+
+    Returns:
+        A detached copy of ``X_pending``, or ``None``.
+    """
     if X_pending is None:
         return None
     if not isinstance(X_pending, Tensor) or X_pending.ndim != 2:
@@ -306,7 +390,17 @@ def check_pending(X_pending: Any, d: int | None, model: Any = None) -> Tensor | 
 def scalarization(
     transform: PosteriorTransform | None, num_outputs: int, like: Tensor
 ) -> tuple[Tensor, Tensor]:
-    """``(weights, offset)`` of the objective :math:`g = o + w^\\top f`."""
+    """``(weights, offset)`` of the objective :math:`g = o + w^\\top f`.
+
+    Args:
+        transform: ``None`` (a single-output model: ``w = 1``, ``o = 0``) or a
+            ``ScalarizedPosteriorTransform`` (any other is refused).
+        num_outputs: The model's number of outputs ``m``.
+        like: A tensor whose dtype and device the results take.
+
+    Returns:
+        ``m`` weights and a 0-dim offset.
+    """
     if transform is None:
         if num_outputs != 1:
             raise UnsupportedError(
@@ -334,7 +428,15 @@ def scalarization(
 def joint_moments(model: Model, Z: Tensor) -> tuple[Tensor, Tensor, Tensor]:
     r"""The joint posterior of all outputs at ``Z`` (``batch x n x d``), point-major:
     mean ``batch x n x m``, covariance ``batch x n x m x n x m``, observation noise
-    ``batch x n x m`` (the model's, as ``posterior(observation_noise=True)`` adds)."""
+    ``batch x n x m`` (the model's, as ``posterior(observation_noise=True)`` adds).
+
+    Args:
+        model: A BoTorch model.
+        Z: ``batch x n x d`` points.
+
+    Returns:
+        ``(mean, cov, noise)`` in those shapes (zeros for a deterministic model).
+    """
     post = model.posterior(Z)
     mean = post.mean  # batch x n x m
     n, m = mean.shape[-2], mean.shape[-1]
@@ -376,12 +478,20 @@ def stage_moments(
     noisy observations of points ``first .. first + j - 1`` (the earlier points of a
     q-batch), from the joint moments of :func:`joint_moments`.
 
-    With ``targets=None`` the observations are hallucinated at their mean (GP-BUCB:
-    the mean is unchanged); with a number they are censored at it (GP-UCB-SDF).
+    Args:
+        mean, cov, noise: The joint moments (``batch x n x m``,
+            ``batch x n x m x n x m``, ``batch x n x m``).
+        first: The index of the batch's first point.
+        j: The number of earlier points observed.
+        targets: ``None`` (default): the observations are hallucinated at their
+            mean (GP-BUCB: the mean is unchanged); a number: censored at it
+            (GP-UCB-SDF).
+        evaluate: The points to evaluate (default ``None``: point ``first + j``).
 
-    Returns ``(mean, cov, cov_of_observed_point)``: ``batch x e x m``,
-    ``batch x e x m x m`` (the diagonal blocks), and the block of the evaluated
-    point ``first + j`` before conditioning on itself (for the information gain).
+    Returns:
+        ``(mean, cov, cov_of_observed_point)``: ``batch x e x m``,
+        ``batch x e x m x m`` (the diagonal blocks), and the block of the evaluated
+        point ``first + j`` before conditioning on itself (for the information gain).
     """
     n, m = mean.shape[-2], mean.shape[-1]
     batch = mean.shape[:-2]
@@ -415,7 +525,15 @@ def stage_gain(block: Tensor, noise: Tensor) -> Tensor:
     r"""Information gain of one more noisy observation of all outputs at a point with
     posterior covariance ``block`` (``batch x m x m``) and noise ``noise``
     (``batch x m``): :math:`\tfrac12\log\det(I + \Lambda^{-1/2} B \Lambda^{-1/2})`
-    (the chain rule: the gains of a batch's points add up to the batch's gain)."""
+    (the chain rule: the gains of a batch's points add up to the batch's gain).
+
+    Args:
+        block: ``batch x m x m`` posterior covariance.
+        noise: ``batch x m`` noise variances (clamped at ``1e-12``).
+
+    Returns:
+        ``batch`` gains, in nats.
+    """
     scale = noise.clamp_min(1e-12).rsqrt()
     M = block * scale.unsqueeze(-1) * scale.unsqueeze(-2)
     eye = torch.eye(M.shape[-1], dtype=M.dtype, device=M.device)

@@ -22,6 +22,17 @@ def num_observations(model: Model) -> int:
     Works for GPyTorch exact GPs (``train_inputs``) and for ``ModelList`` /
     ``ModelListGP`` whose members all hold the same number of points.
 
+    Args:
+        model: A BoTorch model (a :class:`FiniteArmGP` answers with its per-seed
+            count, which must be the same for every seed).
+
+    Returns:
+        The number of observations.
+
+    Example:
+        >>> num_observations(SingleTaskGP(train_X, train_Y)) == train_X.shape[-2]
+        True
+
     Raises:
         ValueError: if the count cannot be inferred; pass ``t`` explicitly then.
     """
@@ -57,7 +68,14 @@ def num_observations(model: Model) -> int:
 
 
 def check_round(t: Any) -> int | None:
-    """Validate an optional round index ``t >= 1``."""
+    """Validate an optional round index ``t >= 1``.
+
+    Args:
+        t: An integer ``>= 1``, or ``None``.
+
+    Returns:
+        ``t``.
+    """
     if t is None:
         return None
     if isinstance(t, bool) or not isinstance(t, int) or t < 1:
@@ -68,7 +86,14 @@ def check_round(t: Any) -> int | None:
 def data_key(model: Model) -> tuple:
     """A cheap identity of the model's training data, used to memoize per-decision
     quantities (beta_t) within one acquisition instance without ever carrying them
-    across data changes."""
+    across data changes.
+
+    Args:
+        model: A BoTorch model.
+
+    Returns:
+        ``(id(model), ...)`` with the data's version where it can be read.
+    """
     version = getattr(model, "data_version_", None)
     if isinstance(version, int):  # FiniteArmGP counts its own data changes
         return (id(model), version)
@@ -151,21 +176,41 @@ def set_plain_attributes(module: Any, **values: Any) -> None:
     stored so is not registered as a second submodule (``_base_model`` next to
     ``model``), a tensor does not become a buffer, and it costs a fraction of
     ``nn.Module.__setattr__`` (acquisitions are rebuilt at every step). Only for
-    names that are not a parameter, buffer or submodule of ``module``."""
+    names that are not a parameter, buffer or submodule of ``module``.
+
+    Args:
+        module: The module (an acquisition function).
+        **values: The attributes to set, by name.
+    """
     for name, value in values.items():
         object.__setattr__(module, name, value)
 
 
 def batch_multiplier(value: float | Tensor, like: Tensor) -> Tensor:
     """A sigma multiplier (float, or ``model batch_shape`` tensor) as a tensor that
-    broadcasts against ``like`` (``(b1 x ... x bk) x 1``, model batch dims last)."""
+    broadcasts against ``like`` (``(b1 x ... x bk) x 1``, model batch dims last).
+
+    Args:
+        value: The multiplier.
+        like: The tensor it multiplies.
+
+    Returns:
+        A 0-dim tensor, or ``batch_shape x 1``.
+    """
     mult = torch.as_tensor(value, dtype=like.dtype, device=like.device)
     return mult.unsqueeze(-1) if mult.ndim > 0 else mult
 
 
 def model_input_dim(model: Any) -> int | None:
     """The model's input dimension ``d`` when it can be read cheaply (a finite-arm
-    engine's arms, a GPyTorch model's training inputs), else ``None``."""
+    engine's arms, a GPyTorch model's training inputs), else ``None``.
+
+    Args:
+        model: A BoTorch model or the finite-arm engine.
+
+    Returns:
+        ``d``, or ``None``.
+    """
     arms = getattr(model, "arms", None)
     if isinstance(arms, Tensor):
         return int(arms.shape[-1])
@@ -179,7 +224,13 @@ def model_input_dim(model: Any) -> int | None:
 
 
 def check_input_dim(name: str, X: Tensor, model: Any) -> None:
-    """``X``'s last dimension must be the model's input dimension (when readable)."""
+    """``X``'s last dimension must be the model's input dimension (when readable).
+
+    Args:
+        name: The argument's name, for the message.
+        X: The points.
+        model: The model (see :func:`model_input_dim`).
+    """
     d = model_input_dim(model)
     if d is not None and X.shape[-1] != d:
         raise ValueError(
@@ -275,7 +326,13 @@ def check_dtype(X: Tensor, model: Any) -> None:
 def check_points(X: Tensor, model: Any) -> None:
     """Points to score: on a real device and in the model's dtype
     (:func:`check_dtype`), finite (a NaN or infinite coordinate would give a NaN
-    score that an argmax or an optimizer takes silently) and of the model's width."""
+    score that an argmax or an optimizer takes silently) and of the model's width.
+
+    Args:
+        X: The points to score.
+        model: The model they are scored on (the width is not checked when it has
+            an ``input_transform``).
+    """
     check_dtype(X, model)
     if not bool(torch.isfinite(X).all()):
         bad = (~torch.isfinite(X)).reshape(-1, X.shape[-1]).any(-1).nonzero()
@@ -293,8 +350,18 @@ def gamma_after(acqf: Any, t: int, extra_gain: Tensor | float = 0.0) -> float | 
     ``acqf._round(j)`` for point ``j`` of a q-batch): an a-priori source is asked
     for ``t - 1``; the observed information gain, which can only answer for the
     points the model holds, is asked for those (``acqf._data_round() - 1``: this
-    also checks an explicit ``t`` against them) and raised by ``extra_gain``, the
-    gain of the batch's earlier points (chain rule)."""
+    also checks an explicit ``t`` against them) and raised by ``extra_gain``.
+
+    Args:
+        acqf: An acquisition with ``gamma``, ``model`` and the round methods of
+            :class:`RoundScheduleMixin`.
+        t: The decision's round.
+        extra_gain: The gain of the batch's earlier points (chain rule; default 0),
+            added to the observed gain only.
+
+    Returns:
+        :math:`\gamma_{t-1}`: a float, or a ``batch_shape`` tensor.
+    """
     if isinstance(acqf.gamma, ObservedInformationGain):
         return acqf.gamma(acqf._data_round() - 1, acqf.model) + extra_gain
     return acqf.gamma(t - 1, acqf.model)
@@ -310,8 +377,20 @@ def scale_arguments(
     algorithm: str,
 ) -> tuple[float | None, float | None, float, float | None, Any]:
     """Validate the (B, R, delta, gamma) schedule of IGP-UCB and GP-TS (``algorithm``)
-    or its constant replacement (``constant_name``): ``(B, R, delta, constant,
-    gamma)``."""
+    or its constant replacement (``constant_name``).
+
+    Args:
+        B, R: The RKHS-norm bound and sub-Gaussian constant (floats or
+            ``batch_shape`` tensors), both or neither.
+        delta: Confidence in ``(0, 1)``.
+        gamma: The user's ``gamma`` (:func:`~botorch_bandits.beta.resolve_gamma`).
+        constant: The constant replacing the schedule, or ``None``.
+        constant_name: Its argument's name (``"beta"``, ``"v"``), for the messages.
+        algorithm: ``"IGP-UCB"`` or ``"GP-TS"``, for the messages.
+
+    Returns:
+        ``(B, R, delta, constant, gamma)``, the unused ones ``None``.
+    """
     validation.check_open_unit("delta", delta)
     if constant is not None:
         if B is not None or R is not None:

@@ -23,15 +23,23 @@ FACTORY_ALGORITHMS = ("IGP-UCB", "GP-UCB", "GP-TS")
 
 @dataclass(frozen=True)
 class Confidence:
-    r"""How wide the confidence is. ``beta``: the multiplier of :math:`\sigma`
-    given directly (UCB: a number, or a tensor with one per model batch, as
-    GP-UCB-CPD's :math:`\sqrt{\beta_t}` per seed; TS: the scale :math:`v` of its
-    draws) instead of the schedules;
-    otherwise the paper's schedule from the RKHS-norm bound ``B``, the noise constant
-    ``R`` (a tensor: one per model batch), ``delta`` and ``gamma`` (an
-    information-gain source; ``None``: the class's default). GP-UCB's schedule:
-    ``gp_ucb="finite"`` (Srinivas et al. Thm 1, ``num_arms``) or ``"rkhs"`` (Thm 3,
-    whose bound is the squared norm :math:`B^2`), scaled by ``beta_scale``."""
+    r"""How wide the confidence is: a multiplier of :math:`\sigma` given directly,
+    or the paper's schedule.
+
+    Args:
+        beta: The multiplier of :math:`\sigma` given directly (UCB: a number, or a
+            tensor with one per model batch, as GP-UCB-CPD's :math:`\sqrt{\beta_t}`
+            per seed; TS: the scale :math:`v` of its draws) instead of the
+            schedules; default ``None``: the schedule.
+        B: The RKHS-norm bound (default 1; GP-UCB's ``"rkhs"`` uses :math:`B^2`).
+        R: The noise constant (default 0.1; a tensor: one per model batch).
+        delta: Confidence in ``(0, 1)`` (default 0.1).
+        gamma: An information-gain source (default ``None``: the class's default).
+        gp_ucb: GP-UCB's schedule: ``"finite"`` (default; Srinivas et al. Thm 1,
+            needs ``num_arms``) or ``"rkhs"`` (Thm 3).
+        num_arms: :math:`|D|` for ``gp_ucb="finite"`` (default ``None``).
+        beta_scale: GP-UCB's multiplier of :math:`\beta_t` (default ``None``: 1).
+    """
 
     beta: float | Tensor | None = None
     B: float | Tensor = 1.0
@@ -59,7 +67,26 @@ def make_acquisition(
     at round ``t``. ``recent`` (the queries whose feedback may still be censored)
     makes it the censored-feedback version (GP-UCB-SDF / GP-TS-SDF, Verma et al.
     2022, with ``B_y``); GP-TS draws with ``seed`` on ``candidates`` (an exact joint
-    draw) or with ``sampler``. Arguments left ``None`` keep the class defaults."""
+    draw) or with ``sampler``. Arguments left ``None`` keep the class defaults.
+
+    Args:
+        model: The BoTorch model.
+        algorithm: ``"IGP-UCB"``, ``"GP-UCB"`` or ``"GP-TS"``.
+        confidence: The :class:`Confidence`; with a ``beta`` UCB is BoTorch's
+            ``UpperConfidenceBound(beta=beta**2)`` (without ``recent``).
+        t: The round (default ``None``: from the model).
+        seed: GP-TS's draw seed.
+        candidates: GP-TS's ``N x d`` candidate set (an exact joint draw).
+        sampler: GP-TS's sampler name (see :class:`GPThompsonSampling`).
+        recent: ``m x d`` recent queries (default ``None``: no censoring).
+        B_y: The censoring's scale (default 1), with ``recent``.
+
+    Returns:
+        The acquisition function.
+
+    Example:
+        >>> acqf = make_acquisition(gp, "IGP-UCB", Confidence(B=2.0, R=0.1), t=11)
+    """
     if algorithm not in FACTORY_ALGORITHMS:
         raise ValueError(
             f"`algorithm` must be one of {list(FACTORY_ALGORITHMS)}, got {algorithm!r}."

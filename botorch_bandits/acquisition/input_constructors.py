@@ -242,8 +242,10 @@ def construct_inputs_gp_ucb(
             ``t = n + 1``) or ``"hallucinate"`` (GP-BUCB, Verma et al. 2022 §4: the
             model is conditioned on ``X_pending`` at its own posterior mean;
             ``t = n + p + 1``).
-        schedule, delta, num_arms, dim, a, b, r, B_squared, gamma, beta, beta_scale,
-            maximize: As in :class:`~botorch_bandits.acquisition.GPUCB`.
+        schedule, delta, num_arms, dim, a, b, r, B_squared: As in
+            :class:`~botorch_bandits.acquisition.GPUCB`.
+        gamma, beta, beta_scale, maximize: As in
+            :class:`~botorch_bandits.acquisition.GPUCB`.
         B: Deprecated spelling of ``B_squared`` (passed on: the class warns).
 
     Returns:
@@ -490,9 +492,17 @@ def construct_inputs_gp_ts_sdf(
 
     GP-TS-SDF (Verma et al. 2022, Eq. (3)): one draw
     :math:`f_t \sim GP(\mu_{t-1}, \nu_t^2\sigma_{t-1}^2)` on the censored posterior.
-    Options as in :func:`construct_inputs_gp_ucb_sdf`, plus ``candidates``,
-    ``sampler``, ``num_features`` (as in ``GPThompsonSampling``) and ``seed`` (the
-    per-decision rule of :func:`construct_inputs_gp_ts`).
+
+    Args:
+        model, training_data, X_pending, posterior_transform: As in
+            :func:`construct_inputs_gp_ucb_sdf` (a ``posterior_transform`` as in
+            :func:`construct_inputs_gp_ts` for the pathwise sampler).
+        pending, y_min, window, recent: As in :func:`construct_inputs_gp_ucb_sdf`.
+        B_f, R, B_y, delta, gamma, beta, maximize: As in
+            :class:`~botorch_bandits.acquisition.GPThompsonSamplingSDF`.
+        candidates, sampler, num_features: As in
+            :class:`~botorch_bandits.acquisition.GPThompsonSampling`.
+        seed: Base seed, the per-decision rule of :func:`construct_inputs_gp_ts`.
 
     Returns:
         The keyword arguments of ``GPThompsonSamplingSDF``.

@@ -89,6 +89,10 @@ class PenalizedUCB(AcquisitionFunction):
         objective_index: The objective's output.
         constraint_beta: :math:`\beta` of the constraints' upper bounds (``None``:
             ``beta``; 0: their posterior means).
+
+    Example:
+        >>> model = ModelListGP(gp_f, gp_g)  # the objective, then one constraint
+        >>> acqf = PenalizedUCB(model, beta=4.0, multipliers=[0.5], bounds=[0.0])
     """
 
     def __init__(
@@ -141,7 +145,14 @@ class PenalizedUCB(AcquisitionFunction):
 
     @t_batch_mode_transform(expected_q=1)
     def forward(self, X: Tensor) -> Tensor:
-        """``batch x 1 x d`` -> ``batch``."""
+        """The penalized upper confidence bound.
+
+        Args:
+            X: ``batch x 1 x d`` points (in the model's dtype).
+
+        Returns:
+            ``batch`` values.
+        """
         if self.model_dtype is not None and X.dtype != self.model_dtype:
             raise ValueError(
                 f"`X` is {X.dtype} but the model is {self.model_dtype}: give X (with "

@@ -44,7 +44,24 @@ def practical_confidence(
     :math:`\sqrt{\texttt{noise}}` on that scale unless given. Both are unit-free: a
     model that predicts in the objective's units (BoTorch's ``Standardize``) scales
     :math:`\sigma` itself, so the same multiplier applies. The papers fix neither for
-    an unknown objective; this reading is an option beside the theory's."""
+    an unknown objective; this reading is an option beside the theory's.
+
+    Args:
+        noise: The fitted noise variance on the unit-variance scale.
+        B: The RKHS-norm bound (default :data:`PRACTICAL_B`).
+        R: The noise constant (default ``None``: :math:`\sqrt{\texttt{noise}}`).
+        delta: Confidence in ``(0, 1)`` (default 0.1).
+        beta: A constant multiplier of :math:`\sigma` instead of the schedule
+            (default ``None``).
+        num_arms: :math:`|D|` for GP-UCB's finite schedule (default ``None``).
+
+    Returns:
+        The :class:`~botorch_bandits.acquisition.factory.Confidence`.
+
+    Example:
+        >>> practical_confidence(noise=0.04).R
+        0.2
+    """
     r = math.sqrt(noise) if R is None else R
     return Confidence(beta=beta, B=B, R=r, delta=delta, num_arms=num_arms)
 
@@ -117,6 +134,11 @@ def practical_acquisition(
             model's width; GP-UCB without ``candidates`` on a kernel whose
             :math:`\gamma_t` order is unknown (pass ``candidates``); ``algorithm`` is
             not one of the three.
+
+    Example:
+        >>> gp = SingleTaskGP(train_X, train_Y, outcome_transform=Standardize(m=1))
+        >>> fit_gpytorch_mll(ExactMarginalLogLikelihood(gp.likelihood, gp))
+        >>> acqf = practical_acquisition(gp, "IGP-UCB")
     """
     confidence, t = _practical_parameters(model, algorithm, B, delta, candidates)
     return make_acquisition(

@@ -214,7 +214,8 @@ class GPUCBSDF(_SDFMixin, ScheduledUCB):
         model: A model on every issued query with censored targets.
         recent: ``m x d`` the last :math:`m` queries :math:`x_{t-m}, ..., x_{t-1}`
             (fewer at the start; ``0 x d`` for none).
-        B_f: RKHS-norm bound of f; R: sub-Gaussian noise constant (for :math:`\beta_t`).
+        B_f: RKHS-norm bound of f (for :math:`\beta_t`).
+        R: Sub-Gaussian noise constant (for :math:`\beta_t`).
         B_y: Bound :math:`|y| \le B_y` on the (shifted) observations.
         delta: Confidence :math:`\delta \in (0, 1)`.
         gamma: Source of :math:`\gamma_{t-1}` (default ``"observed"``).
@@ -227,6 +228,10 @@ class GPUCBSDF(_SDFMixin, ScheduledUCB):
             earlier points (``None``: all of them).
         t, posterior_transform, maximize: As in ``IGPUCB``.
         X_pending: ``p x d`` pending (censored) queries.
+
+    Example:
+        >>> acqf = GPUCBSDF(model, X_issued[-5:], B_f=1.0, R=0.1, window=5)
+        >>> x_next, _ = optimize_acqf_discrete(acqf, q=1, choices=arms)
     """
 
     unit = "linear"
@@ -282,6 +287,17 @@ class GPThompsonSamplingSDF(_SDFMixin, GPThompsonSampling):
     (the draw is conditioned on them by Matheron's rule, with its own observation
     noise), scaled by that decision's :math:`\nu` -- what choosing the batch one
     point at a time would do.
+
+    Args:
+        model, recent, B_f, R, B_y, delta, gamma, beta: As in :class:`GPUCBSDF`
+            (:math:`\nu_t` replaces GP-TS's :math:`v_t`).
+        y_min, window, X_pending: As in :class:`GPUCBSDF`.
+        **kwargs: :class:`GPThompsonSampling`'s other arguments (``t``,
+            ``candidates``, ``sampler``, ``num_features``, ``seed``,
+            ``posterior_transform``, ``maximize``, ...).
+
+    Example:
+        >>> acqf = GPThompsonSamplingSDF(model, X_issued[-5:], beta=1.0, candidates=arms)
     """
 
     def __init__(

@@ -206,6 +206,11 @@ def draw_posterior_paths(
         ``batch_shape x n`` when ``num_paths`` is ``None``. (With a sample dimension
         of size one, BoTorch broadcasts it against ``batch_shape``; leaving it out
         avoids that ambiguity.)
+
+    Example:
+        >>> paths = draw_posterior_paths(gp, num_paths=16)
+        >>> paths(X).shape  # X: n x d
+        torch.Size([16, n])
     """
     _check_num_features(num_features)
     if num_paths is not None and (
@@ -359,7 +364,11 @@ class GPThompsonSampling(RoundScheduleMixin, AcquisitionFunction):
         ``optimize_acqf_discrete``) give point ``j`` draw ``p + j``, as a joint
         q-batch does; and ``optimize_acqf_cyclic``, which re-optimizes point ``i``
         with the other ``q - 1`` points pending, values it on its own draw
-        ``p + i`` again, so the points do not collapse onto one draw's maximizer."""
+        ``p + i`` again, so the points do not collapse onto one draw's maximizer.
+
+        Args:
+            X_pending: ``p x d`` pending points, or ``None`` (default) for none.
+        """
         base = self._base_model
         P = check_pending(X_pending, model_input_dim(base), base)
         set_plain_attributes(self, X_pending=P)

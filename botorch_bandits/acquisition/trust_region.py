@@ -34,7 +34,19 @@ TRUST_PENALTY = 1e3
 def trust_radius(n: int, d: int) -> float | None:
     """The L-inf radius of the trust region around ``n`` observed points in ``d``
     dimensions, :math:`0.2 + 0.3\\,n / (5(d + 1))`; ``None`` (no region) once it
-    reaches 0.5, at :math:`n = 5(d + 1)`, or with no point yet."""
+    reaches 0.5, at :math:`n = 5(d + 1)`, or with no point yet.
+
+    Args:
+        n: The number of observed points.
+        d: The input dimension.
+
+    Returns:
+        The radius, or ``None``.
+
+    Example:
+        >>> trust_radius(n=6, d=2)
+        0.32
+    """
     if n < 1:
         return None
     r = MIN_RADIUS + (MAX_RADIUS - MIN_RADIUS) * n / (WIDENS_OVER * (d + 1))
@@ -43,7 +55,15 @@ def trust_radius(n: int, d: int) -> float | None:
 
 def linf_distance(X: Tensor, points: Tensor) -> Tensor:
     """The L-inf distance of each row of ``X`` (``... x d``) to its nearest row of
-    ``points`` (``n x d``): shape ``...``."""
+    ``points``.
+
+    Args:
+        X: ``... x d`` points.
+        points: ``n x d`` points.
+
+    Returns:
+        ``...`` distances.
+    """
     return (X.unsqueeze(-2) - points).abs().amax(-1).amin(-1)
 
 
@@ -52,7 +72,18 @@ class TrustRegionAcquisition(AcquisitionFunction):
     inside the union of L-inf balls of radius ``radius`` around ``points`` (the
     observed points, on the inputs' scale), lowered by ``penalty`` (default
     :data:`TRUST_PENALTY`) per unit of distance outside it (for ``q`` points, the
-    farthest one's distance). Keeps ``acqf``'s ``sigma_multiplier`` for the record."""
+    farthest one's distance). Keeps ``acqf``'s ``sigma_multiplier`` for the record.
+
+    Args:
+        acqf: Any acquisition function.
+        points: ``n x d`` observed points, ``n >= 1``.
+        radius: :math:`r`, finite and ``> 0`` (e.g. :func:`trust_radius`).
+        penalty: :math:`P` (default :data:`TRUST_PENALTY`, 1000).
+
+    Example:
+        >>> r = trust_radius(len(train_X), train_X.shape[-1])  # None: no region
+        >>> acqf = TrustRegionAcquisition(IGPUCB(gp, beta=2.0), train_X, radius=r)
+    """
 
     def __init__(
         self,
@@ -81,6 +112,14 @@ class TrustRegionAcquisition(AcquisitionFunction):
 
     @t_batch_mode_transform()
     def forward(self, X: Tensor) -> Tensor:
+        """The penalized value.
+
+        Args:
+            X: ``batch_shape x q x d`` points.
+
+        Returns:
+            ``batch_shape`` values.
+        """
         excess = (linf_distance(X, self.points.to(X)) - self.radius).clamp_min(0.0)
         return self.acqf(X) - self.penalty * excess.amax(-1)
 
@@ -96,7 +135,18 @@ def sample_in_region(
     about a point of ``points`` drawn at random, its free coordinates read as the
     uniform variate of that point's ball within the cube, a held (discrete)
     coordinate kept where it lies within ``radius`` of the point's and the point's
-    own otherwise."""
+    own otherwise.
+
+    Args:
+        samples: ``m x d`` unit-cube points.
+        points: ``n x d`` observed points (the balls' centres).
+        radius: The region's radius.
+        hold: The held (discrete) coordinates.
+        generator: The torch generator that draws the centres.
+
+    Returns:
+        ``m x d`` points in the region.
+    """
     centre = points[
         torch.randint(points.shape[0], (samples.shape[0],), generator=generator)
     ]

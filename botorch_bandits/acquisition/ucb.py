@@ -61,6 +61,13 @@ class ScheduledUCB(RoundScheduleMixin, AnalyticAcquisitionFunction):
     those of every issued point); a q-batch ``X`` is valued as the sequential rule
     would choose it: point ``j`` with points ``1..j-1`` of its batch pending, at round
     ``t + j - 1``, and the value is the sum of the points' upper confidence bounds.
+
+    Args:
+        model: A BoTorch model.
+        t: Round index (default ``None``: ``num_observations(model) + 1``).
+        posterior_transform: Optional ``PosteriorTransform``.
+        maximize: If False, :math:`-\mu + m_t\sigma` (default True).
+        X_pending: ``p x d`` pending points (default ``None``).
     """
 
     unit: schedules.BetaUnit
@@ -99,9 +106,13 @@ class ScheduledUCB(RoundScheduleMixin, AnalyticAcquisitionFunction):
 
     # ------------------------------------------------------------------ pending
     def set_X_pending(self, X_pending: Tensor | None = None) -> None:
-        r"""Condition on pending points (``p x d``) by ``pending_rule``; ``None``
-        drops them. The model given at construction is kept and conditioned anew on
-        every call, so calls do not accumulate."""
+        r"""Condition on pending points by ``pending_rule``. The model given at
+        construction is kept and conditioned anew on every call, so calls do not
+        accumulate.
+
+        Args:
+            X_pending: ``p x d`` pending points; ``None`` (default) drops them.
+        """
         base = self._base_model
         P = check_pending(X_pending, model_input_dim(base), base)
         set_plain_attributes(self, X_pending=P)

@@ -48,7 +48,14 @@ def _check_names(names: Any, argument: str) -> tuple[str, ...]:
 
 
 def real_number(value: Any) -> float | None:
-    """``value`` as a float if it is a real number (a bool is not), else ``None``."""
+    """``value`` as a float if it is a real number (a bool is not), else ``None``.
+
+    Args:
+        value: Anything.
+
+    Returns:
+        ``float(value)``, or ``None``.
+    """
     if isinstance(value, bool) or not isinstance(value, Real):
         return None
     return float(value)
@@ -76,6 +83,12 @@ class ExecutorRunner(IRunner):
             callback, so it does not depend on when Ax polls).
         resubmitted: Trials submitted again by ``poll_trial`` (RUNNING trials this
             runner had no future for, e.g. after a reload from storage).
+
+    Example:
+        >>> with ExecutorRunner(evaluate, ThreadPoolExecutor(4), metric_names="f") as r:
+        ...     client.configure_runner(r)
+        ...     client.configure_metrics(r.metrics())
+        ...     client.run_trials(max_trials=20, parallelism=4)
     """
 
     def __init__(
@@ -143,7 +156,12 @@ class ExecutorRunner(IRunner):
 
     def close(self, wait: bool = True) -> None:
         """Shut down the default process pool (an executor passed in is left
-        alone). ``wait=False`` also cancels the evaluations not yet started."""
+        alone).
+
+        Args:
+            wait: Wait for the running evaluations (default ``True``); ``False``
+                also cancels the evaluations not yet started.
+        """
         if self._owns_executor and self._executor is not None:
             self._executor.shutdown(wait=wait, cancel_futures=not wait)
             self._executor = None
@@ -159,7 +177,14 @@ class ExecutorRunner(IRunner):
         """What Ax's SQL storage keeps of the runner (``runner.properties``):
         JSON data only -- the outcome names and ``max_workers`` -- since a function
         and a live executor cannot be stored. It loads as a
-        :class:`DetachedExecutorRunner`."""
+        :class:`DetachedExecutorRunner`.
+
+        Args:
+            obj: The runner.
+
+        Returns:
+            ``{"metric_names": [...], "max_workers": ...}``.
+        """
         return {
             "metric_names": list(obj.metric_names),
             "max_workers": obj.max_workers,
@@ -195,8 +220,16 @@ class ExecutorRunner(IRunner):
     def run_trial(
         self, trial_index: int, parameterization: Mapping[str, Any]
     ) -> dict[str, Any]:
-        """Submit the trial; the run metadata keeps the parameterization (for
-        resubmission) and the submission time."""
+        """Submit the trial.
+
+        Args:
+            trial_index: The trial's index.
+            parameterization: Its parameters (passed to ``evaluate``).
+
+        Returns:
+            The run metadata: the parameterization (for resubmission), the
+            submission time and the executor's class name.
+        """
         params = dict(parameterization)
         self._submit(trial_index, params)
         return {
@@ -209,7 +242,15 @@ class ExecutorRunner(IRunner):
         self, trial_index: int, trial_metadata: Mapping[str, Any]
     ) -> TrialStatus:
         """RUNNING while the future is pending, then COMPLETED or FAILED; a trial
-        without a future here is resubmitted from its run metadata."""
+        without a future here is resubmitted from its run metadata.
+
+        Args:
+            trial_index: The trial's index.
+            trial_metadata: The trial's run metadata (:meth:`run_trial`'s).
+
+        Returns:
+            The trial's status (EARLY_STOPPED once stopped).
+        """
         if trial_index in self._values:
             return TrialStatus.COMPLETED
         if trial_index in self.errors:
@@ -247,7 +288,15 @@ class ExecutorRunner(IRunner):
         self, trial_index: int, trial_metadata: Mapping[str, Any]
     ) -> dict[str, Any]:
         """Cancel the evaluation if it has not started (a running one cannot be
-        interrupted through the Executor interface and is left to finish)."""
+        interrupted through the Executor interface and is left to finish).
+
+        Args:
+            trial_index: The trial's index.
+            trial_metadata: The trial's run metadata (:meth:`run_trial`'s).
+
+        Returns:
+            ``{"cancelled": bool}``.
+        """
         future = self._futures.pop(trial_index, None)
         self._stopped.add(trial_index)
         cancelled = bool(future is not None and future.cancel())
@@ -259,7 +308,14 @@ class ExecutorRunner(IRunner):
         """Ax's batch poll (core ``Runner``): remembers the arm parameters of
         trials unknown here (a fallback for trials whose run metadata has no
         parameterization, e.g. made by ``Client.get_next_trials``), then polls each
-        trial with :meth:`poll_trial`."""
+        trial with :meth:`poll_trial`.
+
+        Args:
+            trials: The trials to poll.
+
+        Returns:
+            The trial indices by status.
+        """
         trials = list(trials)
         for trial in trials:
             arm = getattr(trial, "arm", None)
@@ -268,12 +324,30 @@ class ExecutorRunner(IRunner):
         return super().poll_trial_status(trials)
 
     def poll_exception(self, trial: BaseTrial) -> str:
-        """The failure reason Ax stores on a FAILED trial (core ``Runner`` hook)."""
+        """The failure reason Ax stores on a FAILED trial (core ``Runner`` hook).
+
+        Args:
+            trial: The trial.
+
+        Returns:
+            The reason.
+        """
         return self.errors.get(trial.index, "no reason recorded by ExecutorRunner")
 
     # ------------------------------------------------------------------ results
     def outcome(self, trial_index: int, name: str) -> tuple[float, float]:
-        """``(mean, sem)`` of a completed trial (``sem`` NaN when not reported)."""
+        """``(mean, sem)`` of a completed trial (``sem`` NaN when not reported).
+
+        Args:
+            trial_index: The trial's index.
+            name: The outcome's name.
+
+        Returns:
+            The pair of floats.
+
+        Raises:
+            KeyError: For a trial without that value here (failed or unfinished).
+        """
         try:
             return self._values[trial_index][name]
         except KeyError:
@@ -357,7 +431,12 @@ class ExecutorRunner(IRunner):
 
 class ExecutorMetric(IMetric):
     """An Ax metric reading one outcome of an :class:`ExecutorRunner`'s finished
-    evaluations (available once the trial is COMPLETED; progression 0)."""
+    evaluations (available once the trial is COMPLETED; progression 0).
+
+    Args:
+        name: The outcome's name.
+        runner: The :class:`ExecutorRunner` it reads.
+    """
 
     def __init__(self, name: str, runner: ExecutorRunner) -> None:
         if not isinstance(runner, ExecutorRunner):
@@ -368,12 +447,28 @@ class ExecutorMetric(IMetric):
     def fetch(
         self, trial_index: int, trial_metadata: Mapping[str, Any]
     ) -> tuple[int, tuple[float, float]]:
+        """The outcome (``IMetric``'s hook).
+
+        Args:
+            trial_index: The trial's index.
+            trial_metadata: The trial's run metadata (:meth:`run_trial`'s).
+
+        Returns:
+            ``(0, (mean, sem))``: progression 0 and :meth:`ExecutorRunner.outcome`.
+        """
         return 0, self.runner.outcome(trial_index, self.name)
 
     @classmethod
     def serialize_init_args(cls, obj: Any) -> dict[str, Any]:
         """What Ax's SQL storage keeps: the arguments of the plain ``MapMetric``
-        the metric is stored as (no runner)."""
+        the metric is stored as (no runner).
+
+        Args:
+            obj: The metric.
+
+        Returns:
+            Those arguments.
+        """
         plain = plain_metric(obj)
         return type(plain).serialize_init_args(obj=plain)
 
@@ -387,7 +482,14 @@ class ExecutorMetric(IMetric):
 
 def plain_metric(metric: ExecutorMetric) -> Any:
     """The plain ``MapMetric`` an :class:`ExecutorMetric` is stored as (same name,
-    direction, properties and signature; no runner)."""
+    direction, properties and signature; no runner).
+
+    Args:
+        metric: The metric.
+
+    Returns:
+        The ``MapMetric``.
+    """
     from ax.core.map_metric import MapMetric
 
     return MapMetric(

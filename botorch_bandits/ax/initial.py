@@ -25,6 +25,16 @@ class InitialTrials(MaxTrialsAwaitingData):
     def num_till_threshold(
         self, experiment: Experiment, trials_from_node: set[int]
     ) -> int:
+        """Ax's count of trials left before the threshold, ``-1`` (no limit) once
+        none is left.
+
+        Args:
+            experiment: The experiment.
+            trials_from_node: The trials this node made.
+
+        Returns:
+            The number of trials left, or ``-1``.
+        """
         left = super().num_till_threshold(experiment, trials_from_node)
         return left if left > 0 else -1
 
@@ -34,7 +44,14 @@ class CenterFirst(CenterGenerationNode):
     limit from its current node before it moves on, and Ax's centre node has none,
     so a first ``get_next_trials(max_trials=6)`` made the centre and then 5 Sobol
     trials (the Sobol node's count does not grow within one call) whatever
-    ``num_init`` said. Here the first call makes at most ``num_init`` trials."""
+    ``num_init`` said. Here the first call makes at most ``num_init`` trials.
+
+    Args:
+        next_node_name: The node after the centre (the Sobol node).
+        num_init: The initial trials, the centre included: the first call's limit.
+        use_existing_trials_for_initialization: Whether the experiment's existing
+            trials count (Ax's option; default ``False``).
+    """
 
     def __init__(
         self,
@@ -67,6 +84,16 @@ class CenterFirst(CenterGenerationNode):
     __hash__ = None  # type: ignore[assignment]
 
     def gen(self, *, experiment: Experiment, **kwargs: Any) -> Any:
+        """Ax's centre with the call's fixed parameters laid over it.
+
+        Args:
+            experiment: The experiment.
+            **kwargs: Ax's generation arguments (``fixed_features`` is read).
+
+        Returns:
+            Ax's generator run (the centre is skipped where the fixed parameters
+            take it out of the search space).
+        """
         # a call's fixed parameters hold for the centre too (Ax's centre node
         # ignores them): laid over the centre, which is skipped if that leaves the
         # search space

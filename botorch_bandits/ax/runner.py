@@ -36,7 +36,25 @@ def attach_executor_runner(
 ) -> ExecutorRunner:
     """Build an :class:`ExecutorRunner` and attach it to an ``ax.Client``
     (``configure_runner`` and ``configure_metrics``, which replaces the client's
-    plain metrics of the same names). Returns the runner (close it when done)."""
+    plain metrics of the same names).
+
+    Args:
+        client: An ``ax.Client`` with its experiment configured.
+        evaluate: ``parameters -> {metric: value or (mean, sem)}``, run on the
+            executor (see :class:`ExecutorRunner`).
+        outcome_names: The metric name(s) ``evaluate`` reports.
+        executor: A ``concurrent.futures.Executor`` or a ``distributed.Client``;
+            ``None`` (default): a process pool owned (and closed) by the runner.
+        **runner_kwargs: :class:`ExecutorRunner`'s other arguments.
+
+    Returns:
+        The runner (close it when done).
+
+    Example:
+        >>> with ThreadPoolExecutor(4) as pool:
+        ...     runner = attach_executor_runner(client, evaluate, "f", pool)
+        ...     run_trials(client, max_trials=30, parallelism=4)
+    """
     if not callable(getattr(client, "configure_runner", None)) or not callable(
         getattr(client, "configure_metrics", None)
     ):
@@ -70,6 +88,16 @@ def run_trials(
     ``orchestrator_options`` (e.g. ``logging_level``). With a storage config, the
     SQL patches of :func:`botorch_bandits.upstream.install_sql_patches` are
     installed first, as :func:`botorch_bandits.ax.sqlite_storage` does.
+
+    Args:
+        client: A configured ``ax.Client`` (with a runner, e.g. from
+            :func:`attach_executor_runner`).
+        max_trials: Trials to run, an integer ``>= 1``.
+        parallelism: Trials running at once (``max_pending_trials``; default 1).
+        seconds_between_polls: Constant poll interval, ``>= 0`` (default 0.05).
+        min_seconds_before_poll: Wait after a trial starts, ``>= 0`` (default 0).
+        tolerated_trial_failure_rate: Ax's option (default 0.5).
+        **orchestrator_options: Other ``OrchestratorOptions`` fields.
     """
     from ax.api.utils.storage import db_settings_from_storage_config
     from ax.orchestration.orchestrator import Orchestrator, OrchestratorOptions

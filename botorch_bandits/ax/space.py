@@ -49,12 +49,19 @@ def _owner(name: str, search_space: SearchSpace) -> str:
 
 @dataclass
 class DecisionSet:
-    """Candidates in the user's space and their coordinates in the GP's cube."""
+    """Candidates in the user's space and their coordinates in the GP's cube.
+
+    Args:
+        params: The ``N`` candidates' parameterizations.
+        unit: ``N x d`` Ax-transformed unit-cube coordinates.
+        fraction: The share of the cube's draws (or grid points) that were valid.
+        draws: The points drawn (or enumerated) to get them.
+    """
 
     params: list[dict[str, Any]]
-    unit: Tensor  # N x d, Ax-transformed unit-cube coordinates
-    fraction: float  # share of the cube's draws (or grid points) that were valid
-    draws: int  # points drawn (or enumerated) to get them
+    unit: Tensor
+    fraction: float
+    draws: int
     index: dict[tuple, int] = field(init=False, repr=False)  # coordinates -> row
 
     def __post_init__(self) -> None:
@@ -142,13 +149,27 @@ class Space:
     def complete(self, params: dict[str, Any]) -> dict[str, Any]:
         """``params`` with the backfill value of every parameter it lacks (a
         parameter added to the search space after the trial, with Ax's
-        ``backfill_value``; Ax's own ``FillMissingParameters`` transform)."""
+        ``backfill_value``; Ax's own ``FillMissingParameters`` transform).
+
+        Args:
+            params: A parameterization in the user's space.
+
+        Returns:
+            The completed parameterization.
+        """
         obs = [ObservationFeatures(parameters=dict(params))]
         return self._fill.transform_observation_features(obs)[0].parameters
 
     def coordinates(self, parameterizations: list[dict[str, Any]]) -> Tensor:
         """``N x d`` unit-cube coordinates of parameterizations in the user's space
-        (a parameter added after a trial takes its backfill value there)."""
+        (a parameter added after a trial takes its backfill value there).
+
+        Args:
+            parameterizations: ``N`` parameterizations in the user's space.
+
+        Returns:
+            ``N x d`` double tensor.
+        """
         obs = [ObservationFeatures(parameters=dict(p)) for p in parameterizations]
         obs = self._fill.transform_observation_features(obs)
         missing = sorted(
@@ -186,7 +207,14 @@ class Space:
     def contains(self, params: dict[str, Any]) -> bool:
         """``params`` is in the search space: Ax's ``check_membership`` (bounds,
         choices, types) and every linear parameter constraint exactly, without
-        Ax's tolerance."""
+        Ax's tolerance.
+
+        Args:
+            params: A parameterization in the user's space.
+
+        Returns:
+            Whether it is in the space.
+        """
         space = self.search_space
         if not space.check_membership(
             params, raise_error=False, check_all_parameters_present=True
@@ -199,13 +227,27 @@ class Space:
         return True
 
     def fixed_dims(self, fixed: dict[str, Any]) -> list[int]:
-        """The coordinates of the parameters in ``fixed`` (features fixed for a call)."""
+        """The coordinates of the parameters in ``fixed`` (features fixed for a call).
+
+        Args:
+            fixed: The fixed features, by parameter name.
+
+        Returns:
+            The coordinates' indices.
+        """
         return [i for i, p in enumerate(self.owner) if p in fixed]
 
     def parameterizations(self, unit: Tensor) -> list[dict[str, Any]]:
         """Parameterizations in the user's space of unit-cube points (``N x d``):
         Ax's ``untransform`` (integers rounded to the nearest, one-hot choices by
-        their largest coordinate)."""
+        their largest coordinate).
+
+        Args:
+            unit: ``N x d`` unit-cube points.
+
+        Returns:
+            ``N`` parameterizations.
+        """
         if not self.names:
             return self._untransform(unit[:, :0])
         return self._untransform(unit)
@@ -240,10 +282,22 @@ class Space:
         fixed: dict[str, Any] | None = None,
         quiet: bool = False,
     ) -> DecisionSet:
-        """The call's decision set (see the module); ``fixed``: features fixed for
-        this call; ``quiet``: no warning when fewer than ``num_candidates`` points
-        were found (the optimizer's raw samples). Raises ``ValueError`` when no
-        point of the space satisfies the constraints (with the fixed features)."""
+        """The call's decision set (see the module).
+
+        Args:
+            num_candidates: The number of candidates wanted.
+            seed: The Sobol points' seed.
+            fixed: Features fixed for this call (default ``None``: none).
+            quiet: No warning when fewer than ``num_candidates`` points were found
+                (the optimizer's raw samples; default ``False``).
+
+        Returns:
+            The :class:`DecisionSet`.
+
+        Raises:
+            ValueError: When ``fixed`` names an unknown parameter, or no point of
+                the space satisfies the constraints (with the fixed features).
+        """
         fixed = dict(fixed or {})
         unknown = sorted(set(fixed) - set(self.search_space.parameters))
         if unknown:

@@ -197,6 +197,15 @@ def sqlite_storage(path: str | os.PathLike) -> Any:
     (:func:`botorch_bandits.upstream.install_sql_patches`) that the saves of the
     bandit strategy rely on.
 
+    Args:
+        path: The SQLite file (its directory must exist; not a directory).
+
+    Returns:
+        The ``StorageConfig`` (``url="sqlite:///<absolute path>"``).
+
+    Raises:
+        DatabaseBusyError: When another process holds the file's writer lock.
+
     Example::
 
         client = Client(random_seed=0, storage_config=sqlite_storage("run.db"))
@@ -403,6 +412,12 @@ def writer_lock(path: str | os.PathLike) -> Iterator[Path]:
     whether it still runs -- never two writers appending trials to one
     experiment.
 
+    Args:
+        path: The SQLite file.
+
+    Yields:
+        The file's absolute ``Path``.
+
     Example::
 
         with writer_lock("run.db"):
@@ -422,7 +437,12 @@ def close_storage(path: str | os.PathLike | None = None) -> None:
     (``None``): its writer lock is released (another process may write to it
     now) and its engine closes its connections. A ``Client`` made with it then
     refuses to save (a ``RuntimeError`` naming the file): continue from the file
-    with :func:`load_client`, or bind it again with :func:`sqlite_storage`."""
+    with :func:`load_client`, or bind it again with :func:`sqlite_storage`.
+
+    Args:
+        path: A file bound in this process (a ``ValueError`` otherwise), or
+            ``None`` (default) for every one.
+    """
     if path is None:
         files = list(_BOUND)
     else:
@@ -491,6 +511,14 @@ def load_client(
         read_only: Read the file without its writer lock (a run may be writing
             it): the ``Client`` holds an in-memory copy and saves nothing, and the
             process's storage binding is left as it was.
+
+    Returns:
+        The ``ax.Client``.
+
+    Example::
+
+        client = load_client("my-experiment", "run.db", random_seed=0)
+        trials = client.get_next_trials(max_trials=1)
     """
     from ax import Client
     from ax.api.configs import StorageConfig

@@ -37,6 +37,10 @@ class DetachedExecutorRunner(ExecutorRunner):
     the database ids from that object onto the saved one
     (``ax.storage.sqa_store.utils.copy_db_ids``), which needs the two classes
     related and walks the decoded object's attributes on the saved one.
+
+    Args:
+        metric_names: The stored runner's outcome names (default none).
+        max_workers: Its ``max_workers`` (default ``None``).
     """
 
     def __init__(
@@ -70,7 +74,11 @@ class DetachedExecutorRunner(ExecutorRunner):
         raise self._detached("use the executor")
 
     def close(self, wait: bool = True) -> None:
-        """Nothing to close."""
+        """Nothing to close.
+
+        Args:
+            wait: Ignored.
+        """
 
     def metrics(self) -> list[ExecutorMetric]:
         raise self._detached("make metrics")
@@ -80,35 +88,124 @@ class DetachedExecutorRunner(ExecutorRunner):
         raise self._detached("run trials")
 
     def run(self, trial: BaseTrial) -> dict[str, Any]:
+        """Refused: a detached runner runs nothing.
+
+        Args:
+            trial: The trial.
+
+        Returns:
+            Nothing: it raises.
+
+        Raises:
+            DetachedRunnerError: Always (attach a new runner).
+        """
         raise self._detached(f"run trial {trial.index}")
 
     def run_trial(
         self, trial_index: int, parameterization: Mapping[str, Any]
     ) -> dict[str, Any]:
+        """Refused (see :meth:`run`).
+
+        Args:
+            trial_index, parameterization: As in :meth:`ExecutorRunner.run_trial`.
+
+        Returns:
+            Nothing: it raises.
+
+        Raises:
+            DetachedRunnerError: Always (attach a new runner).
+        """
         raise self._detached(f"run trial {trial_index}")
 
     def poll_trial_status(
         self, trials: Iterable[BaseTrial]
     ) -> dict[TrialStatus, set[int]]:
+        """Refused (see :meth:`run`).
+
+        Args:
+            trials: The trials.
+
+        Returns:
+            Nothing: it raises.
+
+        Raises:
+            DetachedRunnerError: Always (attach a new runner).
+        """
         raise self._detached("poll trials")
 
     def poll_trial(
         self, trial_index: int, trial_metadata: Mapping[str, Any]
     ) -> TrialStatus:
+        """Refused (see :meth:`run`).
+
+        Args:
+            trial_index, trial_metadata: As in :meth:`ExecutorRunner.poll_trial`.
+
+        Returns:
+            Nothing: it raises.
+
+        Raises:
+            DetachedRunnerError: Always (attach a new runner).
+        """
         raise self._detached(f"poll trial {trial_index}")
 
     def stop(self, trial: BaseTrial, reason: str | None = None) -> dict[str, Any]:
+        """Refused (see :meth:`run`).
+
+        Args:
+            trial: The trial.
+            reason: Ax's stop reason (unused).
+
+        Returns:
+            Nothing: it raises.
+
+        Raises:
+            DetachedRunnerError: Always (attach a new runner).
+        """
         raise self._detached(f"stop trial {trial.index}")
 
     def stop_trial(
         self, trial_index: int, trial_metadata: Mapping[str, Any]
     ) -> dict[str, Any]:
+        """Refused (see :meth:`run`).
+
+        Args:
+            trial_index, trial_metadata: As in :meth:`ExecutorRunner.stop_trial`.
+
+        Returns:
+            Nothing: it raises.
+
+        Raises:
+            DetachedRunnerError: Always (attach a new runner).
+        """
         raise self._detached(f"stop trial {trial_index}")
 
     def poll_exception(self, trial: BaseTrial) -> str:
+        """Refused (see :meth:`run`).
+
+        Args:
+            trial: The trial.
+
+        Returns:
+            Nothing: it raises.
+
+        Raises:
+            DetachedRunnerError: Always (attach a new runner).
+        """
         raise self._detached(f"read the failure of trial {trial.index}")
 
     def outcome(self, trial_index: int, name: str) -> tuple[float, float]:
+        """Refused (see :meth:`run`).
+
+        Args:
+            trial_index, name: As in :meth:`ExecutorRunner.outcome`.
+
+        Returns:
+            Nothing: it raises.
+
+        Raises:
+            DetachedRunnerError: Always (attach a new runner).
+        """
         raise self._detached(f"read {name!r} of trial {trial_index}")
 
 

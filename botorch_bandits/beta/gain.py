@@ -189,7 +189,17 @@ def observed_information_gain(model: Any, n: int | None = None) -> Tensor:
     Args:
         model: A GPyTorch ``ExactGP``-based BoTorch model with ``covar_module`` and a
             Gaussian likelihood.
-        n: If given, the number of points expected (checked against the model).
+        n: If given, the number of points expected (checked against the model:
+            a ``ValueError`` where they differ).
+
+    Returns:
+        A ``batch_shape`` tensor (a 0-dim one for an unbatched model; 0 with no
+        training data), in nats. A ``FiniteArmGP`` answers with the gain it tracks;
+        a ``ModelList`` and a multi-output GP with the sum over their outputs.
+
+    Example:
+        >>> gp = SingleTaskGP(train_X, train_Y)
+        >>> observed_information_gain(gp, n=train_X.shape[-2])
     """
 
     tracked = getattr(model, "information_gain_", None)

@@ -44,6 +44,19 @@ def gamma_growth_order(
     with an explicit ``scale`` if you want to plug an order into a schedule.
 
     Unit: nats, up to the unknown constant.
+
+    Args:
+        kernel: ``"linear"``, ``"rbf"`` or ``"matern"``.
+        T: The number of points :math:`T \ge 1` (an int, or a tensor of them).
+        dim: Input dimension :math:`d \ge 1`.
+        nu: Matérn smoothness :math:`\nu > 1`; needed for ``"matern"`` only.
+
+    Returns:
+        The order with constant 1: a float, or a double tensor of ``T``'s shape.
+
+    Example:
+        >>> round(gamma_growth_order("rbf", T=100, dim=2), 2)
+        97.66
     """
     check_count("dim", dim, minimum=1)
     T_t = torch.as_tensor(T, dtype=torch.double)
@@ -77,7 +90,18 @@ class GammaSource(Protocol):
     the model the acquisition function was built on.
     """
 
-    def __call__(self, n: int, model: Any = None) -> float | Tensor: ...
+    def __call__(self, n: int, model: Any = None) -> float | Tensor:
+        r""":math:`\gamma_n`.
+
+        Args:
+            n: The number of points.
+            model: The model the acquisition function was built on (a source that
+                does not read it ignores it; default ``None``).
+
+        Returns:
+            :math:`\gamma_n` in nats: a float, or a ``batch_shape`` tensor.
+        """
+        ...
 
 
 class ConstantGamma:
@@ -92,6 +116,15 @@ class ConstantGamma:
         self.value = check_nonnegative("gamma", value)
 
     def __call__(self, n: int, model: Any = None) -> float:
+        r"""``value``, whatever ``n``.
+
+        Args:
+            n: The number of points :math:`n \ge 0`.
+            model: The acquisition's model (ignored).
+
+        Returns:
+            :math:`\gamma_n` in nats.
+        """
         return self.value
 
     def __repr__(self) -> str:
@@ -113,6 +146,15 @@ class CallableGamma:
         self.fn = fn
 
     def __call__(self, n: int, model: Any = None) -> float:
+        r"""``fn(n)``, checked to be ``>= 0``.
+
+        Args:
+            n: The number of points :math:`n \ge 0`.
+            model: The acquisition's model (ignored).
+
+        Returns:
+            :math:`\gamma_n` in nats.
+        """
         value = float(self.fn(n))
         if not value >= 0.0:
             raise ValueError(f"gamma callable returned {value!r} for n={n}; need >= 0.")
@@ -150,6 +192,15 @@ class GammaOrder:
         self.scale = check_positive("scale", scale)
 
     def __call__(self, n: int, model: Any = None) -> float:
+        r"""``scale`` times the order at ``max(n, 2)``; 0 for ``n <= 0``.
+
+        Args:
+            n: The number of points :math:`n \ge 0`.
+            model: The acquisition's model (ignored).
+
+        Returns:
+            :math:`\gamma_n` in nats.
+        """
         if n <= 0:
             return 0.0
         return self.scale * float(
@@ -186,7 +237,11 @@ class GreedyGamma:
         self.gammas_: Tensor | None = None
 
     def fit(self) -> GreedyGamma:
-        """Run the greedy pass (idempotent)."""
+        """Run the greedy pass (idempotent).
+
+        Returns:
+            ``self``, with ``gammas_`` (``horizon`` values) set.
+        """
         if self.gammas_ is None:
             self.gammas_ = greedy_information_gain(
                 self.K.detach(), self.noise, self.horizon
@@ -194,6 +249,15 @@ class GreedyGamma:
         return self
 
     def __call__(self, n: int, model: Any = None) -> float:
+        r"""The greedy bound on :math:`\gamma_n` (the greedy pass runs on first use).
+
+        Args:
+            n: The number of points, at most ``horizon`` (0 for ``n <= 0``).
+            model: The acquisition's model (ignored).
+
+        Returns:
+            :math:`\gamma_n` in nats.
+        """
         if n <= 0:
             return 0.0
         if n > self.horizon:
@@ -230,6 +294,16 @@ class ObservedInformationGain:
     """
 
     def __call__(self, n: int, model: Any = None) -> float | Tensor:
+        r"""The information gain of ``model``'s training points.
+
+        Args:
+            n: The number of points: must equal the model's number of training
+                points (else a ``ValueError``).
+            model: The acquisition's model (see :func:`observed_information_gain`).
+
+        Returns:
+            A float for an unbatched model, else a ``batch_shape`` tensor (nats).
+        """
         gain = observed_information_gain(model, n)
         return float(gain) if gain.ndim == 0 else gain
 
@@ -240,8 +314,24 @@ class ObservedInformationGain:
 def resolve_gamma(gamma: Any) -> GammaSource:
     r"""Turn a user's ``gamma`` argument into a :class:`GammaSource`.
 
-    Accepts a number (constant), ``"observed"`` (:class:`ObservedInformationGain`),
-    any :class:`GammaSource` instance, or a callable ``fn(n) -> float``.
+    Args:
+        gamma: A number :math:`\ge 0` or a one-element tensor
+            (:class:`ConstantGamma`), ``"observed"`` (:class:`ObservedInformationGain`),
+            an instance of one of this module's sources (returned as is), or a
+            callable ``fn(n) -> float`` (:class:`CallableGamma`).
+
+    Returns:
+        The :class:`GammaSource`.
+
+    Raises:
+        TypeError: For a bool or any other type.
+        ValueError: For a string other than ``"observed"``.
+
+    Example:
+        >>> resolve_gamma(2.5)
+        ConstantGamma(value=2.5)
+        >>> resolve_gamma("observed")
+        ObservedInformationGain()
     """
     if isinstance(gamma, bool):
         raise TypeError(

@@ -77,6 +77,13 @@ def gp_ucb_beta_finite(t: int, num_arms: int, delta: float) -> float:
         t: Round index :math:`t \ge 1` (``t - 1`` observations so far).
         num_arms: :math:`|D| \ge 1`.
         delta: Confidence :math:`\delta \in (0, 1)`.
+
+    Returns:
+        :math:`\beta_t` (a float, ``"sqrt"`` unit).
+
+    Example:
+        >>> round(gp_ucb_beta_finite(t=1, num_arms=100, delta=0.1), 4)
+        14.8109
     """
     check_round("t", t)
     check_count("num_arms", num_arms, minimum=1)
@@ -104,6 +111,12 @@ def gp_ucb_beta_compact(
         b: Derivative-tail constant :math:`b > 0`.
         r: Side length :math:`r > 0` of the box :math:`[0, r]^d`.
         delta: Confidence :math:`\delta \in (0, 1)`.
+
+    Returns:
+        :math:`\beta_t` (a float, ``"sqrt"`` unit).
+
+    Raises:
+        ValueError: If :math:`\log(4da/\delta) \le 0` (the theorem needs it positive).
     """
     check_round("t", t)
     check_count("dim", dim, minimum=1)
@@ -142,6 +155,10 @@ def gp_ucb_beta_rkhs(
             batch, e.g. per seed).
         gamma_t: Maximum information gain (or an upper bound), :math:`\ge 0`.
         delta: Confidence :math:`\delta \in (0, 1)`.
+
+    Returns:
+        :math:`\beta_t` (``"sqrt"`` unit): a float, or a ``batch_shape`` tensor where
+        ``B`` or ``gamma_t`` is one.
     """
     check_round("t", t)
     check_nonnegative_values("B", B)
@@ -170,6 +187,14 @@ def igp_ucb_beta(
         B: RKHS-norm bound :math:`B \ge 0` (float, or a tensor per model batch).
         R: Sub-Gaussian constant :math:`R \ge 0` (float, or a tensor per model batch).
         delta: Confidence :math:`\delta \in (0, 1)`.
+
+    Returns:
+        :math:`\beta_t` (``"linear"`` unit): a float, or a ``batch_shape`` tensor
+        where any of ``gamma_prev``, ``B``, ``R`` is one.
+
+    Example:
+        >>> round(igp_ucb_beta(gamma_prev=2.0, B=1.0, R=0.1, delta=0.1), 4)
+        1.3257
     """
     return _self_normalized_width(gamma_prev, B, R, delta, confidence_split=1.0)
 
@@ -189,6 +214,10 @@ def gp_ts_scale(
         B: RKHS-norm bound :math:`B \ge 0` (float, or a tensor per model batch).
         R: Sub-Gaussian constant :math:`R \ge 0` (float, or a tensor per model batch).
         delta: Confidence :math:`\delta \in (0, 1)`.
+
+    Returns:
+        :math:`v_t` (``"linear"`` unit): a float, or a ``batch_shape`` tensor where
+        any of ``gamma_prev``, ``B``, ``R`` is one.
     """
     return _self_normalized_width(gamma_prev, B, R, delta, confidence_split=2.0)
 

@@ -64,7 +64,14 @@ VIEWS: dict[str, Step] = {
 
 def pipeline(opts: DecisionOptions) -> tuple[Step, ...]:
     """The steps of a decision under ``opts``, in order; an option off leaves its
-    step out."""
+    step out.
+
+    Args:
+        opts: The decision's options.
+
+    Returns:
+        The steps, each a :data:`Step`; the last is the maximizer.
+    """
     restarts = opts.restarts is not None
     uniform = restarts and opts.restarts.uniform  # Avanesov's detectors
     constraints = opts.constraints is not None
@@ -102,7 +109,22 @@ def decide(
 ) -> Decision:
     """The next decision on ``history`` (its trials in order, this call's earlier
     candidates last): the round passes through :func:`pipeline`'s steps until one
-    decides."""
+    decides.
+
+    Args:
+        history: The trials so far.
+        opts: The decision's options.
+        domain: The search space.
+        cache: What decisions of one call may share (fits by their data, the
+            detector): a cache, never state (default ``None``: a fresh one).
+
+    Returns:
+        The :class:`Decision` (its candidate and metadata).
+
+    Example:
+        >>> domain = Domain.box(torch.rand(256, 2, dtype=torch.double))
+        >>> decision = decide(History(), DecisionOptions.from_kwargs(), domain)
+    """
     r = Round.begin(history, opts, domain, cache or DecisionCache())
     for step in pipeline(opts):
         decision = step(r)

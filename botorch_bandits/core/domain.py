@@ -17,14 +17,25 @@ from torch.quasirandom import SobolEngine
 
 @dataclass
 class Domain:
-    """The decision set ``unit`` (``N x d``), its rows by coordinates (``index``), the
-    coordinates held at their starting values by the gradient optimizer (``hold``),
-    whether any coordinate is free (``free``), the optimizer's linear constraints
-    (BoTorch's ``inequality_constraints``), ``accept`` (a unit-cube point -> a valid
-    candidate ``(payload, coordinates)`` or ``None``) and ``detector`` (-> the
-    change-point detector's points and the domain's volume); ``sample`` (``(n,
-    seed)`` -> up to ``n`` fresh valid points, the optimizer's raw samples; ``None``:
-    the decision set only)."""
+    """What a decision needs of the search space.
+
+    Args:
+        unit: ``N x d`` decision set in the unit cube.
+        hold: The coordinates held at their starting values by the gradient
+            optimizer (discrete or fixed; default none).
+        free: Whether any coordinate is free (default ``True``).
+        inequality_constraints: The optimizer's linear constraints, as BoTorch's
+            ``inequality_constraints`` (default none).
+        accept: A unit-cube point -> a valid candidate ``(payload, coordinates)``
+            or ``None``.
+        detector: () -> the change-point detector's points and the domain's volume.
+        sample: ``(n, seed)`` -> up to ``n`` fresh valid points, the optimizer's raw
+            samples (``None``: the decision set only).
+        index: The rows of ``unit`` by their coordinates (default ``None``: built).
+
+    Example:
+        >>> domain = Domain.box(torch.rand(512, 3, dtype=torch.double))
+    """
 
     unit: Tensor
     hold: list[int] = field(default_factory=list)
@@ -43,13 +54,21 @@ class Domain:
 
     @property
     def dim(self) -> int:
+        """The input dimension ``d``."""
         return self.unit.shape[-1]
 
     @classmethod
     def box(cls, unit: Tensor) -> Domain:
         """The unit box ``[0, 1]^d`` with the decision set ``unit``: every point of
         the box is a candidate (its payload the coordinates), the detector integrates
-        over the decision set with volume 1, raw samples are scrambled Sobol points."""
+        over the decision set with volume 1, raw samples are scrambled Sobol points.
+
+        Args:
+            unit: ``N x d`` decision set in the unit cube.
+
+        Returns:
+            The :class:`Domain`.
+        """
 
         def accept(x: Tensor) -> tuple[Any, list[float]]:
             coords = x.reshape(-1).clamp(0.0, 1.0).tolist()

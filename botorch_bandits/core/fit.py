@@ -42,27 +42,53 @@ from botorch_bandits.seeding import step_seed
 
 @dataclass(frozen=True)
 class KnownNoise:
-    """Known noise variances of the model's rows (reported SEMs squared, in the
-    model's units; 0 where a row has none under ``learn``), and whether the
-    model's own noise (fitted, or the theory's) is added to them (``learn``) or
-    they are the whole noise."""
+    """Known noise variances of the model's rows.
+
+    Args:
+        var: ``n`` variances (reported SEMs squared, in the model's units; 0 where a
+            row has none under ``learn``).
+        learn: Whether the model's own noise (fitted, or the theory's) is added to
+            them, or they are the whole noise.
+    """
 
     var: Tensor
     learn: bool
 
     def rows(self, base: float) -> Tensor:
-        """Each row's noise variance with the model's noise ``base``."""
+        """Each row's noise variance with the model's noise ``base``.
+
+        Args:
+            base: The model's noise variance.
+
+        Returns:
+            ``n`` variances, at least GPyTorch's floor.
+        """
         total = self.var + base if self.learn else self.var
         return total.clamp_min(known_floor(self.var.dtype))
 
     def level(self, base: float) -> float:
         """The rows' mean noise variance (the model's noise level: for the
-        confidence width and the noise-free test)."""
+        confidence width and the noise-free test).
+
+        Args:
+            base: The model's noise variance (returned as is with no rows).
+
+        Returns:
+            The mean variance.
+        """
         return float(self.rows(base).mean()) if self.var.numel() else base
 
 
 def ard_kernel(kernel: str, d: int) -> Any:
-    """The theory kernel with one lengthscale per dimension (for fitting)."""
+    """The theory kernel with one lengthscale per dimension (for fitting).
+
+    Args:
+        kernel: ``"matern52"``, or anything else for RBF.
+        d: The input dimension.
+
+    Returns:
+        The GPyTorch kernel (no ``ScaleKernel``).
+    """
     if kernel == "matern52":
         return MaternKernel(nu=2.5, ard_num_dims=d)
     return RBFKernel(ard_num_dims=d)
@@ -86,8 +112,28 @@ def build_model(
     the sparse :class:`NystromGP` with that kernel on a dictionary drawn from the
     first rows (:func:`drawn_on` of ``completed``, the rows of completed trials, or
     of all rows) with ``seed`` (expected size at most ``sparse_size``), its blocks
-    kept in ``cache`` (:class:`FeatureCache`). ``known``: known noise variances of
-    the rows (:class:`KnownNoise`), with the model's noise added or in its place."""
+    kept in ``cache`` (:class:`FeatureCache`).
+
+    Args:
+        X: ``n x d`` unit-cube inputs.
+        Y: ``n`` targets (standardized in the practical mode, raw in the theory's).
+        theory: The theory mode's model options, or ``None`` (the practical GP).
+        hyper: The hyperparameters, or ``None`` (the practical GP's initial values,
+            or the theory's fixed kernel).
+        sparse_after: Past this many rows, the sparse model (default ``None``:
+            never).
+        seed: The dictionary draw's seed (default 0).
+        sparse_size: The dictionary's expected size at most (default ``None``: the
+            sparse model's own cap).
+        cache: The sparse model's :class:`FeatureCache` (default ``None``).
+        completed: The rows of completed trials the dictionary is drawn from
+            (default ``None``: all rows).
+        known: Known noise variances of the rows (:class:`KnownNoise`), with the
+            model's noise added or in its place (default ``None``).
+
+    Returns:
+        A ``SingleTaskGP`` or a :class:`NystromGP`, in eval mode.
+    """
     d = X.shape[-1]
     if sparse_after is not None and X.shape[0] > sparse_after:
         # the exact model's kernel, lengthscales, output scale, noise, constant mean
@@ -182,7 +228,18 @@ def fit_theory(
     """Marginal-likelihood fit (lengthscales, output scale, noise) of a zero-mean GP
     with the theory kernel on raw targets; ``None`` with fewer than 2 points (the
     fixed prior is used). With ``known`` noise variances the noise fitted is the one
-    added to them (``known.learn``), or none (its record: their mean)."""
+    added to them (``known.learn``), or none (its record: their mean).
+
+    Args:
+        X: ``n x d`` unit-cube inputs.
+        Y: ``n`` raw targets.
+        kernel: The theory kernel's name (``"rbf"`` or ``"matern52"``).
+        known: Known noise variances of the rows (:class:`KnownNoise`; default ``None``).
+
+    Returns:
+        The fitted :class:`~botorch_bandits.hyperparameters.Hyperparameters`
+        (lengthscales, output scale, noise), or ``None``.
+    """
     if X.shape[0] < 2:
         return None
     extra = {} if known is None else known_noise_args(X, known.var, known.learn)
@@ -215,7 +272,16 @@ def fit_subset(n: int, sparse_after: int | None, seed: int) -> Tensor | None:
     """The rows the practical GP is fitted on with the sparse model past
     ``sparse_after`` observations: ``size = max(sparse_after, FIT_SUBSET)`` of the
     ``n`` drawn uniformly with ``seed`` and ``n`` (sorted); ``None`` (all rows)
-    without a sparse model or up to ``size`` observations."""
+    without a sparse model or up to ``size`` observations.
+
+    Args:
+        n: The number of observations.
+        sparse_after: The sparse model's threshold, or ``None``.
+        seed: The draw's seed.
+
+    Returns:
+        The sorted row indices, or ``None``.
+    """
     if sparse_after is None:
         return None
     size = max(sparse_after, FIT_SUBSET)
@@ -239,8 +305,22 @@ def fit_practical(
     BoTorch's initial values, the priors' modes, instead); if it fails, ``warm`` with
     a warning (``status="fallback"`` and its reason). Returns the fit as recorded in
     the metadata (``status`` and the hyperparameters); one fit per data set in
-    ``cache`` (every decision of a batch sees the same completed data). ``known``:
-    the rows' known noise variances (standardized)."""
+    ``cache`` (every decision of a batch sees the same completed data).
+
+    Args:
+        X0: ``n x d`` unit-cube inputs of the completed trials.
+        Z0: ``n`` standardized targets.
+        warm: The previous fit's hyperparameters, or ``None``.
+        seed: The run's seed (the fit's retries use :func:`step_seed` of it and ``n``).
+        cache: Fits by their data (changed in place).
+        known: The rows' known noise variances, standardized (default ``None``).
+        from_prior: Start from BoTorch's initial values instead of ``warm``
+            (default ``False``).
+
+    Returns:
+        A copy of the recorded fit: ``status`` (``"prior"``, ``"fitted"`` or
+        ``"fallback"``, with ``reason``) and the hyperparameters.
+    """
     key: tuple = (X0.numpy().tobytes(), Z0.numpy().tobytes())
     noise: dict[str, Any] = {}
     if known is not None:
@@ -294,7 +374,16 @@ def refit_due(
 ) -> bool:
     """Whether the practical GP is fitted again at this decision (:class:`Refit`):
     ``last`` is the last recorded fit (``None``, or one recorded without the
-    counts of :data:`FIT_COUNTS`: due), ``counts`` this decision's."""
+    counts of :data:`FIT_COUNTS`: due), ``counts`` this decision's.
+
+    Args:
+        last: The last recorded fit, or ``None``.
+        counts: This decision's :data:`FIT_COUNTS` (and ``epoch``, ``sems``).
+        refit: The refit schedule.
+
+    Returns:
+        Whether a fit is due.
+    """
     if refit.growth == 1.0 or counts["n"] <= refit.after:
         return True
     if last is None or any(k not in last for k in (*FIT_COUNTS, "lengthscale")):
@@ -310,6 +399,13 @@ def refit_due(
 
 
 def reused_fit(last: dict[str, Any]) -> dict[str, Any]:
-    """The last recorded fit, reused (``status="reused"``; its counts kept)."""
+    """The last recorded fit, reused (``status="reused"``; its counts kept).
+
+    Args:
+        last: The last recorded fit.
+
+    Returns:
+        The record for this decision.
+    """
     keep = ("lengthscale", "noise", "mean", *FIT_COUNTS, "epoch", "sems")
     return {"status": "reused", **{k: last[k] for k in keep if k in last}}

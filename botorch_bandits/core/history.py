@@ -12,43 +12,68 @@ from botorch_bandits.hyperparameters import Hyperparameters
 
 @dataclass(frozen=True)
 class TrialRecord:
-    """One trial. ``f`` is ``None`` while its data has not arrived; ``g`` holds the
-    constraint values (``g <= 0`` feasible) when there are constraints; ``sem`` and
-    ``g_sem`` their standard errors where reported; a trial
-    issued earlier in the same call (not yet in the experiment) has ``index=-1``
-    and no times."""
+    """One trial.
+
+    Args:
+        index: The trial's index (-1: issued earlier in the same call, not yet in
+            the experiment, and then without times).
+        x: Its point's unit-cube coordinates.
+        f: Its objective value, as maximized (``None`` while its data has not
+            arrived).
+        g: Its constraint values (``g <= 0`` feasible) when there are constraints.
+        created: When it was created, in seconds (default NaN).
+        completed: When its data arrived, in seconds (default ``None``).
+        uniform: Whether it was a GP-UCB-CPD uniform-exploration trial.
+        sem, g_sem: The reported standard errors (Ax's SEM) of the objective and of
+            each constraint value, ``None`` or NaN where not reported.
+    """
 
     index: int
-    x: tuple[float, ...]  # unit-cube coordinates
+    x: tuple[float, ...]
     f: float | None = None
     g: tuple[float, ...] | None = None
-    created: float = math.nan  # seconds
+    created: float = math.nan
     completed: float | None = None
-    uniform: bool = False  # a GP-UCB-CPD uniform-exploration trial
-    #: the reported standard errors (Ax's SEM) of the objective and of each
-    #: constraint value, ``None`` or NaN where not reported
+    uniform: bool = False
     sem: float | None = None
     g_sem: tuple[float, ...] | None = None
 
     @classmethod
     def issued(cls, x: list[float] | tuple[float, ...], uniform: bool) -> TrialRecord:
-        """A candidate issued in this call: no trial yet, no value, no times."""
+        """A candidate issued in this call: no trial yet, no value, no times.
+
+        Args:
+            x: Its unit-cube coordinates.
+            uniform: Whether it explored uniformly.
+
+        Returns:
+            The record, with ``index=-1``.
+        """
         return cls(index=-1, x=tuple(x), uniform=uniform)
 
 
 @dataclass(frozen=True)
 class History:
-    """The trials in order (the experiment's, then this call's earlier candidates),
-    the indices of failed / abandoned trials, of the trials left out because their
-    point lies outside the search space (``out_of_design``), the objective's name
-    (for messages),
-    the number of constraints, and the last fit recorded with a trial (the next
-    fit's warm start: ``warm``; the whole record, with the counts the refit
-    schedule reads: ``last_fit``), and the residual change-point detector's state
-    the latest decision recorded (``drift``: ``start``, the trial index the model's
-    data begins with, and the ``restarts`` and ``detections`` so far); ``sign``: the
-    objective's direction (the trials' values are maximized: -1 when the metric is
-    minimized), which maps the censoring's ``y_min`` the same way."""
+    """What a decision sees of the past.
+
+    Args:
+        trials: The :class:`TrialRecord` s in order (the experiment's, then this
+            call's earlier candidates).
+        failed: The indices of failed / abandoned trials.
+        out_of_design: The indices of the trials left out because their point lies
+            outside the search space.
+        metric: The objective's name, for messages (default ``"f"``).
+        num_constraints: The number of constraints (default 0).
+        warm: The last fit recorded with a trial: the next fit's warm start.
+        last_fit: That fit's whole record, with the counts the refit schedule reads.
+        fixed: The features fixed for this call (default empty).
+        drift: The residual change-point detector's state the latest decision
+            recorded: ``start`` (the trial index the model's data begins with) and
+            the ``restarts`` and ``detections`` so far; ``None`` (default): none.
+        sign: The objective's direction (the trials' values are maximized: -1 when
+            the metric is minimized), which maps the censoring's ``y_min`` the same
+            way (default 1).
+    """
 
     trials: tuple[TrialRecord, ...] = ()
     failed: tuple[int, ...] = ()
@@ -57,10 +82,17 @@ class History:
     num_constraints: int = 0
     warm: Hyperparameters | None = None
     last_fit: dict | None = None
-    fixed: dict = field(default_factory=dict)  # features fixed for this call
+    fixed: dict = field(default_factory=dict)
     drift: dict | None = None
     sign: float = 1.0
 
     def then(self, *records: TrialRecord) -> History:
-        """This history with ``records`` appended (candidates issued in the call)."""
+        """This history with ``records`` appended (candidates issued in the call).
+
+        Args:
+            *records: The records to append, in order.
+
+        Returns:
+            A new :class:`History`.
+        """
         return replace(self, trials=self.trials + tuple(records))

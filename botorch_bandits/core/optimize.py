@@ -63,7 +63,15 @@ APART_ROUNDS = 3
 
 
 def near(points: Tensor, avoid: Tensor) -> Tensor:
-    """Which rows of ``points`` lie within :data:`SAME_POINT` of a row of ``avoid``."""
+    """Which rows of ``points`` lie within :data:`SAME_POINT` of a row of ``avoid``.
+
+    Args:
+        points: ``n x d`` unit-cube points.
+        avoid: ``m x d`` points to avoid.
+
+    Returns:
+        ``n`` bools.
+    """
     if avoid.shape[0] == 0 or points.shape[0] == 0:
         return torch.zeros(points.shape[0], dtype=torch.bool)
     return (torch.cdist(points, avoid, p=math.inf) < SAME_POINT).any(-1)
@@ -74,7 +82,17 @@ def near_in_flight(
 ) -> Tensor:
     """Which rows of ``points`` lie within ``radius`` (default :data:`APART`) of a
     row of ``flight`` (the points in flight), in units of the GP's ``lengthscale``
-    (one, or one per coordinate)."""
+    (one, or one per coordinate).
+
+    Args:
+        points: ``n x d`` unit-cube points.
+        flight: ``m x d`` points in flight.
+        lengthscale: One lengthscale, or ``d``.
+        radius: The distance, in lengthscales (default :data:`APART`).
+
+    Returns:
+        ``n`` bools.
+    """
     if flight.shape[0] == 0 or points.shape[0] == 0:
         return torch.zeros(points.shape[0], dtype=torch.bool)
     ls = lengthscale.to(points).reshape(-1)
@@ -98,7 +116,22 @@ def optimize(
     None, None)`` of the best point of the decision set (``scores``: the
     acquisition on it, ``-inf`` where excluded). ``seed`` draws the raw samples and
     the starts. Records ``optimizer`` (and ``acquisition_value``, the optimizer's
-    warnings and errors) in ``meta``."""
+    warnings and errors) in ``meta``.
+
+    Args:
+        acqf: The acquisition function (``batch x 1 x d`` -> ``batch``).
+        scores: ``N`` acquisition values on the decision set (``-inf`` where
+            excluded).
+        domain: The search space.
+        avoid: Unit-cube points not to propose again, or ``None``.
+        meta: The decision's metadata (changed in place).
+        seed: Draws the raw samples and the starts (default 0).
+        apart: ``(points in flight, lengthscales)``, or ``None`` (default).
+
+    Returns:
+        ``(None, payload, coordinates)`` for an optimized point, else ``(row, None,
+        None)``.
+    """
     unit = domain.unit
     d = domain.dim
     away = torch.tensor(avoid or [], dtype=torch.double).reshape(-1, d)

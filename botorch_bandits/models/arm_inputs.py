@@ -21,8 +21,18 @@ def checked_num_seeds(
     defer: int | None,
     root_method: str,
 ) -> int | None:
-    """The engine's arguments but the prior checked (in this order); returns the
-    number of seeds (``S`` of per-seed ``arms`` when not given)."""
+    """The engine's arguments but the prior checked (in this order).
+
+    Args:
+        arms: ``N x d`` (shared) or ``S x N x d`` (per seed) arms, ``N >= 1``.
+        num_seeds: ``S >= 1`` or ``None`` (must match per-seed ``arms``).
+        refactor_every, defer: Integers ``>= 1`` or ``None``.
+        root_method: ``"eigh"`` or ``"pivoted"``.
+
+    Returns:
+        The number of seeds (``S`` of per-seed ``arms`` when not given; ``None`` for
+        shared arms without ``num_seeds``).
+    """
     if root_method not in ("eigh", "pivoted"):
         raise ValueError(
             f"`root_method` must be 'eigh' or 'pivoted', got {root_method!r}."
@@ -54,8 +64,18 @@ def checked_num_seeds(
 def kernel_matrix(
     kernel: Kernel | Tensor, arms: Tensor, num_seeds: int | None
 ) -> Tensor:
-    """The prior's kernel matrix on ``arms`` (``N x N`` or ``S x N x N``): the given
-    matrix checked, or the kernel evaluated once."""
+    """The prior's kernel matrix on ``arms``: the given matrix checked, or the kernel
+    evaluated once.
+
+    Args:
+        kernel: A GPyTorch kernel, or the matrix (``N x N``, or ``S x N x N`` with
+            ``num_seeds``).
+        arms: ``N x d`` or ``S x N x d`` arms.
+        num_seeds: ``S``, or ``None``.
+
+    Returns:
+        ``N x N`` or ``S x N x N`` kernel matrix of ``arms``' dtype and device.
+    """
     S = num_seeds or 1
     N = arms.shape[-2]
     if isinstance(kernel, Tensor):
@@ -73,7 +93,16 @@ def kernel_matrix(
 
 
 def noise_values(noise: float | Tensor, arms: Tensor, S: int) -> Tensor:
-    r""":math:`\lambda` as a tensor like ``arms`` (one value or ``S``), checked."""
+    r""":math:`\lambda` as a tensor like ``arms``, checked.
+
+    Args:
+        noise: :math:`\lambda > 0`, finite: a number or ``S`` values.
+        arms: The arms (for the dtype and device).
+        S: The number of seeds.
+
+    Returns:
+        A tensor of 1 or ``S`` values.
+    """
     noise_t = torch.as_tensor(noise, dtype=arms.dtype, device=arms.device)
     if noise_t.numel() not in (1, S) or not bool(
         torch.all((noise_t > 0) & torch.isfinite(noise_t))
@@ -87,7 +116,16 @@ def noise_values(noise: float | Tensor, arms: Tensor, S: int) -> Tensor:
 
 def score_layout(arms: Tensor, num_seeds: int | None) -> Tensor:
     """The whole arm set laid out for one batched acquisition call (the engine's
-    ``score_points``)."""
+    ``score_points``).
+
+    Args:
+        arms: ``N x d`` or ``S x N x d`` arms.
+        num_seeds: ``S``, or ``None``.
+
+    Returns:
+        ``N x 1 x d`` (no seeds) or ``N x S x 1 x d`` (an expanded view for shared
+        arms).
+    """
     N = arms.shape[-2]
     if num_seeds is None:
         return arms.unsqueeze(-2)  # N x 1 x d
@@ -100,8 +138,16 @@ def score_layout(arms: Tensor, num_seeds: int | None) -> Tensor:
 
 def as_observation(arm_idx: Tensor, y: Tensor, like: Tensor) -> tuple[Tensor, Tensor]:
     """``arm_idx`` as ``S`` long indices and ``y`` as ``S`` values of the dtype and
-    on the device of ``like`` (the engine's ``S x N x N`` covariance); returned as
-    given when they already are."""
+    on the device of ``like``; returned as given when they already are.
+
+    Args:
+        arm_idx: One integer arm index per seed (a fractional index is refused).
+        y: One value per seed.
+        like: The engine's ``S x N x N`` covariance.
+
+    Returns:
+        ``(arm_idx, y)``: ``S`` long indices and ``S`` values.
+    """
     S = like.shape[0]
     if not (
         isinstance(arm_idx, Tensor)
@@ -129,7 +175,16 @@ def as_observation(arm_idx: Tensor, y: Tensor, like: Tensor) -> tuple[Tensor, Te
 def check_observation(arm_idx: Tensor, y: Tensor, like: Tensor) -> bool:
     """Raise unless every index of ``arm_idx`` is one of the ``N`` arms of ``like``
     (the engine's ``S x N x N`` covariance) or -1 (skipped) and every observed ``y``
-    is finite; returns whether every seed observes (no -1)."""
+    is finite.
+
+    Args:
+        arm_idx: ``S`` long arm indices (-1: the seed skips this step).
+        y: ``S`` values.
+        like: The engine's ``S x N x N`` covariance.
+
+    Returns:
+        Whether every seed observes (no -1).
+    """
     N = like.shape[-1]
     # validate on the host: one transfer each, no per-check device syncs
     arm_list, y_list = arm_idx.tolist(), y.to(like.device).tolist()

@@ -124,6 +124,9 @@ class FiniteArmGP(Model):
             ``?pstrf``, to the numerical rank: the same matrix up to round-off,
             many times faster when the kernel matrix has low numerical rank, as
             short lengthscales on many arms do; e.g. for every refit of a long run).
+
+    Example:
+        >>> gp = FiniteArmGP(arms, make_kernel("rbf", 0.2), noise=0.01, num_seeds=8)
     """
 
     def __init__(
@@ -249,9 +252,15 @@ class FiniteArmGP(Model):
         return self._seeds(self.cov_)
 
     def arm_indices(self, X: Tensor) -> Tensor:
-        """Indices into the arm set of the points ``X`` (``... x d``); with per-seed
-        arms, the seed dim of ``X`` (its last batch dim) picks the set. Raises if a
-        point is not an arm."""
+        """Indices into the arm set of the points ``X``.
+
+        Args:
+            X: ``... x d`` arms; with per-seed arms, the seed dim of ``X`` (its last
+                batch dim) picks the set.
+
+        Returns:
+            ``...`` long indices (a ``ValueError`` if a point is not an arm).
+        """
         if self.arms.ndim == 3 and X.ndim >= 2:
             # per-seed sets: the seed dim is the last batch dim of X (before q)
             return match_points(X.movedim(-2, 0), self.arms, self._not_an_arm).movedim(
@@ -278,8 +287,20 @@ class FiniteArmGP(Model):
         observation_noise: bool | Tensor = False,
         posterior_transform: PosteriorTransform | None = None,
     ) -> Posterior:
-        r"""Joint posterior at arms ``X`` (``batch x q x d``, batch broadcast with the
-        seed batch). ``observation_noise=True`` adds :math:`\lambda`."""
+        r"""Joint posterior at arms ``X``.
+
+        Args:
+            X: ``batch x q x d`` arms (batch broadcast with the seed batch), or
+                ``score_points``.
+            output_indices: ``None`` or ``[0]`` (one output).
+            observation_noise: ``True`` adds :math:`\lambda`, a tensor adds those
+                variances (default ``False``).
+            posterior_transform: Applied to the posterior if given.
+
+        Returns:
+            A ``GPyTorchPosterior`` with ``out_batch x q`` mean (marginal, no
+            distribution built, for ``q = 1``).
+        """
         check_single_output("FiniteArmGP", output_indices)
         if X is self.score_points:  # every arm, one per batch: mean and variance only
             mean = self.mean_.transpose(-1, 0).unsqueeze(-1)  # N x S x 1 (N x 1)
@@ -384,8 +405,11 @@ class FiniteArmGP(Model):
         return col
 
     def observe(self, arm_idx: Tensor, y: Tensor) -> Tensor:
-        r"""Add one observation per seed: arm ``arm_idx`` (``batch_shape`` long) with
-        value ``y`` (``batch_shape``). Seeds may be left out with ``arm_idx = -1``.
+        r"""Add one observation per seed.
+
+        Args:
+            arm_idx: ``batch_shape`` long arm indices (-1: the seed is left out).
+            y: ``batch_shape`` values (finite for the observing seeds).
 
         Returns:
             ``batch_shape`` posterior variances :math:`\sigma^2_{t-1}(x_t)` before the
@@ -492,8 +516,11 @@ class FiniteArmGP(Model):
         return s if self._K3.shape[0] > 1 else 0
 
     def refactor(self, seeds: Tensor | None = None) -> None:
-        r"""Rebuild :math:`\Sigma` exactly from the pull counts (``seeds``: a bool mask
-        of ``batch_shape``; default all)."""
+        r"""Rebuild :math:`\Sigma` exactly from the pull counts.
+
+        Args:
+            seeds: A ``batch_shape`` bool mask (default ``None``: every seed).
+        """
         self._changed()
         mask = self._seed_mask(seeds)
         for s in torch.nonzero(mask).flatten().tolist():
@@ -543,8 +570,17 @@ class FiniteArmGP(Model):
         :math:`\tfrac12\log\det(I + \lambda^{-1}K_{XX})` over the observations,
         :math:`\tfrac12[\sum_i\log(n_i/\lambda) + \log\det(K_{UU} +
         \lambda\,\mathrm{diag}(1/n))]` over the pulled arms
-        :math:`U` (the sum of the per-observation gains, exactly). ``root_method``:
-        that of the new prior's root (default: this engine's)."""
+        :math:`U` (the sum of the per-observation gains, exactly).
+
+        Args:
+            kernel: The new kernel matrix (``N x N`` or ``S x N x N``).
+            noise: The new :math:`\lambda`: a float or an ``S`` tensor.
+            root_method: ``"eigh"`` or ``"pivoted"`` for the new prior's root
+                (default ``None``: this engine's).
+
+        Returns:
+            The new :class:`FiniteArmGP`.
+        """
         new = FiniteArmGP(
             self.arms,
             kernel,
@@ -583,7 +619,11 @@ class FiniteArmGP(Model):
         return new
 
     def reset(self, seeds: Tensor | None = None) -> None:
-        """Forget every observation of the masked seeds (restarts)."""
+        """Forget every observation of the masked seeds (restarts).
+
+        Args:
+            seeds: A ``batch_shape`` bool mask (default ``None``: every seed).
+        """
         self._changed()
         mask = self._seed_mask(seeds)
         S, N = self.cov_.shape[0], self.cov_.shape[-1]
@@ -600,12 +640,15 @@ class FiniteArmGP(Model):
         self._reset_countdown()
 
     def set_targets(self, y: Tensor) -> None:
-        r"""Replace the targets of every stored observation at once (``steps x
-        batch_shape``, in the order observed; entries of skipped or reset observations
-        are ignored). :math:`b` is rebuilt in :math:`O(\text{steps})` and
-        :math:`\mu = \Sigma b` recomputed exactly; the covariance is unchanged. Used
-        when the composite targets of every past observation change (constraint
-        multipliers of a new epoch)."""
+        r"""Replace the targets of every stored observation at once: :math:`b` is
+        rebuilt in :math:`O(\text{steps})` and :math:`\mu = \Sigma b` recomputed
+        exactly; the covariance is unchanged. Used when the composite targets of every
+        past observation change (constraint multipliers of a new epoch).
+
+        Args:
+            y: ``steps x batch_shape`` targets in the order observed (entries of
+                skipped or reset observations are ignored; the others finite).
+        """
         steps = len(self._y_hist)
         S = self.cov_.shape[0]
         y = torch.as_tensor(y, dtype=self.K.dtype, device=self.K.device).reshape(
@@ -629,7 +672,13 @@ class FiniteArmGP(Model):
     def replace_target(self, step: int, y: Tensor, seeds: Tensor | None = None) -> None:
         r"""Replace the observation made at ``step`` (0-based) by ``y`` for the masked
         seeds: an :math:`O(N)` change of :math:`b` (the covariance does not depend on
-        the targets)."""
+        the targets).
+
+        Args:
+            step: The observation's step, in ``[0, steps)``.
+            y: ``batch_shape`` new values.
+            seeds: A ``batch_shape`` bool mask (default ``None``: every seed).
+        """
         if not 0 <= step < len(self._y_hist):
             raise ValueError(
                 f"`step` must lie in [0, {len(self._y_hist)}), got {step}."

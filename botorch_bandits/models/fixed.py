@@ -18,7 +18,20 @@ def make_kernel(
     name: str, lengthscale: float, dtype: torch.dtype = torch.double
 ) -> Kernel:
     """``"rbf"`` (squared exponential) or ``"matern52"`` with a fixed lengthscale and
-    unit variance (k(x, x) = 1, as the papers assume)."""
+    unit variance (k(x, x) = 1, as the papers assume).
+
+    Args:
+        name: ``"rbf"`` or ``"matern52"``.
+        lengthscale: The lengthscale, ``> 0`` (not trained: ``requires_grad=False``).
+        dtype: The kernel's dtype (default ``torch.double``).
+
+    Returns:
+        The GPyTorch kernel (no ``ScaleKernel``).
+
+    Example:
+        >>> k = make_kernel("matern52", lengthscale=0.2)
+        >>> gp = fixed_gp(train_X, train_Y, k, noise=0.01)
+    """
     if name == "rbf":
         kernel = RBFKernel()
     elif name == "matern52":
@@ -55,6 +68,13 @@ def fixed_gp(
         known: ``n`` noise variances per observation in place of ``noise``
             (reported standard errors: the caller's rule makes them), raised to
             GPyTorch's floor.
+
+    Returns:
+        The ``SingleTaskGP`` in eval mode (``ZeroMean``, ``train_Yvar`` fixed).
+
+    Raises:
+        ValueError: For shapes that do not match, differing dtypes, or a ``noise``
+            below GPyTorch's floor for the dtype (which it would use silently).
     """
     check_positive("noise", noise)
     check_tensor("train_X", train_X, min_ndim=2)

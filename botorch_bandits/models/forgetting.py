@@ -38,15 +38,36 @@ TIME_UNIT = 100.0
 
 
 def with_time(X: Tensor, times: Sequence[float] | Tensor) -> Tensor:
-    """``X`` (``n x d``) with the times (in trials) as a last column, in units of
-    :data:`TIME_UNIT`."""
+    """``X`` with the times as a last column, in units of :data:`TIME_UNIT`.
+
+    Args:
+        X: ``n x d`` inputs.
+        times: ``n`` times, in trials.
+
+    Returns:
+        ``n x (d + 1)`` inputs.
+    """
     t = torch.as_tensor(times, dtype=X.dtype).reshape(-1, 1) / TIME_UNIT
     return torch.cat([X.reshape(-1, X.shape[-1]), t], dim=-1)
 
 
 def at_time(acqf: AcquisitionFunction, d: int, time: float) -> AcquisitionFunction:
     """``acqf`` (on ``d + 1`` inputs, time last) as a function of the ``d`` others
-    at ``time`` (in trials): BoTorch's ``FixedFeatureAcquisitionFunction``."""
+    at ``time`` (in trials): BoTorch's ``FixedFeatureAcquisitionFunction``.
+
+    Args:
+        acqf: An acquisition on ``d + 1`` inputs, time last.
+        d: The number of other inputs.
+        time: The time to evaluate at, in trials (e.g. the next trial's index).
+
+    Returns:
+        The wrapped acquisition on ``d`` inputs (carrying ``acqf``'s
+        ``sigma_multiplier`` where it has one).
+
+    Example:
+        >>> gp = fit_forgetting_gp(X, Y, times=range(len(X)))
+        >>> acqf = at_time(IGPUCB(gp, beta=2.0), d=X.shape[-1], time=len(X))
+    """
     wrapped = FixedFeatureAcquisitionFunction(
         acqf, d=d + 1, columns=[d], values=[float(time) / TIME_UNIT]
     )
@@ -61,7 +82,16 @@ def fit_forgetting_gp(
 ) -> SingleTaskGP:
     """BoTorch's default ``SingleTaskGP`` (``Standardize``-d outcomes) on ``X`` with
     the times as one more input (:func:`with_time`), fitted by marginal
-    likelihood: the BoTorch-level model of ``forgetting=True``."""
+    likelihood: the BoTorch-level model of ``forgetting=True``.
+
+    Args:
+        X: ``n x d`` inputs.
+        Y: ``n`` (or ``n x 1``) observations.
+        times: ``n`` times, in trials.
+
+    Returns:
+        The fitted ``SingleTaskGP`` on ``d + 1`` inputs, in eval mode.
+    """
     model = SingleTaskGP(
         with_time(X, times),
         Y.reshape(X.shape[0], -1),
@@ -74,7 +104,15 @@ def fit_forgetting_gp(
 def forgetting_summary(time_lengthscale: float) -> dict[str, float]:
     """The fitted time lengthscale read as a forgetting rate: the lengthscale in
     trials and the lag (in trials) at which an old trial's correlation with the
-    present has fallen to one half (the half-life) and to 5 %."""
+    present has fallen to one half (the half-life) and to 5 %.
+
+    Args:
+        time_lengthscale: The fitted lengthscale of the time input (in units of
+            :data:`TIME_UNIT`).
+
+    Returns:
+        ``{"time_lengthscale_trials", "half_life_trials", "lag_5pct_trials"}``.
+    """
     ell = time_lengthscale * TIME_UNIT
     return {
         "time_lengthscale_trials": ell,

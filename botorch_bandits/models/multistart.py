@@ -30,8 +30,15 @@ once). Other devices take every problem at once."""
 
 @dataclass(frozen=True)
 class MultiStartFit:
-    """Per data set (``batch``): the hyperparameters of the best start, its log
-    marginal likelihood per point, and whether it had data to fit (>= 2 points)."""
+    r"""Per data set (``batch``): the hyperparameters of the best start, its log
+    marginal likelihood per point, and whether it had data to fit (>= 2 points).
+
+    Attributes:
+        lengthscale, outputscale, noise: ``batch`` values :math:`\ell`,
+            :math:`\sigma_f^2`, :math:`\sigma_n^2` (NaN where not fitted).
+        log_likelihood: ``batch`` log marginal likelihoods per observation.
+        fitted: ``batch`` bools.
+    """
 
     lengthscale: Tensor
     outputscale: Tensor
@@ -45,8 +52,16 @@ def log_marginal_likelihood(
 ) -> Tensor:
     r""":math:`\log p(y \mid X)` per point (``batch``) of a zero-mean GP with kernel
     :math:`\sigma_f^2\exp(-\lVert x - x'\rVert^2 / 2\ell^2)` and noise
-    :math:`\sigma_n^2` on ``X`` (``batch x n x d``), ``Y`` (``batch x n``): how well
-    any fit's hyperparameters (``batch`` each) explain the data."""
+    :math:`\sigma_n^2`: how well any fit's hyperparameters explain the data.
+
+    Args:
+        X: ``batch x n x d`` inputs.
+        Y: ``batch x n`` targets.
+        lengthscale, outputscale, noise: ``batch`` hyperparameters each.
+
+    Returns:
+        ``batch`` log likelihoods per point (``-inf`` where the factorization fails).
+    """
     X, Y = X.double(), Y.double()
     m = torch.ones_like(Y)
     n = torch.full_like(Y[:, 0], Y.shape[-1])
@@ -141,8 +156,16 @@ def profiled_nll(data: _Data, theta: Tensor) -> tuple[Tensor, Tensor]:
     :math:`A = C_\ell + r\,\mathrm{diag}(1/c)`, times the within-row factor
     :math:`\prod_i (2\pi\sigma_n^2)^{-(c_i - 1)/2} c_i^{-1/2}
     e^{-SS_i / 2\sigma_n^2}` (exact). The best :math:`\sigma_f^2 = q / n`,
-    :math:`q = \bar y^\top A^{-1}\bar y + SS / r`. Returns it and
-    :math:`\sigma_f^2` (``P`` each; ``inf`` where the factorization fails)."""
+    :math:`q = \bar y^\top A^{-1}\bar y + SS / r`.
+
+    Args:
+        data: ``P`` padded data sets (this module's ``_Data``).
+        theta: ``P x 2`` :math:`(\log\ell, \log r)`.
+
+    Returns:
+        ``(nll, outputscale)``: ``P`` each (``nll`` ``inf`` where the factorization
+        fails).
+    """
     _, _, L, info = _masked_system(data, theta)
     a = torch.linalg.solve_triangular(L, data.y.unsqueeze(-1), upper=False)
     q = a.squeeze(-1).pow(2).sum(-1) + data.ss * torch.exp(-theta[:, 1])
@@ -339,7 +362,24 @@ def fit_gp_multistart(
     All starts of all data sets run as one batch (on the CPU in chunks of at most
     :data:`_CHUNK` entries per matrix); each data set keeps its best start.
     Data sets with fewer than 2 distinct points, or whose targets are all 0, are not
-    fitted (``fitted`` False, values NaN)."""
+    fitted (``fitted`` False, values NaN).
+
+    Args:
+        X: ``batch x n x d`` inputs.
+        Y: ``batch x n`` targets (row means where ``counts`` is given).
+        mask: ``batch x n``: the rows that hold data (default ``None``: all).
+        counts: ``batch x n`` observations per row (``>= 1``; default 1).
+        within: ``batch`` within-row sums of squares (default 0).
+        starts: Starts per data set, ``>= 1`` (default :data:`DEFAULT_STARTS`, 10).
+        max_iter: Newton steps at most, ``>= 1`` (default 50).
+
+    Returns:
+        The :class:`MultiStartFit`.
+
+    Example:
+        >>> fit = fit_gp_multistart(X, Y, starts=10)  # X: 25 x 200 x 2, Y: 25 x 200
+        >>> fit.lengthscale[fit.fitted]
+    """
     check_count("starts", starts, 1)
     check_count("max_iter", max_iter, 1)
     if X.ndim != 3 or Y.shape != X.shape[:-1]:

@@ -29,7 +29,14 @@ from botorch_bandits.validation import check_row_noise
 
 @contextmanager
 def fixed_threads(n: int | None) -> Iterator[None]:
-    """Run the block on ``n`` torch threads (``None``: as they are), restored after."""
+    """Run the block on ``n`` torch threads, restored after.
+
+    Args:
+        n: The number of threads (``None``: as they are).
+
+    Yields:
+        Nothing; the block runs with ``n`` threads.
+    """
     threads = torch.get_num_threads()
     if n is not None:
         torch.set_num_threads(n)
@@ -61,15 +68,32 @@ def standardize(
     r"""``(Y - m) / s`` with the mean ``m`` and the (Bessel-corrected) standard
     deviation ``s`` of ``Y``, as BoTorch's ``Standardize`` outcome transform computes
     them; ``s = 1`` when ``Y`` has fewer than two values or no spread, ``m = 0`` when
-    it is empty; a ``ValueError`` when ``m`` or ``s`` overflows.
+    it is empty.
 
-    The result is rounded to a grid of ``quantum`` (default :math:`2^{-30} \approx
-    10^{-9}` standard deviations, far below any noise): for ``a > 0``, ``a Y + b``
+    The result is rounded to a grid of ``quantum``: for ``a > 0``, ``a Y + b``
     then gives the *same* bits, not values equal up to a rounding error of
     :math:`10^{-16}` -- the fit and the optimizer downstream amplify such an error
     into different trials within a few decisions (measured: 1e-10 at trial 6, a
     different point by trial 16). So the decisions do not depend on the objective's
-    units. ``quantum=0`` skips the rounding."""
+    units.
+
+    Args:
+        Y: The targets, any shape (flattened).
+        quantum: The grid (default :data:`STANDARDIZED_QUANTUM`,
+            :math:`2^{-30} \approx 10^{-9}` standard deviations, far below any
+            noise); 0 skips the rounding.
+
+    Returns:
+        ``(Z, m, s)``: the ``n`` standardized targets and the two floats.
+
+    Raises:
+        ValueError: When ``m`` or ``s`` overflows (rescale the targets).
+
+    Example:
+        >>> Z, m, s = standardize(torch.tensor([1.0, 2.0, 3.0], dtype=torch.double))
+        >>> Z.tolist(), m, s
+        ([-1.0, 0.0, 1.0], 2.0, 1.0)
+    """
     Y = Y.reshape(-1)
     if Y.numel() == 0:
         return Y, 0.0, 1.0
@@ -94,7 +118,14 @@ def standardize(
 
 def known_floor(dtype: torch.dtype = torch.double) -> float:
     """GPyTorch's smallest fixed noise for ``dtype`` (it would raise smaller known
-    noise variances to it with a warning; we do so first)."""
+    noise variances to it with a warning; we do so first).
+
+    Args:
+        dtype: The dtype (default ``torch.double``).
+
+    Returns:
+        The floor, as a float.
+    """
     return float(min_fixed_noise.value(dtype))
 
 
@@ -107,16 +138,25 @@ def practical_gp(
 ) -> SingleTaskGP:
     r"""BoTorch's default ``SingleTaskGP`` (0.18: RBF kernel with one lengthscale per
     input and its dimension-scaled log-normal prior, constant mean, Gaussian noise
-    with a log-normal prior and BoTorch's 1e-4 floor) on unit-cube inputs ``X``
-    (``n x d``) and standardized targets ``z`` (``n``), with no outcome transform
-    (the targets are already standardized, see :func:`standardize`). ``hyper``
-    (lengthscales, noise, mean) sets the hyperparameters; ``None`` keeps BoTorch's
-    initial values. ``row_noise`` (``n``): known noise variances of the observations
-    (reported SEMs squared, standardized): with ``learn_noise`` a learned noise
-    (BoTorch's prior and floor; ``hyper.noise``) is added to them (GPyTorch's
-    ``FixedNoiseGaussianLikelihood(learn_additional_noise=True)``), without it
-    they are the whole noise (BoTorch's ``train_Yvar``) and ``hyper.noise`` is
-    not used. Returned in eval mode."""
+    with a log-normal prior and BoTorch's 1e-4 floor) with no outcome transform
+    (the targets are already standardized, see :func:`standardize`).
+
+    Args:
+        X: ``n x d`` inputs in the unit cube.
+        z: ``n`` standardized targets.
+        hyper: Sets the lengthscales, noise and mean; ``None`` (default) keeps
+            BoTorch's initial values.
+        row_noise: ``n`` known noise variances of the observations (reported SEMs
+            squared, standardized), or ``None`` (default).
+        learn_noise: With ``row_noise``: ``True`` (default) adds a learned noise
+            (BoTorch's prior and floor; ``hyper.noise``) to them (GPyTorch's
+            ``FixedNoiseGaussianLikelihood(learn_additional_noise=True)``);
+            ``False`` makes them the whole noise (BoTorch's ``train_Yvar``;
+            ``hyper.noise`` is not used).
+
+    Returns:
+        The ``SingleTaskGP``, in eval mode.
+    """
     X = X.reshape(-1, X.shape[-1])
     z = z.reshape(-1, 1).to(X)
     with warnings.catch_warnings():
@@ -144,7 +184,16 @@ def known_noise_args(X: Tensor, row_noise: Tensor, learn: bool) -> dict[str, Any
     per row of ``X``, raised to :func:`known_floor`): with ``learn`` a likelihood
     adding a learned noise with BoTorch's prior and floor (GPyTorch's
     ``FixedNoiseGaussianLikelihood(learn_additional_noise=True)``), else BoTorch's
-    ``train_Yvar`` (they are the whole noise)."""
+    ``train_Yvar`` (they are the whole noise).
+
+    Args:
+        X: ``n x d`` inputs (for the count, dtype and device).
+        row_noise: ``n`` (or ``n x 1``) noise variances, finite and ``>= 0``.
+        learn: Whether a noise is learned on top of them.
+
+    Returns:
+        ``{"likelihood": ...}`` or ``{"train_Yvar": n x 1}``.
+    """
     check_row_noise("row_noise", row_noise, X.shape[0])
     known = row_noise.reshape(-1).to(X).clamp_min(known_floor(X.dtype))
     if not learn:
@@ -164,7 +213,14 @@ def known_noise_args(X: Tensor, row_noise: Tensor, learn: bool) -> dict[str, Any
 def likelihood_noise(likelihood: Any) -> float:
     """A likelihood's noise variance as one number: its (homoskedastic) noise; with
     known noise variances, the learned noise added to them, or (none learned) their
-    mean, the model's typical noise."""
+    mean, the model's typical noise.
+
+    Args:
+        likelihood: A GPyTorch Gaussian likelihood.
+
+    Returns:
+        The noise variance.
+    """
     with torch.no_grad():
         if isinstance(likelihood, FixedNoiseGaussianLikelihood):
             second = likelihood.second_noise_covar
@@ -176,7 +232,15 @@ def likelihood_noise(likelihood: Any) -> float:
 
 def gp_hyperparameters(model: SingleTaskGP) -> Hyperparameters:
     """The hyperparameters of a :func:`practical_gp` as plain floats (JSON-able:
-    recorded in Ax's metadata and read back as the next fit's warm start)."""
+    recorded in Ax's metadata and read back as the next fit's warm start).
+
+    Args:
+        model: A :func:`practical_gp`.
+
+    Returns:
+        Its :class:`~botorch_bandits.hyperparameters.Hyperparameters` (lengthscales,
+        noise, mean).
+    """
     with torch.no_grad():
         return Hyperparameters(
             lengthscale=tuple(model.covar_module.lengthscale.reshape(-1).tolist()),
@@ -195,14 +259,20 @@ def fit_practical_gp(
 ) -> tuple[Hyperparameters | None, str | None]:
     r"""Fit a :func:`practical_gp` by maximizing BoTorch's marginal likelihood
     (``fit_gpytorch_mll``: L-BFGS-B with the priors, retried from prior draws on
-    failure), starting from ``warm`` (the previous fit) when given.
+    failure). The retries draw from torch's generator seeded with ``seed`` inside a
+    forked RNG state, so the fit is a function of its inputs.
 
-    Returns ``(hyperparameters, None)``, or ``(None, reason)`` when every attempt
-    failed or the result is not finite -- the caller then falls back to the last
-    good hyperparameters. The retries draw from torch's generator seeded with
-    ``seed`` inside a forked RNG state, so the fit is a function of its inputs.
-    ``row_noise`` and ``learn_noise``: known noise variances, as in
-    :func:`practical_gp`."""
+    Args:
+        X, z: ``n x d`` unit-cube inputs and ``n`` standardized targets.
+        warm: The previous fit's hyperparameters to start from, or ``None``.
+        seed: The seed of the retries' draws.
+        row_noise, learn_noise: Known noise variances, as in :func:`practical_gp`.
+
+    Returns:
+        ``(hyperparameters, None)``, or ``(None, reason)`` when every attempt
+        failed or the result is not finite -- the caller then falls back to the
+        last good hyperparameters.
+    """
     model = practical_gp(X, z, warm, row_noise, learn_noise)
     model.train()
     mll = ExactMarginalLogLikelihood(model.likelihood, model)

@@ -12,7 +12,14 @@ from torch import Tensor
 
 def psd_root(A: Tensor) -> Tensor:
     """A square root ``R`` with ``A = R R^T`` of symmetric PSD matrices (``... x N x
-    N``), from the eigendecomposition (round-off negative eigenvalues set to 0)."""
+    N``), from the eigendecomposition (round-off negative eigenvalues set to 0).
+
+    Args:
+        A: ``... x N x N`` symmetric PSD matrices.
+
+    Returns:
+        ``... x N x N`` roots.
+    """
     evals, evecs = torch.linalg.eigh(A)
     return evecs * evals.clamp_min(0.0).sqrt().unsqueeze(-2)
 
@@ -22,7 +29,14 @@ def pivoted_root(A: Tensor) -> Tensor:
     Cholesky factorization with complete pivoting (LAPACK ``?pstrf``, stopped at the
     numerical rank ``r``; its default tolerance ``N eps max(diag A)``), as ``N x N``
     with the columns after ``r`` zero. Far cheaper than :func:`psd_root` for
-    kernel matrices of low numerical rank; computed on the CPU."""
+    kernel matrices of low numerical rank; computed on the CPU.
+
+    Args:
+        A: One ``N x N`` symmetric PSD matrix, finite.
+
+    Returns:
+        ``N x N`` root, of ``A``'s dtype and device.
+    """
     if not bool(torch.isfinite(A).all()):
         raise ValueError("The kernel matrix has non-finite entries: no square root.")
     a = A.detach().to("cpu", torch.float64).numpy().copy(order="F")
@@ -41,7 +55,16 @@ def posterior_root(R: Tensor, pulled: Tensor, L: Tensor) -> Tensor:
     :math:`\Sigma = R(I - W^\top W)R^\top`, and :math:`I - W^\top W = (I -
     W^\top BW)^2` for :math:`B = Q\,\mathrm{diag}(1/(1 + \sqrt{1 - \gamma}))Q^\top`,
     :math:`WW^\top = Q\,\mathrm{diag}(\gamma)Q^\top` (the batch form of Potter's
-    rule); :math:`O(N^2|U|)`, no factorization of an :math:`N \times N` matrix."""
+    rule); :math:`O(N^2|U|)`, no factorization of an :math:`N \times N` matrix.
+
+    Args:
+        R: ``N x N`` prior root.
+        pulled: The ``u`` pulled arm indices :math:`U`.
+        L: ``u x u`` lower Cholesky factor of :math:`A`.
+
+    Returns:
+        ``N x N`` posterior root.
+    """
     W = torch.linalg.solve_triangular(L, R[pulled], upper=False)  # u x N
     gamma, Q = torch.linalg.eigh(W @ W.T)
     b = 1.0 / (1.0 + torch.sqrt((1.0 - gamma).clamp_min(0.0)))

@@ -26,15 +26,30 @@ from botorch_bandits.validation import check_row_noise, check_single_output
 
 def rbf(X1: Tensor, X2: Tensor, lengthscale: Tensor) -> Tensor:
     """BoTorch's standard kernel with unit prior variance, ``exp(-|x - x'|^2 / 2)`` on
-    inputs divided by ``lengthscale`` (``... x n1 x d``, ``... x n2 x d`` ->
-    ``... x n1 x n2``)."""
+    inputs divided by ``lengthscale``.
+
+    Args:
+        X1, X2: ``... x n1 x d`` and ``... x n2 x d`` inputs.
+        lengthscale: ``d`` (or ``1 x d``) lengthscales.
+
+    Returns:
+        ``... x n1 x n2`` kernel matrix.
+    """
     return torch.exp(-0.5 * _sq_dist(X1, X2, lengthscale))
 
 
 def matern52(X1: Tensor, X2: Tensor, lengthscale: Tensor) -> Tensor:
     """The Matern-5/2 kernel with unit prior variance, ``(1 + sqrt5 r + 5 r^2 / 3)
     exp(-sqrt5 r)`` with ``r = |x - x'|`` on inputs divided by ``lengthscale`` (as
-    GPyTorch's ``MaternKernel(nu=2.5)``)."""
+    GPyTorch's ``MaternKernel(nu=2.5)``).
+
+    Args:
+        X1, X2: ``... x n1 x d`` and ``... x n2 x d`` inputs.
+        lengthscale: ``d`` (or ``1 x d``) lengthscales.
+
+    Returns:
+        ``... x n1 x n2`` kernel matrix.
+    """
     r = _sq_dist(X1, X2, lengthscale).clamp_min(1e-30).sqrt()
     s5r = math.sqrt(5.0) * r
     return (1.0 + s5r + s5r.square() / 3.0) * torch.exp(-s5r)
@@ -56,7 +71,14 @@ KERNELS: dict[str, Callable[[Tensor, Tensor, Tensor], Tensor]] = {
 def pinv_root(K: Tensor) -> Tensor:
     r""":math:`K^{+1/2}` of a PSD matrix (``m x m`` -> ``m x r``): the eigenvectors of
     the eigenvalues above ``max * m * eps`` (as the BKB authors' code drops them),
-    each scaled by its eigenvalue's inverse root; :math:`R R^\top = K^+`."""
+    each scaled by its eigenvalue's inverse root; :math:`R R^\top = K^+`.
+
+    Args:
+        K: ``m x m`` PSD matrix.
+
+    Returns:
+        ``m x r`` root :math:`R` (``r``: the eigenvalues kept).
+    """
     s, V = torch.linalg.eigh(K)
     keep = s > s.max().clamp_min(0.0) * K.shape[-1] * torch.finfo(K.dtype).eps
     return V[:, keep] / s[keep].sqrt()
@@ -81,7 +103,26 @@ class NystromGP(Model):
     information gain (IGP-UCB's observed :math:`\gamma`). ``row_noise`` (``n``): a
     noise variance per observation in place of :math:`\lambda` -- each row of
     :math:`\Phi` and :math:`z - c` weighted by :math:`\sqrt{\lambda/\lambda_i}`
-    (generalized least squares; the cached sums are then not used)."""
+    (generalized least squares; the cached sums are then not used).
+
+    Args:
+        X: ``n x d`` training inputs.
+        z: ``n`` targets.
+        lengthscale: ``d`` lengthscales.
+        noise: :math:`\lambda > 0`.
+        mean: The constant mean :math:`c`.
+        dictionary: Long indices of the dictionary's rows of ``X`` (copied).
+        kernel: A name in :data:`KERNELS`: ``"rbf"`` (default) or ``"matern52"``.
+        outputscale: The kernel's output scale, finite and ``> 0`` (default 1).
+        cache: A :class:`FeatureCache` kept across decisions (default ``None``: a
+            fresh one).
+        row_noise: ``n`` noise variances, one per observation, or ``None``.
+
+    Example:
+        >>> idx, _ = draw_dictionary(X, lengthscale=[0.2, 0.3], noise=0.01, seed=0)
+        >>> gp = NystromGP(X, z, [0.2, 0.3], noise=0.01, mean=0.0, dictionary=idx)
+        >>> gp.posterior(X_test).mean
+    """
 
     _num_outputs = 1
 
@@ -153,11 +194,25 @@ class NystromGP(Model):
         return V.mT.reshape(phi.shape)
 
     def features(self, X: Tensor) -> Tensor:
-        """:math:`\\phi(X)` (``... x q x d`` -> ``... x q x r``)."""
+        """:math:`\\phi(X)`.
+
+        Args:
+            X: ``... x q x d`` inputs.
+
+        Returns:
+            ``... x q x r`` features.
+        """
         return self.k(X, self.U) @ self.root
 
     def k(self, X1: Tensor, X2: Tensor) -> Tensor:
-        """The prior kernel (its output scale included)."""
+        """The prior kernel (its output scale included).
+
+        Args:
+            X1, X2: ``... x n1 x d`` and ``... x n2 x d`` inputs.
+
+        Returns:
+            ``... x n1 x n2`` kernel matrix.
+        """
         return self.outputscale * KERNELS[self.kernel_name](X1, X2, self.lengthscale)
 
     def posterior(
@@ -167,8 +222,19 @@ class NystromGP(Model):
         observation_noise: bool | Tensor = False,
         posterior_transform: PosteriorTransform | None = None,
     ) -> Posterior:
-        """The joint DTC posterior at ``X`` (``... x q x d``); ``observation_noise``
-        adds :math:`\\lambda` (or the given noise) to the diagonal."""
+        """The joint DTC posterior at ``X``.
+
+        Args:
+            X: ``... x q x d`` points.
+            output_indices: ``None`` or ``[0]`` (one output).
+            observation_noise: ``True`` adds :math:`\\lambda` to the diagonal, a
+                tensor (of the mean's shape) adds those variances; default ``False``.
+            posterior_transform: Applied to the posterior if given.
+
+        Returns:
+            A ``GPyTorchPosterior`` with ``... x q`` mean and ``... x q x q``
+            covariance (or what ``posterior_transform`` makes of it).
+        """
         check_single_output("NystromGP", output_indices)
         phi = self.features(X)  # ... x q x r
         mean = self.constant + phi @ self.weights  # ... x q
@@ -198,7 +264,17 @@ class FeatureCache:
     decision on the same rows and more computes the new blocks only. A cache, not
     state: every model computes the same blocks in the same order, with or
     without it, so a decision is the same in a process that starts without it.
-    Also the last dictionary drawn (:meth:`dictionary`)."""
+    Also the last dictionary drawn (:meth:`dictionary`). Made empty
+    (``FeatureCache()``); the fields are its state.
+
+    Attributes:
+        key: The kernel and dictionary the blocks are for.
+        rows: The cached full blocks' rows.
+        features: The blocks' features.
+        sums: Running :math:`\Phi^\top\Phi` by block (``None``: no longer kept).
+        draws: The last dictionary drawn, by its key.
+        pinv: :func:`pinv_root` of the kernel on the dictionary.
+    """
 
     key: tuple = ()
     rows: Tensor | None = None  # the cached full blocks' rows
@@ -220,13 +296,28 @@ class FeatureCache:
             self.rows, self.features, self.sums = None, [], []
 
     def root(self, model: NystromGP) -> Tensor:
-        """:func:`pinv_root` of the model's kernel on its dictionary (a copy)."""
+        """:func:`pinv_root` of the model's kernel on its dictionary (a copy).
+
+        Args:
+            model: The :class:`NystromGP` being built.
+
+        Returns:
+            ``m x r`` root.
+        """
         self._key(model)
         return self.pinv.clone()
 
     def gram(self, model: NystromGP, X: Tensor) -> tuple[Tensor, Tensor]:
         r""":math:`\Phi` (``n x r``) and :math:`\Phi^\top\Phi` of ``model`` at its
-        rows ``X`` (the cache changes only once both are computed)."""
+        rows ``X`` (the cache changes only once both are computed).
+
+        Args:
+            model: The :class:`NystromGP` being built.
+            X: Its ``n x d`` training rows.
+
+        Returns:
+            ``(Phi, G)``: ``n x r`` features and ``r x r`` :math:`\Phi^\top\Phi`.
+        """
         self._key(model)
         full = X.shape[0] // BLOCK
         keep = 0  # the leading cached blocks whose rows are X's
@@ -252,7 +343,15 @@ class FeatureCache:
         return Phi, G
 
     def dictionary(self, key: tuple, draw: Callable[[], Any]) -> Any:
-        """The dictionary drawn by ``draw()`` for ``key`` (the last key only)."""
+        """The dictionary drawn by ``draw()`` for ``key`` (the last key only).
+
+        Args:
+            key: What the draw depends on.
+            draw: Called (once per new key) to draw it.
+
+        Returns:
+            What ``draw()`` returned for ``key``.
+        """
         if key not in self.draws:
             self.draws = {key: draw()}
         return self.draws[key]
@@ -266,9 +365,17 @@ REDRAW = 1.1
 
 
 def drawn_on(n: int, start: int) -> int:
-    """The rows a dictionary for ``n`` rows is drawn on, the first ``a``: the largest
+    r"""The rows a dictionary for ``n`` rows is drawn on, the first ``a``: the largest
     ``a <= n`` of ``a_0 = start``, ``a_{k+1} = max(a_k + 1, floor(REDRAW a_k))``
-    (``start >= 1``; ``n`` itself where ``n < start``)."""
+    (``n`` itself where ``n < start``).
+
+    Args:
+        n: The number of rows.
+        start: :math:`a_0 \ge 1`.
+
+    Returns:
+        The number of leading rows to draw on.
+    """
     a = start
     if n < a:
         return n
@@ -284,7 +391,15 @@ def ridge_leverage(model: NystromGP, X: Tensor) -> Tensor:
     :math:`\tilde\sigma^2(x_i)` in BKB's scaling (at the model's own points, their
     ridge leverage scores, which sum to the effective dimension): BKB includes point
     ``i`` in the next dictionary with probability
-    :math:`\min(\bar q\,\tilde\sigma^2(x_i), 1)`."""
+    :math:`\min(\bar q\,\tilde\sigma^2(x_i), 1)`.
+
+    Args:
+        model: A :class:`NystromGP`.
+        X: ``n x d`` points.
+
+    Returns:
+        ``n`` scores, ``>= 0``.
+    """
     phi = model.features(X)  # n x r
     V = model._solve(phi)  # n x r
     prior = torch.full((X.shape[0],), model.outputscale, dtype=X.dtype)  # k(x, x)
@@ -306,7 +421,15 @@ def leverage_path(model: NystromGP, X: Tensor) -> Callable[[float], Tensor]:
     model's features and a regularization ``lam`` in place of its noise,
     :math:`(k(x_i, x_i) - |\phi_i|^2)/\lambda + \sum_j (\phi_i^\top w_j)^2/(s_j + \lambda)`
     (:math:`s_j, w_j`: the eigenpairs of :math:`\Phi^\top\Phi`), each ``O(n r)``
-    after one ``O(n r^2)`` step. At the model's noise it is ``ridge_leverage``."""
+    after one ``O(n r^2)`` step. At the model's noise it is ``ridge_leverage``.
+
+    Args:
+        model: A :class:`NystromGP`.
+        X: ``n x d`` points (the model's own rows reuse its features).
+
+    Returns:
+        The function ``tau(lam) -> n`` scores.
+    """
     same = X.shape == model.train_inputs[0].shape and bool(
         torch.equal(X, model.train_inputs[0])
     )
@@ -342,8 +465,24 @@ def draw_dictionary(
     regularization ``lam > noise`` whose expected size is ``size`` (the scores fall
     as it grows; bisection on its logarithm). Row ``i``'s uniform is the ``i``-th of
     a stream seeded with ``seed`` and the pilot is drawn with ``seed`` and ``n``: a
-    function of the data, the same in every process. Returns the sorted row indices
-    (never empty) and the regularization the scores were taken at."""
+    function of the data, the same in every process.
+
+    Args:
+        X: ``n x d`` rows.
+        lengthscale: ``d`` lengthscales of the kernel.
+        noise: :math:`\lambda > 0`.
+        seed: The draws' seed.
+        qbar: BKB's oversampling factor :math:`\bar q` (default :data:`QBAR`, 4).
+        pilot: The pilot dictionary's size (default :data:`PILOT`, 256).
+        size: The cap on the expected size, an integer ``>= 1``, or ``None`` for no
+            cap (default :data:`SIZE`, 512).
+        kernel: ``"rbf"`` (default) or ``"matern52"``.
+        outputscale: The kernel's output scale (default 1).
+
+    Returns:
+        ``(rows, lam)``: the sorted row indices (never empty) and the
+        regularization the scores were taken at.
+    """
     if size is not None and (
         not isinstance(size, int) or isinstance(size, bool) or size < 1
     ):
