@@ -35,6 +35,26 @@ EXACT_KEYS = (
     "budget.mean_g",
     "budget.sum_g",
 )
+#: the replayed tier's metadata keys, recorded and compared exactly: what the
+#: decision did (its round, the pending rule, the restarts, the fit's counts), not
+#: the fit's or the optimizer's floats
+REPLAY_KEYS = (
+    "t",
+    "round",
+    "pending_view",
+    "pending",
+    "failed",
+    "censored",
+    "in_flight",
+    "epoch",
+    "cpd_start",
+    "cpd_restarts",
+    "cpd_uniform",
+    "fit.status",
+    "fit.n",
+    "fit.completed",
+    "fit.start",
+)
 #: the replayed tier: a decision agrees when its point lies within ``TOL_X`` of the
 #: recorded one in every unit-cube coordinate (a choice or an integer differs by a
 #: whole step, so they must be equal) ...
