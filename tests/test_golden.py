@@ -157,7 +157,17 @@ def test_replay_holds_within_the_tolerance_and_names_the_first_divergence() -> N
     restart = [_decision([0.1, 0.2], cpd_restarts=[3]), rec[1]]
     msg = compare.compare_replay("s", restart, rec)
     assert "trial 3" in msg and "'cpd_restarts'" in msg
-    assert compare.replay_deviation(near, rec) == pytest.approx((0.9e-3, 0.0))
+    assert compare.replay_deviation(near, rec) == pytest.approx((0.9e-3, 0.0, 0.0))
+    # the model must be the same for the acquisition values to say anything
+    fit = {"fit.lengthscale": ["0.3", "0.5"], "sigma_multiplier": "2.0"}
+    rec = [_decision([0.3, 0.4], 2.0, **fit)]
+    same = {"fit.lengthscale": ["0.30000001", "0.5"], "sigma_multiplier": "2.0"}
+    assert (
+        compare.compare_replay("s", [_decision([0.9, 0.1], 2.01, **same)], rec) is None
+    )
+    moved = {"fit.lengthscale": ["0.31", "0.5"], "sigma_multiplier": "2.0"}
+    msg = compare.compare_replay("s", [_decision([0.3, 0.4], 2.0, **moved)], rec)
+    assert "model 'fit.lengthscale'" in msg and "0.0323" in msg
 
 
 def test_reproductions_report_the_first_step_that_differs() -> None:

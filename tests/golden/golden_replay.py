@@ -10,7 +10,7 @@ import dataclasses
 import json
 from typing import Any
 
-from golden_compare import REPLAY_KEYS
+from golden_compare import MODEL_KEYS, REPLAY_KEYS
 from golden_trace import (
     _clean,
     _client,
@@ -108,7 +108,7 @@ def _decision(decision: Any, params: dict[str, Any]) -> dict[str, Any]:
         "x": [float(v) for v in decision.x],
         "uniform": bool(decision.uniform),
         "params": _clean(params),
-        "meta": named(meta, REPLAY_KEYS),
+        "meta": named(meta, REPLAY_KEYS + MODEL_KEYS),
         ACQUISITION: None if value is None else float(value),
     }
 

@@ -1,7 +1,7 @@
 """The golden trace (issue 27; its two tiers since issue 61): the decisions the Ax
 strategy makes over an option matrix in both modes, and the per-step statistics of
 every reproduction's smoke run, recorded in this folder and recomputed by
-``tests/test_golden.py`` in a process whose arithmetic is pinned (:data:`PINNED`).
+``tests/test_golden.py`` in a process whose arithmetic is pinned (:func:`pinned`).
 The exact tier (:func:`exact`) is replayed as a whole Ax loop; the sets with a
 fitted GP or a gradient optimizer are replayed one decision at a time on their
 recorded histories (``golden_replay``, compared within ``golden_compare``'s
