@@ -1,137 +1,186 @@
-"""The golden trace (issue 27): the decisions the Ax strategy makes over an option
-matrix in both modes (parameters and generator-run metadata of every trial), and the
-per-step statistics of every reproduction's smoke run, equal -- bit for bit -- to
-those recorded before the decision core was restructured
-(``python tests/golden/golden_trace.py`` writes them). Re-recorded three times since, on
-purpose, in issue 28: (1) the practical optimizer's raw samples and starts, and
-``repeats="avoid"``: every set of the gradient optimizer changed, the 27 theory
-sets of the finite optimizer and the reproductions did not; (2) the practical B
-0.5 (was 1), ``golden_trace.py practical``: the 15 practical sets whose decisions
-read B changed, the 10 with an explicit B, a constant beta or GP-UCB's schedule
-did not, and the 28 theory sets were kept; (3) the practical mode's centre-first
-initialization, ``golden_trace.py practical``: the 25 practical sets. In issue 29
-the practical mode's scale-free detector, ``golden_trace.py practical`` then
-``practical-restarts``: the 4 practical sets with restarts changed (the two with
-the paper's C name ``cpd_detector="paper"`` there), the other 21 practical and the
-28 theory sets did not. In issue 30 the practical fit's record gained the counts of
-the refit schedule (``n``, ``completed``, ``start``; ``epoch`` with long-term
-constraints), ``golden_trace.py practical``:
-every trial's parameters and every other metadata field equal to the record before
-(20 trials stay below ``refit_after``). In issue 31 CI ran on another CPU: the
-theory sets with a fixed kernel and the finite optimizer still matched bit for bit;
-the others differed from the 3rd-8th trial (a fitted GP's or an L-BFGS-B optimum's
-last digits, amplified by the steps after them): the 27 sets of
-``golden_trace.machine_dependent`` were recorded again from the same code on that
-machine (``golden_trace.py machine``, ``machine.json``) and are compared on a
-machine that matches it, skipped elsewhere with both named. In issue 32 Verma et
-al.'s experiments refit under App. C and Avanesov's tune the detector as the paper
-suggests and collect the engine's downdates (``golden_trace.py reproductions NAME
-...``: their smoke runs, the other reproductions kept; the ``-known`` runs equal the
-earlier fixed-kernel runs bit for bit); those are compared on a matching machine
-only (``golden_trace.reproduction_machine_dependent``). Later in issue 32 the
-finite-arm and constrained simulators collect their downdates too and Verma et
-al.'s refits take the prior's root by pivoted Cholesky: the experiments whose smoke
-runs changed were recorded again, and only the ``-known`` runs stay compared on
-every machine. In issue 46 the machine-dependent sets were recorded again
-(``golden_trace.py machine``, and ``reproductions verma2022-lr``): on this machine
-(the same ``machine.json``) main's practical sets already differed in the last
-digits of an optimizer's point (1e-16) from the 3rd trial, under the slow marker
-only; and on purpose, the practical sets with long-term constraints (unit-free
-composite targets) and every practical set with trials in flight under a
-noise-free fit (points kept apart). The theory sets with a fixed kernel and the
-finite optimizer, and every other reproduction, match as recorded. In issue 60 CI
-ran on an Intel Xeon, where Verma et al.'s ``-known`` runs differed from the record
-(a matrix product's last digits, amplified): every reproduction is now compared on a
-matching machine only, until issue 61's machine-independent comparison. Also in
-issue 60, censoring's units with no spread in the completed values
-(``golden_trace.py practical``): the 5 practical sets with ``pending="censor"``
-changed from the 3rd trial (the first bandit decision, on one completed value:
-``y_min`` on the model's scale), the other 23 practical and the 28 theory sets did
-not (nor did the one-wrong-value rule of restarts or the keep-apart pass). The default
-run checks a sample of each; ``-m slow`` checks all of them."""
+"""The golden trace (issue 27; two tiers and no skip since issue 61): the decisions
+of the Ax strategy over an option matrix and every reproduction's smoke run,
+recomputed in one process whose arithmetic is pinned to code paths every x86-64
+CPU with AVX2 runs alike (``golden_trace.pinned``) and compared with the record:
+the exact tier (a fixed kernel, the finite optimizer) and the reproductions bit for
+bit, the sets with a fitted GP or a gradient optimizer decision by decision on
+their recorded histories within ``golden_compare.TOL_X`` / ``TOL_ACQ``; a failure
+names the first divergence. The default run checks every exact set, a sample of
+the others and two reproductions; ``-m slow`` checks all. The record's history
+(what was re-recorded, when and why) is in CHANGELOG.md."""
 
 from __future__ import annotations
 
 import json
+import math
 import sys
 from pathlib import Path
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent / "golden"))
+import golden_compare as compare
 import golden_trace as golden
 
 DECISIONS = json.loads(golden.DECISIONS.read_text())
+HISTORIES = json.loads(golden.HISTORIES.read_text())
 REPRODUCTIONS = json.loads(golden.REPRODUCTIONS.read_text())
-SETS = golden.option_sets()
-RECORDED_ON = json.loads(golden.MACHINE.read_text())
-#: the default run's sample: censoring, long-term constraints and restarts combined,
-#: in both modes (-m slow runs every set)
-SAMPLE = {22}
+SETS = {golden.key(s, o): o for s, o in golden.option_sets()}
+EXACT = sorted(k for k, o in SETS.items() if golden.exact(o))
+REPLAYED = sorted(k for k, o in SETS.items() if not golden.exact(o))
+#: the default run's replayed sets: censoring, long-term constraints and restarts
+#: combined (the box), and qLogNEI with forgetting and restarts (the mixed space)
+REPLAY_SAMPLE = [
+    "box:algorithm='IGP-UCB',beta=1.0,epoch_length=5,long_term_constraints=True,"
+    "mode='practical',pending='censor',restarts=True,window=4,y_min=-3.0",
+    "mixed:algorithm='qLogNEI',forgetting=True,mode='practical',restarts=True",
+]
+#: the default run's reproductions: the finite-arm engine and a fixed-kernel run of
+#: Verma et al. (the one that differed on an Intel CPU before the pinning)
+REPRO_SAMPLE = ["chowdhury2017-fig1", "verma2022-fig1a-known"]
 
 
-def _sets(sample: bool) -> list:
-    out = []
-    for i, (space, options) in enumerate(SETS):
-        group = i // 2 if i < 2 * len(golden.BOTH_MODES) else -1
-        if (group in SAMPLE) == sample or (not sample and group == -1):
-            out.append(pytest.param(space, options, id=golden.key(space, options)))
-    return out
-
-
-def _compare_decisions(space: str, options: dict) -> None:
+def _run(sets: list[str], reproductions: list[str]) -> dict:
     pytest.importorskip("ax")
-    here = golden.machine()
-    if golden.machine_dependent(options) and here != RECORDED_ON:
-        pytest.skip(
-            f"a fitted GP's or a gradient optimizer's trace is bit-identical on the "
-            f"machine it was recorded on ({RECORDED_ON}), not on this one ({here})"
-        )
-    expected = DECISIONS[golden.key(space, options)]
-    got = golden.run_option_set(space, options)
-    assert len(got) == len(expected) == golden.TRIALS
-    for i, (g, e) in enumerate(zip(got, expected, strict=True)):
-        assert g == e, f"trial {i} differs"
+    return golden.run_pinned({"sets": sets, "reproductions": reproductions})
 
 
-@pytest.mark.parametrize(("space", "options"), _sets(sample=True))
-def test_decisions_equal_the_golden_trace(space, options) -> None:
-    _compare_decisions(space, options)
+@pytest.fixture(scope="module")
+def default_run() -> dict:
+    return _run([*EXACT, *REPLAY_SAMPLE], REPRO_SAMPLE)
+
+
+@pytest.fixture(scope="module")
+def slow_run() -> dict:
+    rest = sorted(set(REPLAYED) - set(REPLAY_SAMPLE))
+    return _run(rest, sorted(set(REPRODUCTIONS) - set(REPRO_SAMPLE)))
+
+
+def _check_set(run: dict, name: str) -> None:
+    got = run["sets"][name]
+    assert "error" not in got, got.get("error")
+    if name in DECISIONS:
+        failure = compare.compare_exact(name, got["trials"], DECISIONS[name])
+    else:
+        steps = [s["decision"] for s in HISTORIES[name]["steps"]]
+        failure = compare.compare_replay(name, got["decisions"], steps)
+    assert failure is None, failure
+
+
+def _check_reproduction(run: dict, name: str) -> None:
+    got = run["reproductions"][name]
+    assert "error" not in got, got.get("error")
+    failure = compare.compare_reproduction(name, got, REPRODUCTIONS[name])
+    assert failure is None, failure
+
+
+@pytest.mark.parametrize("name", EXACT + REPLAY_SAMPLE)
+def test_decisions_equal_the_golden_trace(default_run, name) -> None:
+    _check_set(default_run, name)
+
+
+@pytest.mark.parametrize("name", REPRO_SAMPLE)
+def test_reproduction_smoke_runs_equal_the_golden_trace(default_run, name) -> None:
+    _check_reproduction(default_run, name)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("space", "options"), _sets(sample=False))
-def test_decisions_equal_the_golden_trace_all(space, options) -> None:
-    _compare_decisions(space, options)
-
-
-def test_the_trace_covers_the_option_matrix() -> None:
-    assert len(DECISIONS) == len(SETS) >= 2 * 20
-    assert {o["mode"] for _, o in SETS} == {"theory", "practical"}
-    assert set(REPRODUCTIONS) == set(golden.experiments())
-
-
-#: the default run's reproduction (the finite-arm engine); -m slow runs every one
-REPRO_SAMPLE = ("chowdhury2017-fig1", "verma2022-fig1a-known")
-
-
-def _compare_reproduction(name: str) -> None:
-    here = golden.machine()
-    if golden.reproduction_machine_dependent(name) and here != RECORDED_ON:
-        pytest.skip(
-            f"{name}'s trace is bit-identical on the machine it was recorded on "
-            f"({RECORDED_ON}), not on this one ({here})"
-        )
-    got = golden.run_reproduction(name)
-    assert got == REPRODUCTIONS[name]
-
-
-@pytest.mark.parametrize("name", [n for n in REPRO_SAMPLE if n in REPRODUCTIONS])
-def test_reproduction_smoke_runs_equal_the_golden_trace(name) -> None:
-    _compare_reproduction(name)
+@pytest.mark.parametrize("name", sorted(set(REPLAYED) - set(REPLAY_SAMPLE)))
+def test_decisions_equal_the_golden_trace_all(slow_run, name) -> None:
+    _check_set(slow_run, name)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(set(REPRODUCTIONS) - set(REPRO_SAMPLE)))
-def test_reproduction_smoke_runs_equal_the_golden_trace_all(name) -> None:
-    _compare_reproduction(name)
+def test_reproduction_smoke_runs_equal_the_golden_trace_all(slow_run, name) -> None:
+    _check_reproduction(slow_run, name)
+
+
+def test_the_trace_covers_the_option_matrix() -> None:
+    assert set(DECISIONS) == set(EXACT) and set(HISTORIES) == set(REPLAYED)
+    assert len(SETS) >= 2 * 20 and len(EXACT) >= 20 and len(REPLAYED) >= 20
+    assert {o["mode"] for o in SETS.values()} == {"theory", "practical"}
+    assert set(REPRODUCTIONS) == set(golden.experiments())
+    assert set(REPLAY_SAMPLE) <= set(REPLAYED)
+
+
+def test_the_pinned_process_runs_the_pinned_paths(default_run) -> None:
+    """The child's torch runs at AVX2 where the CPU has it (the pin took effect)."""
+    pinned = golden.pinned()
+    assert pinned["MKL_CBWR"] == "COMPATIBLE" and pinned["MKL_NUM_THREADS"] == "1"
+    here = golden.machine()
+    if "avx2" in here["vector"].split() and golden.pinning():
+        assert default_run["machine"]["torch_cpu"] == "AVX2"
+
+
+# --------------------------------------------- the comparisons on hand-made values
+def _trial(x0: str, t: int = 4, **meta) -> dict:
+    return {"node": "bandit", "params": {"x0": x0}, "meta": {"t": t, **meta}}
+
+
+def test_exact_compares_the_named_metadata_only() -> None:
+    rec = [_trial("0.5"), _trial("0.25", sigma_multiplier="2.0")]
+    assert compare.compare_exact("s", rec, rec) is None
+    # a key no test names may change (or appear) without a new record
+    other = [_trial("0.5", fit_time="1.0"), _trial("0.25", sigma_multiplier="2.0")]
+    assert compare.compare_exact("s", other, rec) is None
+    moved = [_trial("0.5"), _trial("0.2500000000000001", sigma_multiplier="2.0")]
+    msg = compare.compare_exact("s", moved, rec)
+    assert "trial 1" in msg and "0.2500000000000001" in msg
+    beta = [_trial("0.5"), _trial("0.25", sigma_multiplier="2.0000000000000004")]
+    msg = compare.compare_exact("s", beta, rec)
+    assert "'sigma_multiplier'" in msg and "trial 1" in msg
+
+
+def _decision(x: list[float], acq: float | None = 1.0, **meta) -> dict:
+    return {
+        "x": x,
+        "uniform": False,
+        "params": {"x0": repr(x[0])},
+        "meta": {"t": 4, **meta},
+        "acquisition_value": acq,
+    }
+
+
+def test_replay_holds_within_the_tolerance_and_names_the_first_divergence() -> None:
+    rec = [_decision([0.1, 0.2]), _decision([0.3, 0.4], 2.0)]
+    near = [_decision([0.1 + 0.5e-3, 0.2]), _decision([0.3, 0.4 - 0.9e-3], 2.0)]
+    assert compare.compare_replay("s", near, rec) is None
+    # another maximum of the same height: the acquisition values agree
+    basin = [_decision([0.1, 0.2]), _decision([0.9, 0.1], 2.0 + 1e-3)]
+    assert compare.compare_replay("s", basin, rec) is None
+    far = [_decision([0.1, 0.2]), _decision([0.9, 0.1], 2.5)]
+    msg = compare.compare_replay("s", far, rec)
+    assert "1 of 2" in msg and "trial 4 (decision 1)" in msg
+    assert "distance 0.6" in msg and "0.25" in msg
+    # the named metadata must agree exactly, whatever the point
+    restart = [_decision([0.1, 0.2], cpd_restarts=[3]), rec[1]]
+    msg = compare.compare_replay("s", restart, rec)
+    assert "trial 3" in msg and "'cpd_restarts'" in msg
+    assert compare.replay_deviation(near, rec) == pytest.approx((0.9e-3, 0.0, 0.0))
+    # the model must be the same for the acquisition values to say anything
+    fit = {"fit.lengthscale": ["0.3", "0.5"], "sigma_multiplier": "2.0"}
+    rec = [_decision([0.3, 0.4], 2.0, **fit)]
+    same = {"fit.lengthscale": ["0.30000001", "0.5"], "sigma_multiplier": "2.0"}
+    assert (
+        compare.compare_replay("s", [_decision([0.9, 0.1], 2.01, **same)], rec) is None
+    )
+    moved = {"fit.lengthscale": ["0.31", "0.5"], "sigma_multiplier": "2.0"}
+    msg = compare.compare_replay("s", [_decision([0.3, 0.4], 2.0, **moved)], rec)
+    assert "model 'fit.lengthscale'" in msg and "0.0323" in msg
+
+
+def test_reproductions_report_the_first_step_that_differs() -> None:
+    def run(values: list[float]) -> dict:
+        job = {"values": {"regret": [values, [0.0] * len(values)]}, "final": "1.0"}
+        return {"cpd_c": None, "jobs": {"p|a": job}}
+
+    rec = run([1.0, 2.0, 3.0])
+    assert compare.compare_reproduction("r", run([1.0, 2.0, 3.0]), rec) is None
+    msg = compare.compare_reproduction("r", run([1.0, 2.0000000000000004, 3.5]), rec)
+    assert "step 1" in msg and "'regret'" in msg and "2.0000000000000004" in msg
+    assert compare.compare_reproduction(
+        "r", run([1.0, -0.0, 3.0]), run([1.0, 0.0, 3.0])
+    )
+    nan = run([1.0, math.nan, 3.0])
+    assert compare.compare_reproduction("r", nan, nan) is None

@@ -1,23 +1,29 @@
-"""The golden trace of issue 27: the decisions (and their metadata) the Ax strategy
-makes over an option matrix in both modes, and the per-step statistics of every
-reproduction's smoke run. ``python tests/golden/golden_trace.py`` writes them from
-the code as it is (``... decisions``, ``... practical`` or ``... reproductions
-[NAME ...]``: a part); ``tests/test_golden.py`` recomputes them and compares exactly. The practical
-mode's sets are bit-identical only on a machine like the one they were recorded on
-(``machine.json``, :func:`machine`): a fitted GP differs across CPUs in its last
-digits and a few decisions later in its trials."""
+"""The golden trace (issue 27; its two tiers since issue 61): the decisions the Ax
+strategy makes over an option matrix in both modes, and the per-step statistics of
+every reproduction's smoke run, recorded in this folder and recomputed by
+``tests/test_golden.py`` in a process whose arithmetic is pinned (:func:`pinned`).
+The exact tier (:func:`exact`) is replayed as a whole Ax loop; the sets with a
+fitted GP or a gradient optimizer are replayed one decision at a time on their
+recorded histories (``golden_replay``, compared within ``golden_compare``'s
+tolerances). ``python tests/golden/golden_trace.py record [PART]`` records from the
+code as it is (``decisions``, ``histories`` or ``reproductions [NAME ...]``); the
+history of the re-recordings is in CHANGELOG.md."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
+import os
+import subprocess
 import sys
+import tempfile
+import traceback
 from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).parent
 DECISIONS = HERE / "decisions.json"
+HISTORIES = HERE / "histories.json"
 REPRODUCTIONS = HERE / "reproductions.json"
 MACHINE = HERE / "machine.json"
 TRIALS = 20
@@ -118,6 +124,109 @@ def key(space: str, options: dict[str, Any]) -> str:
     return space + ":" + ",".join(f"{k}={options[k]!r}" for k in sorted(options))
 
 
+def exact(options: dict[str, Any]) -> bool:
+    """The exact tier: a fixed kernel and the finite optimizer (the theory mode but
+    ``hyperparameters="fitted"`` and ``optimizer="gradient"``). Each decision is
+    the argmax of a closed-form score over a fixed Sobol decision set, so it is a
+    row of that set, and no iterative optimizer (L-BFGS-B on a likelihood or on the
+    acquisition) with its stopping tests stands between the data and it; the other
+    sets are replayed decision by decision (``golden_replay``)."""
+    return not (
+        options["mode"] == "practical"
+        or options.get("hyperparameters") == "fitted"
+        or options.get("optimizer") == "gradient"
+    )
+
+
+# ---------------------------------------------------------------- pinned arithmetic
+def _numpy_wide_targets() -> list[str]:
+    """numpy's dispatch targets wider than AVX2 in this build (``X86_V4``,
+    ``AVX512_*``): numpy's float64 ``exp``/``log`` differ there in the last digit."""
+    try:
+        from numpy._core._multiarray_umath import __cpu_dispatch__ as targets
+    except ImportError:  # numpy < 2
+        from numpy.core._multiarray_umath import __cpu_dispatch__ as targets
+    return [t for t in targets if "512" in t or t == "X86_V4"]
+
+
+def pinned() -> dict[str, str]:
+    """The environment the trace is computed in, set before torch and numpy load:
+    every numerical library on a code path that all x86-64 CPUs with AVX2 run alike,
+    on one thread.
+
+    - ``MKL_CBWR=COMPATIBLE``: torch's MKL (BLAS, LAPACK: the GP's products,
+      Cholesky, triangular solves) on its one branch for Intel and non-Intel CPUs
+      (SSE2 without the approximate ``rcpps``/``rsqrtps``); AUTO picks a branch by
+      CPU model and vendor, and MKL's own AVX2/AVX-512 branches run on Intel only.
+    - ``ATEN_CPU_CAPABILITY=avx2``: torch's vectorized kernels at one width.
+    - ``OPENBLAS_CORETYPE=Haswell``: numpy's and scipy's OpenBLAS on one kernel set
+      (its default picks one by CPU model).
+    - ``NPY_DISABLE_CPU_FEATURES``: numpy's loops no wider than AVX2.
+    - one thread in MKL, OpenMP and OpenBLAS, fixed (``*_DYNAMIC=FALSE``): the
+      order of every reduction then depends on the code only.
+    """
+    return {
+        "MKL_CBWR": "COMPATIBLE",
+        "ATEN_CPU_CAPABILITY": "avx2",
+        "OPENBLAS_CORETYPE": "Haswell",
+        "NPY_DISABLE_CPU_FEATURES": " ".join(_numpy_wide_targets()),
+        "OMP_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+        "OPENBLAS_NUM_THREADS": "1",
+        "MKL_DYNAMIC": "FALSE",
+        "OMP_DYNAMIC": "FALSE",
+    }
+
+
+def pinning() -> dict[str, str]:
+    """:func:`pinned`, or nothing with ``GOLDEN_PIN=0`` (the trace then runs in
+    the caller's environment: to show what the pinned variables change)."""
+    return {} if os.environ.get("GOLDEN_PIN") == "0" else pinned()
+
+
+def is_pinned() -> bool:
+    return all(os.environ.get(k) == v for k, v in pinning().items())
+
+
+def run_pinned(request: dict[str, Any], env: dict[str, str] | None = None) -> Any:
+    """:func:`compute` for ``request`` (``{"sets": [KEY, ...], "reproductions":
+    [NAME, ...]}``) in a child process with :func:`pinned`'s environment (over
+    ``env``, default this one's), importing the same ``botorch_bandits``."""
+    import botorch_bandits
+
+    root = str(Path(botorch_bandits.__file__).resolve().parents[1])
+    child = {**(os.environ if env is None else env), **pinning()}
+    child["PYTHONPATH"] = os.pathsep.join(
+        [root, *filter(None, child.get("PYTHONPATH", "").split(os.pathsep))]
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        ask, out = Path(tmp) / "request.json", Path(tmp) / "out.json"
+        ask.write_text(json.dumps(request))
+        proc = subprocess.run(
+            [
+                sys.executable,
+                str(Path(__file__).resolve()),
+                "compute",
+                str(ask),
+                str(out),
+            ],
+            env=child,
+            capture_output=True,
+            text=True,
+        )
+        if proc.returncode != 0 or not out.exists():
+            raise RuntimeError(
+                f"the pinned golden-trace process exited with {proc.returncode}:\n"
+                f"{proc.stderr[-4000:]}"
+            )
+        return json.loads(out.read_text())
+
+
+# ------------------------------------------------------------------- the Ax loop
+def _node_options(options: dict[str, Any]) -> dict[str, Any]:
+    return {"num_candidates": 128, **options}
+
+
 def _client(space: str, options: dict[str, Any]) -> Any:
     from ax import (
         ChoiceParameterConfig,
@@ -155,9 +264,9 @@ def _client(space: str, options: dict[str, Any]) -> Any:
     client.configure_optimization(
         objective="f", outcome_constraints=["g <= 0.25"] if ltc else None
     )
-    opts = dict(options)
-    opts.setdefault("num_candidates", 128)
-    client.set_generation_strategy(bandit_generation_strategy(num_init=3, **opts))
+    client.set_generation_strategy(
+        bandit_generation_strategy(num_init=3, **_node_options(options))
+    )
     return client
 
 
@@ -192,28 +301,54 @@ def _clean(value: Any) -> Any:
     return value
 
 
-def run_option_set(space: str, options: dict[str, Any]) -> list[dict[str, Any]]:
-    """The trials of one option set: parameters and generator-run metadata."""
+def run_option_set(
+    space: str, options: dict[str, Any], capture: bool = False
+) -> list[dict[str, Any]] | tuple[list[dict[str, Any]], list[list[tuple]]]:
+    """The trials of one option set: parameters and generator-run metadata; with
+    ``capture`` also every ``decide`` call of the bandit node, grouped by the Ax
+    call it belongs to: ``(history, decision)``."""
+    import logging
     import warnings
     from collections import deque
+
+    import botorch_bandits.ax.generation as generation
+
+    calls: list[list[tuple]] = []
+    caches: list[Any] = []
+    real = generation.decide
+
+    def recording(history, opts, domain, cache=None):
+        seed_global_rng(sum(len(c) for c in calls))
+        decision = real(history, opts, domain, cache)
+        if not caches or caches[-1] is not cache:
+            caches.append(cache)
+            calls.append([])
+        calls[-1].append((history, decision))
+        return decision
 
     client = _client(space, options)
     running: deque = deque()
     made = 0
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        while made < TRIALS or running:
-            if made < TRIALS and len(running) < IN_FLIGHT:
-                new = client.get_next_trials(
-                    max_trials=min(IN_FLIGHT - len(running), TRIALS - made)
+    logging.disable(logging.INFO)
+    generation.decide = recording
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            while made < TRIALS or running:
+                if made < TRIALS and len(running) < IN_FLIGHT:
+                    new = client.get_next_trials(
+                        max_trials=min(IN_FLIGHT - len(running), TRIALS - made)
+                    )
+                    running.extend(new.items())
+                    made += len(new)
+                    continue
+                idx, params = running.popleft()
+                client.complete_trial(
+                    trial_index=idx, raw_data=_objective(space, params, idx)
                 )
-                running.extend(new.items())
-                made += len(new)
-                continue
-            idx, params = running.popleft()
-            client.complete_trial(
-                trial_index=idx, raw_data=_objective(space, params, idx)
-            )
+    finally:
+        generation.decide = real
+        logging.disable(logging.NOTSET)
     out = []
     for t in sorted(client._experiment.trials.values(), key=lambda t: t.index):
         gr = t.generator_runs[0]
@@ -224,20 +359,25 @@ def run_option_set(space: str, options: dict[str, Any]) -> list[dict[str, Any]]:
                 "meta": _clean(dict(gr.gen_metadata or {})),
             }
         )
-    return out
+    return (out, calls) if capture else out
 
 
-def _digest(t: Any) -> str:
+# ------------------------------------------------------------ the global RNG
+def seed_global_rng(n: int) -> None:
+    """Seed torch's global random generator before a set's ``n``-th decision, where
+    the trace is recorded and where it is replayed: qLogNEI's decisions depend on
+    it (BoTorch's ``prune_inferior_points``, run by ``prune_baseline=True``, takes
+    its sampler's seed from it), so its state must be the same in both."""
     import torch
 
-    return hashlib.sha256(
-        t.detach().to(torch.double).contiguous().numpy().tobytes()
-    ).hexdigest()
+    torch.manual_seed(1_000_003 + n)
 
 
+# ---------------------------------------------------------------- reproductions
 def run_reproduction(name: str) -> dict[str, Any]:
-    """Every job of one experiment's smoke run: per-step statistics as digests (and
-    the final mean cumulative regret, readable)."""
+    """Every job of one experiment's smoke run: each per-step statistic's mean and
+    standard error (float64 values, which JSON keeps exactly) and the final mean
+    cumulative regret."""
     import torch
 
     from botorch_bandits.benchmarks.reproduction.runner import reproduce
@@ -253,12 +393,12 @@ def run_reproduction(name: str) -> dict[str, Any]:
         torch.set_num_threads(threads)
     jobs = {}
     for j in res.jobs:
-        stats = {
-            m: [_digest(mean), _digest(se)]
+        values = {
+            m: [mean.double().tolist(), se.double().tolist()]
             for m, (mean, se) in sorted(j["stats"].items())
         }
         jobs[f"{j['problem']}|{j['algorithm']}"] = {
-            "stats": stats,
+            "values": values,
             "final": repr(float(j["stats"]["cumulative_regret"][0][-1])),
         }
     cal = res.calibration
@@ -271,32 +411,10 @@ def experiments() -> list[str]:
     return all_experiments()
 
 
-def machine_dependent(options: dict[str, Any]) -> bool:
-    """The sets whose bits depend on the machine: a fitted GP (L-BFGS-B on a
-    likelihood) or a gradient optimizer -- the practical mode, the theory mode's
-    ``hyperparameters="fitted"`` or ``optimizer="gradient"``."""
-    return (
-        options["mode"] == "practical"
-        or options.get("hyperparameters") == "fitted"
-        or options.get("optimizer") == "gradient"
-    )
-
-
-def reproduction_machine_dependent(name: str) -> bool:
-    """The reproductions whose bits depend on the machine: all of them -- App. C's
-    multi-start marginal-likelihood fits, the engine's collected downdates (a matrix
-    product over them) in the finite-arm, constrained and piecewise simulators, and
-    (measured in issue 60: CI on an Intel Xeon) Verma et al.'s fixed-kernel runs
-    (``-known``) too, whose four jobs differed there from the AMD EPYC record, two in
-    the 8th digit and two by 0.3-1.5 % in the final regret. Issue 61 replaces the
-    skip with a comparison that holds on every machine."""
-    del name
-    return True
-
-
 def machine() -> dict[str, str]:
-    """What the practical mode's bits depend on besides our code: the CPU (its model
-    and vector extensions) and the numerical libraries' versions."""
+    """Where a record was made (information only: nothing is compared by it): the
+    CPU (its model and vector extensions), the numerical libraries' versions and
+    the variables :func:`pinned` sets, as they were."""
     import platform
 
     import botorch
@@ -325,46 +443,86 @@ def machine() -> dict[str, str]:
         "scipy": scipy.__version__,
         "botorch": botorch.__version__,
         "gpytorch": gpytorch.__version__,
+        "arithmetic": " ".join(
+            f"{k}={os.environ.get(k, '')}" for k in sorted(pinned())
+        ),
     }
 
 
-def main(argv: list[str]) -> None:
-    import torch
+# ---------------------------------------------------------------------- commands
+def compute(sets: list[str], reproductions: list[str]) -> dict[str, Any]:
+    """What the test compares, for the option sets named by key (the exact tier's
+    trials, the replayed tier's decisions) and the reproductions named; an error
+    is returned as its traceback, so one set's failure is that set's alone."""
+    from golden_replay import replay
 
-    torch.set_num_threads(1)
-    what = argv[1] if len(argv) > 1 else "all"
-    if what in ("all", "decisions", "practical", "practical-restarts", "machine"):
-        # "practical": only the practical mode's sets, the others kept as recorded
-        # (a change of a practical default leaves the theory's decisions alone);
-        # "practical-restarts": only its sets with restarts; sets no longer
-        # listed are dropped
-        # "machine": the sets of :func:`machine_dependent`, on this machine
-        partial = what.startswith("practical") or what == "machine"
-        data = json.loads(DECISIONS.read_text()) if partial else {}
-        listed = {key(space, options) for space, options in option_sets()}
-        data = {k: v for k, v in data.items() if k in listed}
-        for space, options in option_sets():
-            if what == "machine" and not machine_dependent(options):
+    by_key = {key(s, o): (s, o) for s, o in option_sets()}
+    recorded = json.loads(HISTORIES.read_text())
+    out: dict[str, Any] = {"sets": {}, "reproductions": {}, "machine": machine()}
+    for k in sets:
+        space, options = by_key[k]
+        try:
+            if exact(options):
+                out["sets"][k] = {"trials": run_option_set(space, options)}
+            else:
+                out["sets"][k] = {"decisions": replay(space, options, recorded[k])}
+        except Exception:
+            out["sets"][k] = {"error": traceback.format_exc()}
+    for name in reproductions:
+        try:
+            out["reproductions"][name] = run_reproduction(name)
+        except Exception:
+            out["reproductions"][name] = {"error": traceback.format_exc()}
+    return out
+
+
+def record(what: str, names: list[str]) -> None:
+    """Record ``what`` from the code as it is: ``decisions`` (the exact tier's Ax
+    loops), ``histories`` (the replayed tier's), ``reproductions`` (only ``names``
+    if given, the others kept) or ``all``; sets no longer listed are dropped."""
+    from golden_replay import record_history
+
+    if what in ("all", "decisions", "histories"):
+        for path, tier in ((DECISIONS, True), (HISTORIES, False)):
+            if what not in ("all", "decisions" if tier else "histories"):
                 continue
-            if what.startswith("practical") and options["mode"] != "practical":
-                continue
-            drift = options.get("restarts") or options.get("forgetting")
-            if what == "practical-restarts" and not drift:
-                continue
-            data[key(space, options)] = run_option_set(space, options)
-            print("recorded", key(space, options), flush=True)
-        DECISIONS.write_text(json.dumps(data, indent=0, sort_keys=True) + "\n")
-        MACHINE.write_text(json.dumps(machine(), indent=1, sort_keys=True) + "\n")
+            data = {}
+            for space, options in option_sets():
+                if exact(options) == tier:
+                    k = key(space, options)
+                    run = run_option_set if tier else record_history
+                    data[k] = run(space, options)
+                    print("recorded", k, flush=True)
+            indent = 0 if tier else None
+            path.write_text(json.dumps(data, indent=indent, sort_keys=True) + "\n")
     if what in ("all", "reproductions"):
-        # "reproductions NAME ...": only those experiments, the others kept as
-        # recorded (experiments no longer listed are dropped)
-        names = argv[2:] if what == "reproductions" and len(argv) > 2 else None
         data = json.loads(REPRODUCTIONS.read_text()) if names else {}
         data = {k: v for k, v in data.items() if k in experiments()}
         for name in names or experiments():
             data[name] = run_reproduction(name)
             print("recorded", name, flush=True)
-        REPRODUCTIONS.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+        REPRODUCTIONS.write_text(json.dumps(data, sort_keys=True) + "\n")
+    MACHINE.write_text(json.dumps(machine(), indent=1, sort_keys=True) + "\n")
+
+
+def main(argv: list[str]) -> None:
+    """``record [PART [NAME ...]]`` or ``compute REQUEST OUT`` (JSON files), each
+    in the pinned arithmetic (the process starts itself again in it)."""
+    if not is_pinned():
+        env = {**os.environ, **pinning()}
+        sys.exit(subprocess.call([sys.executable, *argv], env=env))
+    import torch
+
+    torch.set_num_threads(1)
+    command = argv[1] if len(argv) > 1 else "record"
+    if command == "record":
+        record(argv[2] if len(argv) > 2 else "all", argv[3:])
+    elif command == "compute":
+        request = json.loads(Path(argv[2]).read_text())
+        result = compute(request.get("sets", []), request.get("reproductions", []))
+        Path(argv[3]).write_text(json.dumps(result))
+    else:
+        raise SystemExit(f"unknown command {command!r}: record or compute")
 
 
 if __name__ == "__main__":
