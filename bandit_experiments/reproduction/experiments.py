@@ -3,8 +3,8 @@
 under) and the readings of Avanesov's unstated settings.
 
 The simulator families that run the problems are in
-:mod:`~bandit_experiments.reproduction.families`; ``botorch-bandits
-reproduce`` runs an experiment (:mod:`~bandit_experiments.reproduction.runner`).
+:mod:`~bandit_experiments.reproduction.families`; ``python -m
+bandit_experiments reproduce`` runs an experiment (:mod:`~bandit_experiments.reproduction.runner`).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""REPRODUCTION.md from the reproductions' CSVs (``botorch-bandits
-reproduction-report``): the claims of the five papers (:data:`CLAIMS`) and the
+"""REPRODUCTION.md from the reproductions' CSVs (``python -m
+bandit_experiments reproduction-report``): the claims of the five papers (:data:`CLAIMS`) and the
 document (:func:`render`, :func:`write_report`). Every number is read from the CSVs
 (:mod:`~bandit_experiments.reproduction.report_data`); each claim is judged
 by the rules of :mod:`~bandit_experiments.reproduction.claims`. User

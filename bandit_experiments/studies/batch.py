@@ -1,5 +1,5 @@
-r"""Batch BO against sequential BO on a shipped problem (``botorch-bandits
-batch-tradeoff``): what a batch of ``B`` evaluations per round costs per evaluation
+r"""Batch BO against sequential BO on a shipped problem (``python -m
+bandit_experiments batch-tradeoff``): what a batch of ``B`` evaluations per round costs per evaluation
 and buys per round. Synchronous batches are delayed feedback with
 :class:`~botorch_bandits.delays.BatchDelay`, so the delayed-feedback simulator runs
 sequential GP-UCB, GP-BUCB and GP-UCB-SDF with one implementation of each round (the

@@ -1,5 +1,5 @@
-"""How well a refit finds the marginal-likelihood optimum (``botorch-bandits
-fit-quality``): on draws of Verma et al.'s GP (SE, lengthscale 0.02 on [0, 1], min-max
+"""How well a refit finds the marginal-likelihood optimum (``python -m
+bandit_experiments fit-quality``): on draws of Verma et al.'s GP (SE, lengthscale 0.02 on [0, 1], min-max
 normalized, the problem's noise) observed at ``n`` uniformly drawn grid points, the
 fitted lengthscale and log marginal likelihood per point of the simulators' earlier
 refit (BoTorch's ``fit_gpytorch_mll`` from GPyTorch's default start, one start) and of
