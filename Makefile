@@ -1,5 +1,6 @@
 # Set-up and run: `make demo` (the main job) and `make test` (the test suite);
-# `make docs`, `make tutorials` and `make dist` build the site, the notebooks' outputs, the wheel.
+# `make docs`, `make figures`, `make tutorials` and `make dist` build the site, the docs' figures,
+# the notebooks' outputs, the wheel (the library only: bandit_experiments/ runs from the clone).
 # Each creates the virtual environment in .venv on first use and installs the package.
 PYTHON ?= python3
 VENV ?= .venv
@@ -9,7 +10,7 @@ BIN := $(VENV)/bin
 TORCH_SPEC ?= torch==2.13.0
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test docs tutorials dist lint format clean
+.PHONY: demo test docs figures tutorials dist lint format clean
 
 $(STAMP): pyproject.toml Makefile
 	@echo "Creating $(VENV) and installing torch, BoTorch, Ax and the package (a few minutes)..."
@@ -33,6 +34,10 @@ test: $(STAMP)
 docs: $(STAMP)
 	$(BIN)/python -m sphinx -W --keep-going -b html docs docs/_build/html
 	@echo "open docs/_build/html/index.html"
+
+# the docs' figures rendered again from docs/data (a research command of bandit_experiments/)
+figures: $(STAMP)
+	$(BIN)/python -m bandit_experiments docs-figures
 
 # run every tutorial at full size and store its outputs in the notebook
 tutorials: $(STAMP)

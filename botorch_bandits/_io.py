@@ -4,7 +4,7 @@ A command's outputs (CSV, PNG) are written to a temporary file in the same folde
 and renamed over the target (``os.replace``, atomic on POSIX): a reader or a killed
 run never sees half a file. A target that is a symlink is refused -- writing
 through it would change a file outside the output folder. Pool workers leave Ctrl-C
-to the main process (:func:`ignore_sigint`)."""
+to the main process (:func:`ignore_sigint`); :func:`stop_now` ends a pool at once."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 
 def check_not_symlink(path: str | os.PathLike) -> Path:
@@ -128,3 +129,12 @@ def die_with_parent() -> None:
         return
     if os.getppid() != parent:  # the parent died before the call
         os.kill(os.getpid(), signal.SIGTERM)
+
+
+def stop_now(pool: Any) -> None:
+    """Stop a ``ProcessPoolExecutor``'s processes without waiting for their work (on
+    Ctrl-C: a worker still starting may have died of the signal, and a waiting
+    shutdown can then hang)."""
+    for proc in list((pool._processes or {}).values()):
+        proc.terminate()
+    pool.shutdown(wait=False, cancel_futures=True)

@@ -11,6 +11,7 @@ import functools
 import importlib
 import re
 import shutil
+import sys
 from pathlib import Path
 
 from sphinx.pycode import ModuleAnalyzer
@@ -19,6 +20,9 @@ import botorch_bandits
 
 DOCS = Path(__file__).resolve().parent
 ROOT = DOCS.parent
+# the repository's bandit_experiments (the Experiments API page) is not installed
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
 
 project = "botorch_bandits"
 author = "botorch_bandits developers"

@@ -1,5 +1,6 @@
 """The package's structure read from its own imports (issue 27): every module's
-layer, its imports of the package's modules (at the top and inside functions), the
+layer (the repository's ``bandit_experiments`` above the whole library), its imports
+of the package's and the experiments' modules (at the top and inside functions), the
 cycles, the imports that run from a lower layer up, and the layout table of
 docs/design.md. ``python tests/structure.py [--lines]`` prints that table (with the
 modules' line counts) and the counts."""
@@ -12,6 +13,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "botorch_bandits"
+#: the repository's experiments (not installed): they import the library, never the
+#: other way round
+EXPERIMENTS = ROOT / "bandit_experiments"
+#: the top-level names whose modules this file reads
+TOPS = ("botorch_bandits", "bandit_experiments")
 #: layers, lowest first: a module may import only from its own layer or below
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     (
@@ -30,17 +36,21 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("acquisition", ("acquisition",)),
     ("decision core", ("core",)),
     ("Ax adapter", ("ax",)),
-    ("simulators and benchmarks", ("benchmarks",)),
+    ("test functions", ("test_functions",)),
+    ("the main job", ("demo",)),
     ("command line", ("cli",)),
     ("package root", ("__init__",)),
+    ("experiments (bandit_experiments/, not installed)", ()),
 ]
-#: the rooms of ``benchmarks/`` in tiers, lowest first: a room imports only from rooms
-#: of a lower tier (and the package's other layers)
-BENCHMARK_ROOMS: list[tuple[str, ...]] = [
-    ("common", "papers"),
-    ("reproduction", "ax_benchmark", "demos"),
+#: the rooms of ``bandit_experiments/`` in tiers, lowest first: a room imports only
+#: from rooms of a lower tier (and the library)
+EXPERIMENT_ROOMS: list[tuple[str, ...]] = [
+    ("common",),
+    ("reproduction", "ax_benchmark"),
     ("studies", "online_benchmark"),
     ("figures",),  # the docs' pictures draw from every other room
+    ("cli",),  # the research commands run them all
+    ("__main__",),  # python -m bandit_experiments
 ]
 #: optional extras (and platform-only modules): the only packages a function may
 #: import locally
@@ -63,19 +73,28 @@ OPTIONAL = {
 }
 
 
-def modules() -> dict[str, Path]:
-    """``botorch_bandits.x.y`` -> its file, for every module of the package."""
+def modules(folders: tuple[Path, ...] = (PACKAGE, EXPERIMENTS)) -> dict[str, Path]:
+    """``botorch_bandits.x.y`` (and ``bandit_experiments.x.y``) -> its file, for every
+    module of the package (and of the experiments)."""
     out = {}
-    for path in sorted(PACKAGE.rglob("*.py")):
-        parts = path.relative_to(ROOT).with_suffix("").parts
-        if parts[-1] == "__init__":
-            parts = parts[:-1]
-        out[".".join(parts)] = path
+    for folder in folders:
+        for path in sorted(folder.rglob("*.py")):
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            out[".".join(parts)] = path
     return out
 
 
+def library() -> dict[str, Path]:
+    """The installed package's modules only (``botorch_bandits``)."""
+    return modules((PACKAGE,))
+
+
 def layer(module: str) -> int:
-    """The layer index of a package module."""
+    """The layer index of a package (or experiments) module."""
+    if module.split(".")[0] == "bandit_experiments":
+        return len(LAYERS) - 1
     parts = module.split(".")
     head = parts[1] if len(parts) > 1 else "__init__"
     head = head.split(".")[0]
@@ -118,7 +137,7 @@ def imports(path: Path, known: dict[str, Path]) -> list[tuple[str, bool, int]]:
         else:
             targets = [a.name for a in node.names]
         for t in targets:
-            if t.split(".")[0] == "botorch_bandits":
+            if t.split(".")[0] in TOPS:
                 while t not in known and "." in t:
                     t = t.rsplit(".", 1)[0]
                 out.append((t, inner, node.lineno))
@@ -184,9 +203,9 @@ def upward() -> list[tuple[str, str]]:
 
 def local_imports() -> list[tuple[str, str, int]]:
     """Function-local imports that are not of an optional extra: (module, what,
-    line). The command line's lazy imports of the package are allowed (they keep
-    ``--help`` free of torch), and so are imports of ``botorch_bandits.ax`` (it needs
-    the optional Ax)."""
+    line). The command lines' lazy imports of the package and the experiments are
+    allowed (they keep ``--help`` free of torch), and so are imports of
+    ``botorch_bandits.ax`` (it needs the optional Ax)."""
     known = modules()
     out = []
     for m, p in known.items():
@@ -195,7 +214,10 @@ def local_imports() -> list[tuple[str, str, int]]:
                 continue
             if t.startswith("!") and t[1:] in OPTIONAL:
                 continue
-            if layer(m) == layer("botorch_bandits.cli") and not t.startswith("!"):
+            command_line = layer(m) == layer("botorch_bandits.cli") or m.startswith(
+                "bandit_experiments.cli"
+            )
+            if command_line and not t.startswith("!"):
                 continue
             if t == "botorch_bandits.ax" or t.startswith("botorch_bandits.ax."):
                 continue  # the Ax adapter needs the optional Ax
@@ -204,28 +226,50 @@ def local_imports() -> list[tuple[str, str, int]]:
 
 
 def room_tier(module: str) -> int | None:
-    """The tier of a module's room in ``benchmarks/`` (:data:`BENCHMARK_ROOMS`);
-    ``None`` for a module outside ``benchmarks/`` or for the package itself."""
+    """The tier of a module's room in ``bandit_experiments/``
+    (:data:`EXPERIMENT_ROOMS`); ``None`` for a library module or for the experiments'
+    package itself."""
     parts = module.split(".")
-    if parts[:2] != ["botorch_bandits", "benchmarks"] or len(parts) == 2:
+    if parts[0] != "bandit_experiments" or len(parts) == 1:
         return None
-    for i, rooms in enumerate(BENCHMARK_ROOMS):
-        if parts[2] in rooms:
+    for i, rooms in enumerate(EXPERIMENT_ROOMS):
+        if parts[1] in rooms:
             return i
     raise KeyError(f"{module} is in no room of tests/structure.py")
 
 
 def room_imports() -> list[tuple[str, str]]:
-    """Imports between the rooms of ``benchmarks/`` that do not run to a lower
-    tier."""
+    """Imports between the rooms of ``bandit_experiments/`` that do not run to a
+    lower tier."""
     out = []
     for a, targets in graph().items():
         for b in targets:
             ta, tb = room_tier(a), room_tier(b)
-            if ta is not None and tb is not None and a.split(".")[2] != b.split(".")[2]:
+            if ta is not None and tb is not None and a.split(".")[1] != b.split(".")[1]:
                 if tb >= ta:
                     out.append((a, b))
     return sorted(out)
+
+
+def experiment_imports() -> list[tuple[str, str, int]]:
+    """Imports of the experiments by the library, anywhere in a module (functions
+    and ``TYPE_CHECKING`` blocks included): (module, what, line). The wheel has no
+    ``bandit_experiments``, so any such import fails for a user."""
+    out = []
+    for m, p in library().items():
+        for node in ast.walk(ast.parse(p.read_text())):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level:
+                names = [node.module or ""]
+            else:
+                continue
+            out += [
+                (m, n, node.lineno)
+                for n in names
+                if n.split(".")[0] == "bandit_experiments"
+            ]
+    return out
 
 
 def lines(path: Path) -> int:
@@ -253,6 +297,9 @@ if __name__ == "__main__":
         f"\nmodules {len(g)}, cycles {len(cycles(g))}, upward imports {len(upward())}"
     )
     print(f"function-local imports of required modules: {len(local_imports())}")
-    print(f"imports between benchmark rooms not to a lower tier: {len(room_imports())}")
+    print(
+        f"imports between experiment rooms not to a lower tier: {len(room_imports())}"
+    )
+    print(f"imports of the experiments by the library: {len(experiment_imports())}")
     biggest = max(modules().values(), key=lines)
     print(f"largest module: {biggest.relative_to(ROOT)} ({lines(biggest)} lines)")

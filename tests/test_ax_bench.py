@@ -1,4 +1,4 @@
-"""``botorch-bandits ax-bench``: the problems' stated optima, and a tiny run through
+"""``python -m bandit_experiments ax-bench``: the problems' stated optima, and a tiny run through
 the command's entry point (CSV columns, regrets, PNGs). The benchmark's numbers are
 its own business (a benchmark, not a test)."""
 
@@ -14,8 +14,8 @@ pytest.importorskip("ax")
 pytest.importorskip("matplotlib")
 pytest.importorskip("tqdm")
 
-from botorch_bandits.benchmarks.ax_benchmark import tuning
-from botorch_bandits.benchmarks.ax_benchmark.runner import (
+from bandit_experiments.ax_benchmark import tuning
+from bandit_experiments.ax_benchmark.runner import (
     CSV_COLUMNS,
     HALVES,
     PROBLEMS,
@@ -28,9 +28,9 @@ from botorch_bandits.benchmarks.ax_benchmark.runner import (
     run_job,
     share_on_bound,
 )
-from botorch_bandits.benchmarks.ax_benchmark.strategies import strategy_fingerprint
-from botorch_bandits.cli import main
-from botorch_bandits.cli.ax_commands import SMOKE_PROBLEMS, SMOKE_STRATEGIES
+from bandit_experiments.ax_benchmark.strategies import strategy_fingerprint
+from bandit_experiments.cli import main
+from bandit_experiments.cli.ax_commands import SMOKE_PROBLEMS, SMOKE_STRATEGIES
 
 
 @pytest.mark.parametrize("name", [n for n, p in PROBLEMS.items() if p.optimizer])
@@ -96,7 +96,7 @@ def test_the_test_half_is_fresh_and_what_issue_51_asks_for():
     """At least 8 problems, 4 of them in 8-40 dimensions, a noisy one, a tuning
     task, a rotated embedding; none with its minimizer at the box's centre (the
     strategies may start there), and none run by default."""
-    from botorch_bandits.benchmarks.ax_benchmark.runner import _check_bench
+    from bandit_experiments.ax_benchmark.runner import _check_bench
 
     probs = [PROBLEMS[n] for n in HALVES["test"]]
     dims = [len(p.parameters) for p in probs]
@@ -168,7 +168,7 @@ def test_repeats_and_bound_shares_by_hand():
 
 
 def test_a_kept_job_is_reused_only_under_the_same_fingerprint(tmp_path):
-    from botorch_bandits.benchmarks.ax_benchmark.runner import JobStore
+    from bandit_experiments.ax_benchmark.runner import JobStore
 
     store = JobStore(tmp_path)
     job = {
@@ -330,7 +330,7 @@ def test_resume_reuses_the_kept_jobs(tmp_path, capsys):
 
 
 def test_generation_growth_times_one_decision_after_n_trials():
-    from botorch_bandits.benchmarks.ax_benchmark.runner import generation_growth
+    from bandit_experiments.ax_benchmark.runner import generation_growth
 
     rows = generation_growth(
         "branin", sizes=(6, 9), strategies=("IGP-UCB (theory)",), repeats=1
@@ -361,7 +361,7 @@ def test_generation_growth_times_one_decision_after_n_trials():
 def test_attached_trials_are_those_the_client_would_attach():
     """The growth benchmark attaches its trials with their data at once: the same
     trials, statuses, parameters and data as attach_trial + complete_trial."""
-    from botorch_bandits.benchmarks.ax_benchmark.runner import (
+    from bandit_experiments.ax_benchmark.runner import (
         PROBLEMS,
         _sobol_points,
         attach_completed,
@@ -386,7 +386,7 @@ def test_attached_trials_are_those_the_client_would_attach():
 
 
 def test_variant_labels_carry_node_options():
-    from botorch_bandits.benchmarks.ax_benchmark.runner import parse_label
+    from bandit_experiments.ax_benchmark.runner import parse_label
 
     assert parse_label("IGP-UCB") == ("IGP-UCB", {})
     assert parse_label("GP-TS[beta=1.5;repeats=allow;R=None]") == (
@@ -413,7 +413,7 @@ def _job(problem: str, strategy: str, seed: int, cum: float, simple: float) -> d
 def test_the_ablation_table_counts_by_hand(tmp_path):
     import json
 
-    from botorch_bandits.benchmarks.ax_benchmark.ablation import load, table
+    from bandit_experiments.ax_benchmark.ablation import load, table
 
     jobs = tmp_path / "jobs"
     jobs.mkdir()
@@ -451,7 +451,7 @@ def test_the_ablation_table_counts_by_hand(tmp_path):
 
 @pytest.mark.slow
 def test_the_optimizer_gap_compares_with_a_longer_run():
-    from botorch_bandits.benchmarks.ax_benchmark.optimizer_gap import gap
+    from bandit_experiments.ax_benchmark.optimizer_gap import gap
 
     g = gap("hartmann6", 8, 0)
     # the long run starts from more points: never worse than the core's optimizer

@@ -19,9 +19,9 @@ import pytest
 pytest.importorskip("ax")
 pytest.importorskip("sqlalchemy")
 
-from botorch_bandits.benchmarks.demos import ax_demo
-from botorch_bandits.benchmarks.demos.ax_demo import demo_function, duration
-from botorch_bandits.benchmarks.demos.ax_demo_report import read_regret, summary_lines
+from botorch_bandits.demo import ax_demo
+from botorch_bandits.demo.ax_demo import demo_function, duration
+from botorch_bandits.demo.ax_demo_report import read_regret, summary_lines
 
 COMPLETED = 3  # ax.core.trial_status.TrialStatus.COMPLETED
 BANDIT, AX = "demo-igp-ucb-seed0", "demo-ax-default-seed0"  # seed 0's experiments
@@ -146,7 +146,7 @@ def test_each_trial_has_its_source(node, key, source) -> None:
 
 
 def test_fallback_trials_are_counted_in_the_summary() -> None:
-    from botorch_bandits.benchmarks.demos.ax_demo_report import DemoResult
+    from botorch_bandits.demo.ax_demo_report import DemoResult
 
     sources = np.array([["initial"] * 5 + ["model", "fallback", "fallback"]] * 2)
     curves = np.tile(np.arange(1.0, 9.0), (2, 1))
@@ -416,7 +416,7 @@ def test_a_terminated_demo_resumes_exactly(tmp_path, signum, whole_group) -> Non
 
 def _record_options(db, **given) -> None:
     """What a run writes first: its options (run_demo's defaults but ``given``)."""
-    from botorch_bandits.benchmarks.demos.ax_demo import check_run_options
+    from botorch_bandits.demo.ax_demo import check_run_options
 
     options = dict(
         trials=30,
@@ -659,8 +659,8 @@ _INTERRUPTED_CLOSE = """
 import contextlib, io, sys, sqlalchemy
 if sys.argv[1] == "quiet":  # what the command sets up: a cheap run through main()
     from botorch_bandits.cli import main
-    with contextlib.redirect_stdout(io.StringIO()):
-        assert main(["ax-bench", "--list"]) == 0
+    with contextlib.redirect_stderr(io.StringIO()):  # refused before any work
+        assert main(["demo", "--smoke", "--trials", "3"]) == 2
 
 def interrupted(connection):
     raise KeyboardInterrupt
@@ -873,10 +873,10 @@ def run(args, parser):
         time.sleep(0.01)
     return 0
 
-cli.COMMANDS["docs-figures"] = cli.COMMANDS["docs-figures"].__class__(
+cli.COMMANDS["loop-demo"] = cli.COMMANDS["loop-demo"].__class__(
     help="", add_arguments=lambda p: None, run=run
 )
-sys.exit(cli.main(["docs-figures"]))
+sys.exit(cli.main(["loop-demo"]))
 """
 
 

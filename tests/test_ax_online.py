@@ -11,8 +11,8 @@ import torch
 
 pytest.importorskip("ax")
 
-from botorch_bandits.benchmarks.online_benchmark import runner as online
-from botorch_bandits.benchmarks.online_benchmark.runner import (
+from bandit_experiments.online_benchmark import runner as online
+from bandit_experiments.online_benchmark.runner import (
     AX_DEFAULT,
     EXTENSIONS,
     PLAIN,
@@ -124,7 +124,7 @@ def test_a_small_run_writes_its_table_and_reuses_its_jobs(tmp_path) -> None:
 def test_the_drift_problems_are_split_before_any_run() -> None:
     """At least 12 drift problems of every shape, 2 to 10 dimensions, noisy and
     noise-free, horizons 100-300; two disjoint halves, each with every shape."""
-    from botorch_bandits.benchmarks.online_benchmark.drift import (
+    from bandit_experiments.online_benchmark.drift import (
         DEV,
         DRIFT_PROBLEMS,
         SHAPES,
@@ -169,8 +169,8 @@ def test_the_drift_report_counts_wins_false_alarms_and_delays(tmp_path) -> None:
     on the stationary control: the verdicts and the calibration say so."""
     import json
 
-    from botorch_bandits.benchmarks.online_benchmark import drift_report
-    from botorch_bandits.benchmarks.online_benchmark.drift import DRIFT_PROBLEMS
+    from bandit_experiments.online_benchmark import drift_report
+    from bandit_experiments.online_benchmark.drift import DRIFT_PROBLEMS
 
     abrupt, still = "branin-flip", "hartmann6-still"
     Ta, Ts = DRIFT_PROBLEMS[abrupt].trials, DRIFT_PROBLEMS[still].trials

@@ -893,7 +893,7 @@ def _composite(f):
 
 
 def _reproduce(**kw):
-    from botorch_bandits.benchmarks.reproduction.runner import reproduce
+    from bandit_experiments.reproduction.runner import reproduce
 
     return reproduce("chowdhury2017-fig1", smoke=True, out=None, **kw)
 

@@ -18,7 +18,7 @@ from botorch_bandits import (
     GPThompsonSamplingSDF,
     fixed_gp,
 )
-from botorch_bandits.benchmarks.papers.problems import make_kernel
+from botorch_bandits.test_functions.problems import make_kernel
 
 D = 2
 LAMBDA = 0.01
@@ -315,10 +315,10 @@ def test_simulator_gp_bucb_decides_as_the_class_with_pending_points() -> None:
     """The delayed simulator's GP-BUCB (the engine view, BatchDelay(3)) and GPUCB with
     X_pending = the batch's pending points on the completed-only model make the same
     decision at every step."""
-    from botorch_bandits.benchmarks.papers.delayed import simulate_delayed
-    from botorch_bandits.benchmarks.papers.problems import verma_gp_problem
     from botorch_bandits.delays import BatchDelay
     from botorch_bandits.models import FiniteArmGP
+    from botorch_bandits.test_functions.delayed import simulate_delayed
+    from botorch_bandits.test_functions.problems import verma_gp_problem
 
     problem = verma_gp_problem(num_seeds=1, num_points=60, lengthscale=0.1)
     T, B = 15, 3
@@ -339,8 +339,8 @@ def test_simulator_gp_bucb_decides_as_the_class_with_pending_points() -> None:
 
 
 def test_batch_tradeoff_report_runs_every_policy() -> None:
-    from botorch_bandits.benchmarks.papers.problems import verma_gp_problem
-    from botorch_bandits.benchmarks.studies.batch import batch_tradeoff, report
+    from bandit_experiments.studies.batch import batch_tradeoff, report
+    from botorch_bandits.test_functions.problems import verma_gp_problem
 
     problem = verma_gp_problem(num_seeds=2, num_points=50, lengthscale=0.1)
     result = batch_tradeoff(problem, batch_size=2, horizon=8)

@@ -10,8 +10,8 @@ import torch
 from botorch.utils.testing import BotorchTestCase
 
 from botorch_bandits import beta as bb
-from botorch_bandits.benchmarks.papers.problems import make_kernel
 from botorch_bandits.models import fixed_gp
+from botorch_bandits.test_functions.problems import make_kernel
 
 
 class TestSchedules(BotorchTestCase):

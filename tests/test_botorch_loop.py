@@ -1,4 +1,4 @@
-"""``botorch-bandits botorch-loop``: a plain BoTorch loop where policies differ only
+"""``python -m bandit_experiments botorch-loop``: a plain BoTorch loop where policies differ only
 in the acquisition (issue 28). Its numbers are a benchmark's, not a test's."""
 
 from __future__ import annotations
@@ -7,13 +7,13 @@ import itertools
 
 import pytest
 
-from botorch_bandits.benchmarks.studies.botorch_loop import (
+from bandit_experiments.cli import main
+from bandit_experiments.studies.botorch_loop import (
     POLICIES,
     float_problems,
     run_loop,
     summarize_loops,
 )
-from botorch_bandits.cli import main
 
 
 def test_a_short_run_records_regrets_and_starts_alike() -> None:

@@ -318,7 +318,7 @@ def test_the_budget_problems_run_keep_their_jobs_and_report(tmp_path, capsys) ->
     """``--trials`` sets the budget jobs' horizon (before: silently each problem's
     own); a second run reuses the kept job; ``--budget-report`` reads it."""
     pytest.importorskip("ax")
-    from botorch_bandits.cli import main
+    from bandit_experiments.cli import main
 
     out = tmp_path / "validation"
     argv = ["ax-online", "--problems", "branin-sweet-spot", "--strategies", "IGP-UCB"]

@@ -8,13 +8,7 @@ import math
 import pytest
 import torch
 
-from botorch_bandits.benchmarks.papers.piecewise import (
-    PIECEWISE_ALGORITHMS,
-    fit_power_law,
-    piecewise_gp_problem,
-    simulate_piecewise,
-)
-from botorch_bandits.benchmarks.papers.problems import make_kernel
+from bandit_experiments.reproduction.stats import fit_power_law
 from botorch_bandits.changepoint import (
     GPUCBCPD,
     ChangePointDetector,
@@ -28,6 +22,12 @@ from botorch_bandits.changepoint import (
     ucb_regularization,
 )
 from botorch_bandits.models import fixed_gp
+from botorch_bandits.test_functions.piecewise import (
+    PIECEWISE_ALGORITHMS,
+    piecewise_gp_problem,
+    simulate_piecewise,
+)
+from botorch_bandits.test_functions.problems import make_kernel
 
 GRID = torch.linspace(0, 5, 1000, dtype=torch.double).unsqueeze(-1)
 

@@ -11,9 +11,10 @@ import types
 import pytest
 import torch
 
-from botorch_bandits.benchmarks.studies import engine
-from botorch_bandits.benchmarks.studies import fitted_beta as fb
-from botorch_bandits.cli import common, main, reproduction
+from bandit_experiments.cli import main, reproduction
+from bandit_experiments.studies import engine
+from bandit_experiments.studies import fitted_beta as fb
+from botorch_bandits.cli import common
 
 
 def _clock(monkeypatch: pytest.MonkeyPatch) -> list[float]:
@@ -143,8 +144,8 @@ def test_beta_guide_smoke_sizes_and_progress(monkeypatch, tmp_path, capsys) -> N
 
 def test_smoke_sizes_reach_the_benchmarks(monkeypatch, capsys) -> None:
     """ts-variance, cpd-detector and batch-tradeoff --smoke (the benchmarks faked)."""
-    from botorch_bandits.benchmarks.papers import piecewise
-    from botorch_bandits.benchmarks.studies import batch, ts_variance
+    from bandit_experiments.reproduction import detector
+    from bandit_experiments.studies import batch, ts_variance
 
     seen: dict[str, list] = {}
 
@@ -152,7 +153,7 @@ def test_smoke_sizes_reach_the_benchmarks(monkeypatch, capsys) -> None:
         return lambda *a, **kw: seen.setdefault(name, []).append((a, kw)) or value
 
     monkeypatch.setattr(ts_variance, "ts_variance_ratios", fake("ts", torch.ones(5)))
-    monkeypatch.setattr(piecewise, "calibrate_detector", fake("cpd", []))
+    monkeypatch.setattr(detector, "calibrate_detector", fake("cpd", []))
     monkeypatch.setattr(batch, "batch_tradeoff", fake("batch", None))
     monkeypatch.setattr(batch, "report", lambda result: [])
     for command in ("ts-variance", "cpd-detector", "batch-tradeoff"):
@@ -167,7 +168,7 @@ def test_smoke_sizes_reach_the_benchmarks(monkeypatch, capsys) -> None:
 def test_smoke_runs_of_the_loops_report_each_run(monkeypatch, tmp_path, capsys) -> None:
     """botorch-loop, ts-where and ax-check --smoke (the runs faked): their sizes, and
     a progress line for the runs of the loops."""
-    from botorch_bandits.benchmarks.studies import botorch_loop, ts_where
+    from bandit_experiments.studies import botorch_loop, ts_where
 
     specs: list[dict] = []
     monkeypatch.setattr(botorch_loop, "run_loop", lambda **s: specs.append(s) or s)
@@ -185,7 +186,7 @@ def test_smoke_runs_of_the_loops_report_each_run(monkeypatch, tmp_path, capsys) 
     assert "ts-where: 18 runs of 8 evaluations in this process..." in captured.err
     assert "| cumulative @6 | simple @6 | cumulative @8 |" in captured.out
     pytest.importorskip("ax")
-    from botorch_bandits.benchmarks.ax_benchmark import checks
+    from bandit_experiments.ax_benchmark import checks
 
     calls: list[tuple] = []
     monkeypatch.setattr(checks, "run_check", lambda *a, **kw: calls.append(a) or [])
@@ -195,7 +196,7 @@ def test_smoke_runs_of_the_loops_report_each_run(monkeypatch, tmp_path, capsys) 
 
 
 def _bench(seeds: int, trials: int):
-    from botorch_bandits.benchmarks.ax_benchmark.results import BenchResult, summarize
+    from bandit_experiments.ax_benchmark.results import BenchResult, summarize
 
     jobs = [
         {
@@ -255,7 +256,7 @@ def test_reproduce_unknown_experiment_is_one_line(capsys) -> None:
     err = capsys.readouterr().err
     assert len(err.splitlines()) == 1 and "usage" not in err
     assert err.startswith(
-        "botorch-bandits reproduce: error: unknown experiment 'chowdhury2017-fig9' "
+        "python -m bandit_experiments reproduce: error: unknown experiment 'chowdhury2017-fig9' "
         "(did you mean chowdhury2017-fig1, chowdhury2017-fig2 or chowdhury2017-fig3?)"
     )
     assert all(name in err for name in reproduction.EXPERIMENT_TITLES)
@@ -265,7 +266,7 @@ def test_reproduce_unknown_experiment_is_one_line(capsys) -> None:
 
 
 def test_reproduce_help_lists_the_experiments(capsys) -> None:
-    from botorch_bandits.benchmarks.reproduction.experiments import EXPERIMENTS
+    from bandit_experiments.reproduction.experiments import EXPERIMENTS
 
     # the CLI's copy (kept free of torch for --help) is the experiments' own list
     titles = {name: e.title for name, e in EXPERIMENTS.items()}
@@ -282,8 +283,8 @@ def test_a_command_usage_error_shows_that_command_usage(tmp_path, capsys) -> Non
     with pytest.raises(SystemExit):
         main(["ts-where", "--batches", "0", "--out", str(tmp_path)])
     err = capsys.readouterr().err
-    assert err.startswith("usage: botorch-bandits ts-where ")
-    assert "botorch-bandits ts-where: error: --batches must be >= 1" in err
+    assert err.startswith("usage: python -m bandit_experiments ts-where ")
+    assert "python -m bandit_experiments ts-where: error: --batches must be >= 1" in err
 
 
 def test_reproduce_names_every_file_it_writes(tmp_path, capsys) -> None:

@@ -17,7 +17,7 @@ from botorch_bandits import cli
 # the demo's command line, its run replaced by one that hangs up on itself: the
 # signal comes where a long run would be (the demo's own work is tested elsewhere)
 _HANG_UP = """
-import os, signal, sys, time
+import dataclasses, os, signal, sys, time
 from botorch_bandits import cli
 
 def run(args, parser):
@@ -27,10 +27,8 @@ def run(args, parser):
         time.sleep(0.01)
     return 0
 
-demo = cli.COMMANDS["demo"]
-cli.COMMANDS["demo"] = demo.__class__(
-    help="", add_arguments=demo.add_arguments, run=run
-)
+# the demo's own options and resume hint, another run
+cli.COMMANDS["demo"] = dataclasses.replace(cli.COMMANDS["demo"], run=run)
 sys.exit(cli.main(["demo", "--trials", "8", "--out", sys.argv[1]]))
 """
 

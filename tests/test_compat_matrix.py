@@ -30,8 +30,8 @@ from linear_operator.utils.cholesky import psd_safe_cholesky
 
 import botorch_bandits
 from botorch_bandits import FiniteArmGP, draw_posterior_paths
-from botorch_bandits.benchmarks.papers.problems import make_kernel
 from botorch_bandits.beta import information_gain
+from botorch_bandits.test_functions.problems import make_kernel
 
 MODELS = ("stgp", "stgp_fixed", "batched", "multi", "list", "mixed", "engine")
 ACQFS = botorch_bandits.ACQUISITION_FUNCTIONS

@@ -132,8 +132,8 @@ def test_composite_targets_by_hand() -> None:
 
 
 def test_set_targets_rebuilds_the_mean_exactly() -> None:
-    from botorch_bandits.benchmarks.papers.problems import make_kernel
     from botorch_bandits.models import FiniteArmGP, fixed_gp
+    from botorch_bandits.test_functions.problems import make_kernel
 
     gen = torch.Generator().manual_seed(0)
     arms = torch.rand(15, 1, generator=gen, dtype=D)
@@ -153,7 +153,7 @@ def test_set_targets_rebuilds_the_mean_exactly() -> None:
 
 
 def test_constrained_simulation_replays_its_multipliers() -> None:
-    from botorch_bandits.benchmarks.papers.constrained import (
+    from botorch_bandits.test_functions.constrained import (
         shi2022_e1_problem,
         simulate_constrained,
     )
@@ -205,7 +205,7 @@ def test_constrained_simulation_replays_its_multipliers() -> None:
 def test_constrained_reproduction_writes_its_metrics(tmp_path, capsys) -> None:
     import csv
 
-    from botorch_bandits.cli import main
+    from bandit_experiments.cli import main
 
     assert (
         main(

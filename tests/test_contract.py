@@ -8,8 +8,8 @@ from botorch.acquisition import AcquisitionFunction
 from botorch.optim import optimize_acqf, optimize_acqf_discrete
 
 import botorch_bandits
-from botorch_bandits.benchmarks.papers.problems import make_kernel
 from botorch_bandits.models import fixed_gp
+from botorch_bandits.test_functions.problems import make_kernel
 
 DEVICES = [torch.device("cpu")] + (
     [torch.device("cuda")] if torch.cuda.is_available() else []

@@ -11,8 +11,8 @@ import urllib.request
 
 import pytest
 
-import botorch_bandits.benchmarks.common.executors as executors
-from botorch_bandits.benchmarks.common.executors import (
+import bandit_experiments.common.executors as executors
+from bandit_experiments.common.executors import (
     check_dask_address,
     dask_map,
     is_loopback,

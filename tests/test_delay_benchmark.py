@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from botorch_bandits.benchmarks.online_benchmark.delay import (
+from bandit_experiments.online_benchmark.delay import (
     CENSOR,
     DELAY_DEV,
     DELAY_PROBLEMS,
@@ -17,7 +17,7 @@ from botorch_bandits.benchmarks.online_benchmark.delay import (
     node_label,
     strategies_for,
 )
-from botorch_bandits.benchmarks.online_benchmark.delay_report import (
+from bandit_experiments.online_benchmark.delay_report import (
     delay_quantities,
     nominal_time,
 )
@@ -76,7 +76,7 @@ def test_simple_regret_is_read_at_equal_simulated_time() -> None:
 
 def test_a_short_run_through_the_cli_is_kept_and_reported(tmp_path, capsys) -> None:
     pytest.importorskip("ax")
-    from botorch_bandits.cli import main
+    from bandit_experiments.cli import main
 
     out = tmp_path / "delay"
     args = ["ax-online", "--problems", "accuracy2-poisson", "--seeds", "1"]

@@ -10,12 +10,6 @@ import pytest
 import torch
 from botorch.acquisition.analytic import UpperConfidenceBound
 
-from botorch_bandits.benchmarks.papers.delayed import simulate_delayed
-from botorch_bandits.benchmarks.papers.problems import (
-    BanditProblem,
-    make_kernel,
-    verma_gp_problem,
-)
 from botorch_bandits.delays import (
     BatchDelay,
     DelayDistribution,
@@ -27,6 +21,12 @@ from botorch_bandits.delays import (
     PoissonDelay,
 )
 from botorch_bandits.models import fixed_gp
+from botorch_bandits.test_functions.delayed import simulate_delayed
+from botorch_bandits.test_functions.problems import (
+    BanditProblem,
+    make_kernel,
+    verma_gp_problem,
+)
 
 NOISE = 0.05
 
@@ -255,7 +255,7 @@ def test_verma_problem_is_normalized() -> None:
 def test_reproduce_delayed_writes_simple_regret_csv(tmp_path) -> None:
     import csv
 
-    from botorch_bandits.benchmarks.reproduction.runner import (
+    from bandit_experiments.reproduction.runner import (
         CSV_COLUMNS,
         DELAYED_CSV_METRICS,
         reproduce,
@@ -282,7 +282,7 @@ def test_reproduce_delayed_writes_simple_regret_csv(tmp_path) -> None:
 def test_lr_workload_runs_end_to_end_with_delays() -> None:
     """Real training of logistic regression (a 3 x 3 x 3 grid here), Poisson delays."""
     pytest.importorskip("sklearn")
-    from botorch_bandits.benchmarks.papers.lr_tuning import (
+    from botorch_bandits.test_functions.lr_tuning import (
         lr_tuning_problem,
         validation_accuracy,
     )
@@ -372,8 +372,8 @@ def test_the_simulators_censoring_rule_is_the_ledgers(window) -> None:
     decision core keeps it in ``FeedbackLedger``. On the same events -- integer
     steps with integer delays (the iteration clock, boundaries included) and
     random times -- the two say the same for every query at every decision."""
-    from botorch_bandits.benchmarks.papers.delayed import arrived_by, within_window
     from botorch_bandits.delays import FeedbackLedger
+    from botorch_bandits.test_functions.delayed import arrived_by, within_window
 
     gen = torch.Generator().manual_seed(0)
     clocks = {

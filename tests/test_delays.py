@@ -99,9 +99,9 @@ def test_sdf_terms_by_hand() -> None:
 
 def test_gp_ucb_sdf_value_by_hand() -> None:
     from botorch_bandits.acquisition.sdf import GPUCBSDF, GPThompsonSamplingSDF
-    from botorch_bandits.benchmarks.papers.problems import make_kernel
     from botorch_bandits.beta import information_gain
     from botorch_bandits.models import fixed_gp
+    from botorch_bandits.test_functions.problems import make_kernel
 
     kernel = make_kernel("rbf", 0.2)
     X = torch.tensor([[0.1], [0.5], [0.52], [0.9]], dtype=torch.double)
@@ -140,7 +140,7 @@ def test_contextual_sdf_with_botorch_fixed_features() -> None:
     from botorch.optim import optimize_acqf_discrete
 
     from botorch_bandits import GPUCBSDF, fixed_gp
-    from botorch_bandits.benchmarks.papers.problems import make_kernel
+    from botorch_bandits.test_functions.problems import make_kernel
 
     gen = torch.Generator().manual_seed(0)
     ZX = torch.rand(10, 2, generator=gen, dtype=torch.double)  # (context, action)

@@ -1,9 +1,12 @@
-"""Release packaging: ``python -m build`` makes a wheel and an sdist, and the wheel,
-installed with no extras into a fresh virtual environment (Python >= 3.11, the package's
-floor), imports and runs its CLI."""
+"""Release packaging: ``python -m build`` makes a wheel and an sdist; the wheel holds the
+library only (no reproduction, benchmark, study, figure or research-command module: those
+are the repository's ``bandit_experiments/``, issue 61), and installed with no extras into
+a fresh virtual environment (Python >= 3.11, the package's floor) it imports and runs its
+CLI."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import tarfile
@@ -49,6 +52,40 @@ def test_wheel_and_sdist_carry_license_types_and_version(dist: Path) -> None:
     members = {m.split("/", 1)[1] for m in tarfile.open(sdist).getnames() if "/" in m}
     for wanted in ("LICENSE", "CHANGELOG.md", "README.md", "docs/conf.py", "tests"):
         assert wanted in members, wanted
+    # the sdist is the source tree the tests, docs and tutorials run from: it carries
+    # the experiments they run, which the wheel built from it leaves out
+    assert "bandit_experiments/cli/__init__.py" in members
+
+
+#: what marks an experiment module (a folder or a module's name): the reproduction
+#: harness, the Ax and online benchmarks, the studies, the docs' figures
+EXPERIMENT_NAME = re.compile(r"reproduc|bench|stud(y|ies)|figure|claims|report_data")
+
+
+def test_the_wheel_holds_the_library_only(dist: Path) -> None:
+    """No reproduction, benchmark, study, figure or research-command module in the
+    wheel: only ``botorch_bandits`` (its library, test functions and demos) and the
+    dist-info; the console command is the library's (``demo``, ``loop-demo``)."""
+    (wheel,) = dist.glob("*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    tops = {n.split("/", 1)[0] for n in names}
+    assert tops == {
+        "botorch_bandits",
+        next(t for t in tops if t.endswith(".dist-info")),
+    }
+    modules = [n for n in names if n.endswith(".py")]
+    assert not [n for n in modules if EXPERIMENT_NAME.search(n)], modules
+    cli = sorted(
+        n.rsplit("/", 1)[1] for n in modules if n.startswith("botorch_bandits/cli/")
+    )
+    assert cli == ["__init__.py", "__main__.py", "common.py", "demos.py"]
+    # the main job and the papers' problems that tutorials reuse are in it
+    for wanted in (
+        "demo/ax_demo.py",
+        "demo/loop_demo.py",
+        "test_functions/problems.py",
+    ):
+        assert f"botorch_bandits/{wanted}" in names, wanted
 
 
 @pytest.mark.slow  # a fresh venv and a pip install (~1 min)
@@ -93,4 +130,14 @@ def test_wheel_installs_into_a_fresh_venv_and_runs(dist: Path, tmp_path: Path) -
     assert installed.stdout.split("\n")[:2] == ["True", REQUIRES_PYTHON]
     helped = subprocess.run([cli, "--help"], capture_output=True, text=True)
     assert helped.returncode == 0, helped.stderr
-    assert "reproduce" in helped.stdout and "demo" in helped.stdout
+    assert "{demo,loop-demo}" in helped.stdout and "reproduce" not in helped.stdout
+    # the experiments are not installed
+    found = subprocess.run(
+        [python, "-c", "import bandit_experiments"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert (
+        found.returncode == 1 and "No module named 'bandit_experiments'" in found.stderr
+    )

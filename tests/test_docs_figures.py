@@ -1,5 +1,5 @@
 """Every measured figure on the documentation pages comes from a file a command
-wrote: the pages' figure blocks equal what ``botorch-bandits docs-figures`` renders
+wrote: the pages' figure blocks equal what ``python -m bandit_experiments docs-figures`` renders
 from their files, and no page has a measured-looking figure (± interval, decimal
 ratio, time, size) outside a block."""
 
@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from botorch_bandits.benchmarks.figures import docs_figures as figures
-from botorch_bandits.benchmarks.figures import images
-from botorch_bandits.cli import main
+from bandit_experiments.cli import main
+from bandit_experiments.figures import docs_figures as figures
+from bandit_experiments.figures import images
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -25,7 +25,7 @@ def test_every_block_equals_its_file() -> None:
     differ = figures.update(ROOT, check=True)
     assert differ == [], (
         f"{[str(p.relative_to(ROOT)) for p in differ]} differ from their files: run "
-        "`botorch-bandits docs-figures`"
+        "`python -m bandit_experiments docs-figures`"
     )
 
 

@@ -1,4 +1,4 @@
-"""The beta-guide measurements (botorch_bandits.benchmarks.studies.fitted_beta): the
+"""The beta-guide measurements (bandit_experiments.studies.fitted_beta): the
 fitted quantities recomputed independently, the multipliers against the papers'
 formulas, the closed loop's options reaching the Ax node, and the CLI."""
 
@@ -7,12 +7,13 @@ from __future__ import annotations
 import math
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 
-from botorch_bandits.benchmarks.studies import fitted_beta as fb
+from bandit_experiments.studies import fitted_beta as fb
 
 
 @pytest.fixture(scope="module")
@@ -96,7 +97,7 @@ def test_bad_arguments_are_refused() -> None:
 def test_loop_options_reach_the_ax_node() -> None:
     """The closed loop's variants differ only in the node options they pass, and
     those options are the node's B and beta (not dropped on the way)."""
-    from botorch_bandits.benchmarks.ax_benchmark.runner import (
+    from bandit_experiments.ax_benchmark.runner import (
         AX_DEFAULT,
         bandit_strategy,
     )
@@ -114,7 +115,7 @@ def test_loop_options_reach_the_ax_node() -> None:
         node = gs._nodes[-1]
         assert node.B == kwargs.get("B", 0.25)  # the practical default
         assert node.beta == kwargs.get("beta")
-    from botorch_bandits.benchmarks.ax_benchmark.runner import PROBLEMS, new_client
+    from bandit_experiments.ax_benchmark.runner import PROBLEMS, new_client
 
     with pytest.raises(ValueError, match="node_kwargs"):
         new_client(PROBLEMS["branin"], "x", AX_DEFAULT, 0, {"B": 2.0})
@@ -126,7 +127,7 @@ def test_cli_fit_table(tmp_path) -> None:
         [
             sys.executable,
             "-m",
-            "botorch_bandits.cli",
+            "bandit_experiments",
             "beta-guide",
             "--seeds",
             "1",
@@ -137,6 +138,7 @@ def test_cli_fit_table(tmp_path) -> None:
         capture_output=True,
         text=True,
         timeout=300,
+        cwd=Path(__file__).resolve().parents[1],  # bandit_experiments runs from a clone
     )
     assert out.returncode == 0, out.stderr
     table = [line for line in out.stdout.splitlines() if line.startswith("| ")]

@@ -29,9 +29,9 @@ from botorch_bandits.acquisition import (
     GPThompsonSamplingSDF,
 )
 from botorch_bandits.acquisition import input_constructors as ic
-from botorch_bandits.benchmarks.papers.problems import make_kernel
 from botorch_bandits.delays import FeedbackLedger, sdf_beta
 from botorch_bandits.models import fixed_gp
+from botorch_bandits.test_functions.problems import make_kernel
 
 LAM = 0.01
 CLASSES = [GPUCB, IGPUCB, GPThompsonSampling, GPUCBSDF, GPThompsonSamplingSDF]

@@ -13,8 +13,8 @@ from botorch.utils.testing import BotorchTestCase
 
 from botorch_bandits import GPUCB, IGPUCB, GPThompsonSampling
 from botorch_bandits import beta as bb
-from botorch_bandits.benchmarks.papers.problems import make_kernel
 from botorch_bandits.models import FiniteArmGP, fixed_gp
+from botorch_bandits.test_functions.problems import make_kernel
 
 LAM = 0.05
 

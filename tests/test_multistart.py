@@ -10,7 +10,7 @@ import math
 import pytest
 import torch
 
-from botorch_bandits.benchmarks.studies.fit_quality import fit_quality, single_start_fit
+from bandit_experiments.studies.fit_quality import fit_quality, single_start_fit
 from botorch_bandits.models.multistart import (
     _Data,
     _derivatives,

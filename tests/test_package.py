@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import botorch_bandits
+from bandit_experiments.cli import main as experiments_main
 from botorch_bandits.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -74,24 +75,31 @@ HEAVY = ("torch", "botorch", "gpytorch", "ax", "matplotlib", "distributed", "pan
 
 
 def test_import_and_cli_help_load_no_heavy_package() -> None:
-    """`import botorch_bandits` and `botorch-bandits --help` (also a command's help)
-    load none of torch, BoTorch, GPyTorch, Ax, matplotlib, Dask: the commands import
-    them when they run."""
+    """`import botorch_bandits` and `botorch-bandits --help` (also a command's help),
+    and `python -m bandit_experiments reproduce --help`, load none of torch, BoTorch,
+    GPyTorch, Ax, matplotlib, Dask: the commands import them when they run."""
     code = (
         "import sys, contextlib, io\n"
         "import botorch_bandits\n"
         "from botorch_bandits.cli import main\n"
-        "for argv in (['--help'], ['reproduce', '--help'], ['demo', '--help']):\n"
+        "from bandit_experiments.cli import main as experiments\n"
+        "for run, argv in ((main, ['--help']), (main, ['loop-demo', '--help']),\n"
+        "                  (main, ['demo', '--help']), (experiments, ['--help']),\n"
+        "                  (experiments, ['reproduce', '--help'])):\n"
         "    with contextlib.redirect_stdout(io.StringIO()):\n"
         "        try:\n"
-        "            main(argv)\n"
+        "            run(argv)\n"
         "        except SystemExit:\n"
         "            pass\n"
         f"heavy = {HEAVY!r}\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in heavy))\n"
     )
     result = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
     )
     assert result.stdout.strip() == "[]", result.stdout
     # and a name that needs them still works on first use
@@ -103,13 +111,26 @@ def test_import_and_cli_help_load_no_heavy_package() -> None:
 
 
 def test_cli_help() -> None:
+    """``botorch-bandits`` has the library's commands only; the research commands are
+    ``python -m bandit_experiments``'s, from the repository's top folder."""
     result = subprocess.run(
         [sys.executable, "-m", "botorch_bandits.cli", "--help"],
         capture_output=True,
         text=True,
     )
     assert result.returncode == 0
-    assert "demo" in result.stdout and "ts-variance" in result.stdout
+    assert "{demo,loop-demo}" in result.stdout and "reproduce" not in result.stdout
+    result = subprocess.run(
+        [sys.executable, "-m", "bandit_experiments", "--help"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    assert result.returncode == 0
+    assert result.stdout.startswith("usage: python -m bandit_experiments ")
+    for command in ("reproduce", "ax-bench", "ts-variance", "docs-figures"):
+        assert command in result.stdout
+    assert "loop-demo" not in result.stdout
 
 
 def test_cli_rejects_bad_horizon(capsys) -> None:
@@ -151,7 +172,7 @@ def test_cli_refuses_contradictory_or_empty_sizes(capsys) -> None:
     assert main(["demo", "--smoke", "--trials", "12", "--no-progress"]) == 2
     err = capsys.readouterr().err
     assert "--smoke" in err and "--trials 12" in err
-    assert main(["ax-bench", "--growth", "0,-5"]) == 2
+    assert experiments_main(["ax-bench", "--growth", "0,-5"]) == 2
     err = capsys.readouterr().err
     assert "--growth" in err and "'0,-5'" in err and ">= 1" in err
 

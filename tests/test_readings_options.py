@@ -9,17 +9,17 @@ import math
 import pytest
 import torch
 
-from botorch_bandits.benchmarks.papers import delayed as D
-from botorch_bandits.benchmarks.papers import problems as P
-from botorch_bandits.benchmarks.papers.simulator import (
+from botorch_bandits.delays import FixedDelay, GeometricDelay
+from botorch_bandits.models import FiniteArmGP, fixed_gp
+from botorch_bandits.test_functions import delayed as D
+from botorch_bandits.test_functions import problems as P
+from botorch_bandits.test_functions.simulator import (
     INCUMBENT_READINGS,
     PI_MARGIN,
     POLICIES,
     StepContext,
     simulate,
 )
-from botorch_bandits.delays import FixedDelay, GeometricDelay
-from botorch_bandits.models import FiniteArmGP, fixed_gp
 
 
 # --------------------------------------------------------------------------- PI margin

@@ -9,13 +9,14 @@ import numpy as np
 import pytest
 import torch
 
-from botorch_bandits.benchmarks.papers import piecewise as PW
+from bandit_experiments.reproduction import detector
 from botorch_bandits.changepoint import (
     LOG_BASE_READINGS,
     ChangePointDetector,
     cpd_beta,
     cpd_noise_variance,
 )
+from botorch_bandits.test_functions import piecewise as PW
 
 
 def test_log_base_reading_of_the_schedules() -> None:
@@ -76,7 +77,7 @@ def test_mean_measure_is_the_integral_over_the_volume() -> None:
 
 
 def _row(c, changes, detected, false, delay):
-    return PW.CalibrationRow(c, changes, detected, false, delay, 0.0, 0.0)
+    return detector.CalibrationRow(c, changes, detected, false, delay, 0.0, 0.0)
 
 
 def test_pick_c_follows_the_stated_rule() -> None:
@@ -86,16 +87,18 @@ def test_pick_c_follows_the_stated_rule() -> None:
         _row(10.0, 100, 90, 0, 25.0),  # same detections, longer delay
         _row(20.0, 100, 40, 0, 60.0),
     ]
-    assert PW.pick_c(rows) == 5.0
+    assert detector.pick_c(rows) == 5.0
     rows[2] = _row(10.0, 100, 90, 0, 20.0)  # tie on delay too: the larger c
-    assert PW.pick_c(rows) == 10.0
-    assert PW.pick_c([_row(1.0, 10, 9, 9, 1.0), _row(2.0, 10, 8, 8, 1.0)]) == 2.0
+    assert detector.pick_c(rows) == 10.0
+    assert detector.pick_c([_row(1.0, 10, 9, 9, 1.0), _row(2.0, 10, 8, 8, 1.0)]) == 2.0
     with pytest.raises(ValueError, match="rows"):
-        PW.pick_c([])
+        detector.pick_c([])
 
 
 def test_calibration_runs_gp_ucb_cpd_and_counts_its_restarts() -> None:
-    rows = PW.calibrate_in_algorithm((1.0, 40.0), num_pieces=2, horizon=80, num_seeds=3)
+    rows = detector.calibrate_in_algorithm(
+        (1.0, 40.0), num_pieces=2, horizon=80, num_seeds=3
+    )
     assert [r.c for r in rows] == [1.0, 40.0]
     for r in rows:
         assert r.changes == 3  # one change per run
@@ -106,10 +109,10 @@ def test_calibration_runs_gp_ucb_cpd_and_counts_its_restarts() -> None:
         >= rows[1].detected + rows[1].false_alarms
     )
     direct = PW.simulate_piecewise(
-        PW.piecewise_gp_problem(2, 80, num_seeds=3, seed=PW.CALIBRATION_SEED),
+        PW.piecewise_gp_problem(2, 80, num_seeds=3, seed=detector.CALIBRATION_SEED),
         "GP-UCB-CPD",
         c=1.0,
-        seed=PW.CALIBRATION_SEED,
+        seed=detector.CALIBRATION_SEED,
     )
     delays, _, false = direct.detection_delays()
     assert (rows[0].detected, rows[0].false_alarms) == (len(delays), false)
@@ -118,8 +121,8 @@ def test_calibration_runs_gp_ucb_cpd_and_counts_its_restarts() -> None:
 def test_the_suggested_tuning_cross_validates_c_and_puts_c_above_the_peaks(
     tmp_path,
 ) -> None:
-    from botorch_bandits.benchmarks.reproduction.calibration import read_tuning, tune
-    from botorch_bandits.benchmarks.reproduction.cpd_tuning import suggested_tuning
+    from bandit_experiments.reproduction.calibration import read_tuning, tune
+    from bandit_experiments.reproduction.cpd_tuning import suggested_tuning
 
     t = suggested_tuning(draws=6, samples=12, c_values=(0.001, 0.1, 10.0))
     scores = dict(t.cv)

@@ -10,13 +10,13 @@ import random
 
 import pytest
 
-from botorch_bandits.benchmarks.reproduction import report as R
-from botorch_bandits.benchmarks.reproduction.runner import (
+from bandit_experiments.cli import main
+from bandit_experiments.reproduction import report as R
+from bandit_experiments.reproduction.runner import (
     EXPERIMENTS,
     all_experiments,
     reproduce_all,
 )
-from botorch_bandits.cli import main
 
 SUBSET = (
     "avanesov-fig1",

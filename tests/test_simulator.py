@@ -9,23 +9,23 @@ import math
 import pytest
 import torch
 
-from botorch_bandits import IGPUCB
-from botorch_bandits.benchmarks.papers import problems as P
-from botorch_bandits.benchmarks.papers.simulator import (
-    METRICS,
-    POLICIES,
-    gamma_order,
-    simulate,
-)
-from botorch_bandits.benchmarks.reproduction.runner import (
+from bandit_experiments.cli import main
+from bandit_experiments.reproduction.runner import (
     CSV_COLUMNS,
     CSV_METRICS,
     EXPERIMENTS,
     reproduce,
 )
+from botorch_bandits import IGPUCB
 from botorch_bandits.beta import information_gain
-from botorch_bandits.cli import main
 from botorch_bandits.models import fixed_gp
+from botorch_bandits.test_functions import problems as P
+from botorch_bandits.test_functions.simulator import (
+    METRICS,
+    POLICIES,
+    gamma_order,
+    simulate,
+)
 
 
 def _small_rkhs(seeds: int = 3) -> P.BanditProblem:
@@ -211,8 +211,8 @@ def test_smoke_runs_are_labelled_with_the_sizes_that_ran(tmp_path) -> None:
     problems, the plot's title), not the paper's."""
     import csv
 
-    from botorch_bandits.benchmarks.reproduction.plots import run_title
-    from botorch_bandits.benchmarks.reproduction.runner import reproduce
+    from bandit_experiments.reproduction.plots import run_title
+    from bandit_experiments.reproduction.runner import reproduce
 
     result = reproduce(
         "avanesov-fig1", smoke=True, seeds=1, out=tmp_path, show_progress=False
@@ -227,8 +227,8 @@ def test_smoke_runs_are_labelled_with_the_sizes_that_ran(tmp_path) -> None:
 
 
 def test_recorded_steps() -> None:
-    from botorch_bandits.benchmarks.reproduction.report import CHECKPOINTS
-    from botorch_bandits.benchmarks.reproduction.runner import recorded_steps
+    from bandit_experiments.reproduction.report import CHECKPOINTS
+    from bandit_experiments.reproduction.runner import recorded_steps
 
     assert recorded_steps(30, "log") == list(range(1, 31))
     assert recorded_steps(30000, "all") == list(range(1, 30001))
@@ -250,7 +250,7 @@ def test_recorded_steps() -> None:
 def test_recorded_csv_gives_the_report_the_same_numbers(tmp_path) -> None:
     """A thinned CSV keeps what REPRODUCTION.md reads: the last step and the
     checkpoints, with the same values as the CSV of every step."""
-    from botorch_bandits.benchmarks.reproduction import report as R
+    from bandit_experiments.reproduction import report as R
 
     runs = {}
     for record in ("all", 7):

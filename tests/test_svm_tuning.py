@@ -13,13 +13,13 @@ from functools import partial
 import pytest
 import torch
 
-from botorch_bandits.benchmarks.papers import svm_tuning as S
-from botorch_bandits.benchmarks.reproduction import report as R
-from botorch_bandits.benchmarks.reproduction.experiments import (
+from bandit_experiments.reproduction import report as R
+from bandit_experiments.reproduction.experiments import (
     DELAYED_SETTINGS,
     EXPERIMENTS,
 )
-from botorch_bandits.benchmarks.reproduction.runner import reproduce
+from bandit_experiments.reproduction.runner import reproduce
+from botorch_bandits.test_functions import svm_tuning as S
 
 pytest.importorskip("sklearn")
 

@@ -12,11 +12,11 @@ from botorch.models import ModelListGP
 from botorch.optim import optimize_acqf, optimize_acqf_discrete
 from botorch.utils.testing import BotorchTestCase
 
+from bandit_experiments.studies.ts_variance import ts_variance_ratios
 from botorch_bandits import GPThompsonSampling, draw_posterior_paths
 from botorch_bandits import beta as bb
-from botorch_bandits.benchmarks.papers.problems import make_kernel
-from botorch_bandits.benchmarks.studies.ts_variance import ts_variance_ratios
 from botorch_bandits.models import fixed_gp
+from botorch_bandits.test_functions.problems import make_kernel
 
 
 def _model(dtype=torch.double, kernel="rbf", n=10, seed=0):

@@ -1,4 +1,4 @@
-"""``botorch-bandits ts-where``: practical GP-TS against IGP-UCB through the
+"""``python -m bandit_experiments ts-where``: practical GP-TS against IGP-UCB through the
 decision core, in batches (issue 28). Its numbers are a benchmark's, not a test's."""
 
 from __future__ import annotations
@@ -8,13 +8,13 @@ import json
 
 import pytest
 
-from botorch_bandits.benchmarks.studies import ts_where
-from botorch_bandits.benchmarks.studies.ts_where import (
+from bandit_experiments.cli import main
+from bandit_experiments.studies import ts_where
+from bandit_experiments.studies.ts_where import (
     job_path,
     run_core_loop,
     run_kept,
 )
-from botorch_bandits.cli import main
 
 
 def test_batches_of_distinct_points_after_the_same_sobol_start() -> None:

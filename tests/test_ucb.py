@@ -12,8 +12,8 @@ from botorch.utils.testing import BotorchTestCase, MockModel, MockPosterior
 
 from botorch_bandits import GPUCB, IGPUCB, GammaOrder, GreedyGamma
 from botorch_bandits import beta as bb
-from botorch_bandits.benchmarks.papers.problems import make_kernel
 from botorch_bandits.models import fixed_gp
+from botorch_bandits.test_functions.problems import make_kernel
 
 
 def _hand_posterior(X, Y, Xs, lengthscale, lam):

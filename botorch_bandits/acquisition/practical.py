@@ -87,7 +87,7 @@ def practical_acquisition(
     (``"pathwise"`` for a gradient optimizer). GP-TS is for a randomized rule in few
     dimensions, not for regret: it trailed IGP-UCB in 6 and 20 dimensions at every
     batch size measured (``bandit_generation_strategy`` says where;
-    ``botorch-bandits ax-bench`` measures it).
+    ``python -m bandit_experiments ax-bench`` measures it).
 
     GP-UCB (:class:`~botorch_bandits.GPUCB`, Srinivas et al. 2010) takes its
     :math:`\beta_t` schedule from what is known of the decision set:

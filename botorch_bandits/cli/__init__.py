@@ -1,8 +1,9 @@
 """The ``botorch-bandits`` command: :data:`COMMANDS`, the table from a command's name
-to its :class:`~botorch_bandits.cli.common.Command` (help, options, handler, extras
-needed), the parser built from it, and :func:`main`. The commands live in
-``ax_commands``, ``reproduction``, ``studies`` and ``docs``; each imports torch, BoTorch or Ax
-only when it runs, so ``--help`` loads none of them."""
+to its :class:`~botorch_bandits.cli.common.Command` (the main job ``demo`` and
+``loop-demo``, in ``demos``), and :func:`run_commands`, which parses and runs a table of
+commands with clean stops on Ctrl-C and SIGTERM (the repository's
+``python -m bandit_experiments`` runs its research commands with it too). A command
+imports torch, BoTorch or Ax only when it runs, so ``--help`` loads none of them."""
 
 from __future__ import annotations
 
@@ -12,72 +13,61 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from botorch_bandits.cli import ax_commands, docs, reproduction, studies
+from botorch_bandits.cli import demos
 from botorch_bandits.cli.common import Command, CommandError, missing
 
 __all__ = [
     "COMMANDS",
-    "NEEDS",
     "Command",
     "CommandError",
     "Terminated",
     "build_parser",
     "main",
+    "run_commands",
 ]
 
 #: command name -> the command, in the order ``botorch-bandits --help`` lists them
 COMMANDS: dict[str, Command] = {
-    "demo": ax_commands.DEMO,
-    "loop-demo": studies.LOOP_DEMO,
-    "ax-check": ax_commands.AX_CHECK,
-    "ax-bench": ax_commands.AX_BENCH,
-    "ax-online": ax_commands.AX_ONLINE,
-    "botorch-loop": studies.BOTORCH_LOOP,
-    "ts-where": studies.TS_WHERE,
-    "ts-variance": studies.TS_VARIANCE,
-    "batch-tradeoff": studies.BATCH_TRADEOFF,
-    "beta-guide": studies.BETA_GUIDE,
-    "benchmark-engine": studies.BENCHMARK_ENGINE,
-    "reproduce": reproduction.REPRODUCE,
-    "reproduction-report": reproduction.REPRODUCTION_REPORT,
-    "cpd-detector": studies.CPD_DETECTOR,
-    "fit-quality": studies.FIT_QUALITY,
-    "docs-figures": docs.DOCS_FIGURES,
+    "demo": demos.DEMO,
+    "loop-demo": demos.LOOP_DEMO,
 }
 
-#: the packages each command needs beyond the core, and the extra that brings them
-NEEDS: dict[str, tuple[tuple[str, str], ...]] = {
-    name: command.needs for name, command in COMMANDS.items() if command.needs
-}
+#: what ``botorch-bandits`` says a missing extra needs (``{extras}``: their names)
+INSTALL = (
+    "pip install 'botorch-bandits[{extras}]' (from a clone: pip install '.[{extras}]')"
+)
 
 
-def check_extras(command: str) -> None:
+def check_extras(
+    command: str, commands: Mapping[str, Command] = COMMANDS, install: str = INSTALL
+) -> None:
     """Name the ``pip install`` a command needs before it does any work."""
-    needed = [(m, extra) for m, extra in NEEDS.get(command, ()) if missing(m)]
+    needed = [(m, extra) for m, extra in commands[command].needs if missing(m)]
     if needed:
         extras = ",".join(sorted({extra for _, extra in needed}))
         names = ", ".join(m for m, _ in needed)
         raise CommandError(
-            f"`{command}` needs {names}: pip install '.[{extras}]' from a clone of the repository"
+            f"`{command}` needs {names}: {install.format(extras=extras)}"
         )
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The parser of every command in :data:`COMMANDS`."""
-    parser = argparse.ArgumentParser(
-        prog="botorch-bandits",
-        description="Bandit algorithms with regret guarantees for BoTorch and Ax.",
-    )
+def build_parser(
+    commands: Mapping[str, Command] = COMMANDS,
+    prog: str = "botorch-bandits",
+    description: str = "Bandit algorithms with regret guarantees for BoTorch and Ax.",
+) -> argparse.ArgumentParser:
+    """The parser of every command in ``commands``."""
+    parser = argparse.ArgumentParser(prog=prog, description=description)
     parser.add_argument(
         "--debug",
         action="store_true",
         help="show the full traceback of an error (also: BOTORCH_BANDITS_DEBUG=1)",
     )
     sub = parser.add_subparsers(dest="command", required=True)
-    for name, command in COMMANDS.items():
+    for name, command in commands.items():
         own = sub.add_parser(name, help=command.help)
         command.add_arguments(own)
         own.set_defaults(command_parser=own)  # its usage errors show its own usage
@@ -125,11 +115,24 @@ def quiet_interrupt_logs() -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run a command. An error a user can act on prints one line on stderr and
-    exits 2 (``--debug`` or ``BOTORCH_BANDITS_DEBUG=1``: the traceback instead);
-    Ctrl-C stops cleanly, says how to continue, and exits 130; SIGTERM does the
-    same and exits 143 (128 + 15, as a process killed by it)."""
-    parser = build_parser()
+    """Run a ``botorch-bandits`` command (:func:`run_commands` of :data:`COMMANDS`)."""
+    return run_commands(COMMANDS, argv)
+
+
+def run_commands(
+    commands: Mapping[str, Command],
+    argv: Sequence[str] | None = None,
+    prog: str = "botorch-bandits",
+    description: str = "Bandit algorithms with regret guarantees for BoTorch and Ax.",
+    install: str = INSTALL,
+) -> int:
+    """Parse ``argv`` and run one of ``commands`` (``prog`` names them in messages;
+    ``install`` is what a missing extra needs, see :func:`check_extras`). An error a
+    user can act on prints one line on stderr and exits 2 (``--debug`` or
+    ``BOTORCH_BANDITS_DEBUG=1``: the traceback instead); Ctrl-C stops cleanly, says
+    how to continue, and exits 130; SIGTERM does the same and exits 143 (128 + 15,
+    as a process killed by it)."""
+    parser = build_parser(commands, prog, description)
     args = parser.parse_args(argv)
     debug = args.debug or os.environ.get("BOTORCH_BANDITS_DEBUG", "") not in ("", "0")
     if not debug:
@@ -176,9 +179,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             if signal.getsignal(signum) is not signal.SIG_IGN:
                 previous[signum] = signal.signal(signum, on_signal)
     try:
-        check_extras(args.command)
+        check_extras(args.command, commands, install)
         out = getattr(args, "out", None)
-        folder = args.command not in FILE_OUT  # --out names a folder
+        folder = not commands[args.command].out_is_file  # --out names a folder
         if isinstance(out, str) and not out.strip():
             raise CommandError(
                 f"--out {out!r} is empty: give the "
@@ -190,16 +193,16 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"--out {out} is a file; --out names the folder the outputs go to: "
                 "give a folder (it is created if missing)."
             )
-        return COMMANDS[args.command].run(args, args.command_parser)
+        return commands[args.command].run(args, args.command_parser)
     except KeyboardInterrupt:
-        return _interrupted(args, interrupted)
+        return _interrupted(prog, commands[args.command], args, interrupted)
     except Exception as err:
         if interrupted:  # e.g. a worker killed by the same Ctrl-C broke the pool
-            return _interrupted(args, interrupted)
+            return _interrupted(prog, commands[args.command], args, interrupted)
         if debug:
             raise
         text = " ".join(str(err).split()) or type(err).__name__
-        print(f"botorch-bandits {args.command}: error: {text}", file=sys.stderr)
+        print(f"{prog} {args.command}: error: {text}", file=sys.stderr)
         if not isinstance(err, (CommandError, ValueError, OSError, RuntimeError)):
             print("(run with --debug for the traceback)", file=sys.stderr)
         return 2
@@ -212,26 +215,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.unraisablehook = unraisable_before
 
 
-#: the commands whose ``--out`` names a file, not a folder
-FILE_OUT = ("reproduction-report",)
-
-
-def _interrupted(args: argparse.Namespace, signals: Sequence[int] = ()) -> int:
+def _interrupted(
+    prog: str, command: Command, args: argparse.Namespace, signals: Sequence[int] = ()
+) -> int:
     """Ctrl-C, SIGTERM or SIGHUP (the last of ``signals`` that came; none: a
     Ctrl-C): one line saying how to continue; exit status 128 + the signal's
     number (130, 143, 129)."""
     hint = ""
-    if args.command == "demo":  # the run's own options: a resume must repeat them
-        options = ""
-        for dest in ("trials", "seeds", "seed", "parallelism", "mode", "smoke"):
-            value = getattr(args, dest)
-            if value != args.command_parser.get_default(dest):
-                flag = "--" + dest
-                options += f" {flag}" if value is True else f" {flag} {value}"
-        options += " --bandit-only" if args.bandit_only else ""
-        hint = (
-            f"; continue with: botorch-bandits demo --resume{options} --out {args.out}"
-        )
+    if command.resume_hint is not None:  # e.g. the run's own options to repeat
+        hint = command.resume_hint(args, args.command_parser)
     signum = signals[-1] if signals else signal.SIGINT
     what = {
         signal.SIGINT: "interrupted",
@@ -240,7 +232,7 @@ def _interrupted(args: argparse.Namespace, signals: Sequence[int] = ()) -> int:
     if signum == getattr(signal, "SIGHUP", None):
         what = "hung up (SIGHUP: the terminal closed)"
     try:  # after a hang-up the terminal may be gone
-        print(f"botorch-bandits: {what}{hint}", file=sys.stderr)
+        print(f"{prog}: {what}{hint}", file=sys.stderr)
     except OSError:
         pass
     return 128 + int(signum)

@@ -1,13 +1,13 @@
-"""What every command module of the CLI shares: the :class:`Command` record (help,
-arguments, handler, extras needed), :class:`CommandError`, the check that an optional
-package is installed, the argument types of the parsers, and :class:`Progress`
-(feedback on stderr for a long phase of a command)."""
+"""What every command module shares (the library's and the repository's
+``bandit_experiments``): the :class:`Command` record (help, arguments, handler, extras
+needed), :class:`CommandError`, the check that an optional package is installed, the
+argument type :func:`positive_int`, and :class:`Progress` (feedback on stderr for a
+long phase of a command)."""
 
 from __future__ import annotations
 
 import argparse
 import importlib.util
-import math
 import sys
 import time
 from collections.abc import Callable
@@ -21,20 +21,27 @@ Handler = Callable[[argparse.Namespace, argparse.ArgumentParser], int]
 
 @dataclass(frozen=True)
 class Command:
-    """One ``botorch-bandits`` command.
+    """One command of ``botorch-bandits`` (or of ``python -m bandit_experiments``).
 
     Attributes:
-        help: The line ``botorch-bandits --help`` shows for it.
+        help: The line ``--help`` shows for it.
         add_arguments: Adds the command's options to its subparser.
         run: Runs the command (imports its heavy packages only then).
         needs: ``(module, extra)`` pairs: the packages it needs beyond the core and
             the extra that brings each.
+        out_is_file: Its ``--out`` names a file (by default: a folder).
+        resume_hint: The parsed arguments and the command's parser -> what to add
+            to the line printed when it is interrupted (how to continue), or ``None``.
     """
 
     help: str
     add_arguments: Callable[[argparse.ArgumentParser], None]
     run: Handler
     needs: tuple[tuple[str, str], ...] = ()
+    out_is_file: bool = False
+    resume_hint: Callable[[argparse.Namespace, argparse.ArgumentParser], str] | None = (
+        None
+    )
 
 
 class CommandError(Exception):
@@ -61,33 +68,6 @@ def positive_int(text: str) -> int:
 # value: 'x'"): the name it had before the CLI became a package, so the output is
 # unchanged
 positive_int.__name__ = positive_int.__qualname__ = "_positive_int"
-
-
-def record_steps(text: str) -> str | int:
-    """An argument type: ``'log'``, ``'all'`` or an integer K >= 1 (``--record``)."""
-    if text in ("all", "log"):
-        return text
-    if text.isdigit() and int(text) >= 1:
-        return int(text)
-    raise argparse.ArgumentTypeError(
-        f"must be 'log', 'all' or an integer K >= 1, got {text!r}"
-    )
-
-
-def cpd_constant(text: str) -> float | str:
-    """An argument type: a number > 0, ``'suggested'`` or ``'calibrated'``
-    (``--cpd-c``)."""
-    if text in ("suggested", "calibrated"):
-        return text
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(
-            f"must be a number > 0, 'suggested' or 'calibrated', got {text!r}"
-        )
-    return value
 
 
 def _duration(seconds: float) -> str:

@@ -380,7 +380,7 @@ def run_reproduction(name: str) -> dict[str, Any]:
     cumulative regret."""
     import torch
 
-    from botorch_bandits.benchmarks.reproduction.runner import reproduce
+    from bandit_experiments.reproduction.runner import reproduce
 
     # one torch thread, as recorded: the bits of some runs (the LR workload, the
     # refits' batched factorizations) depend on the thread count, and a test
@@ -406,7 +406,7 @@ def run_reproduction(name: str) -> dict[str, Any]:
 
 
 def experiments() -> list[str]:
-    from botorch_bandits.benchmarks.reproduction.runner import all_experiments
+    from bandit_experiments.reproduction.runner import all_experiments
 
     return all_experiments()
 

@@ -49,7 +49,7 @@ THEORY_LONG_TERM: dict[str, Any] = {
 #: objective: the multipliers updated after every trial (Algorithm 3 with S = 1) by
 #: a step that does not vanish, aimed at an average of -slack, starting from
 #: kappa^1 = initial_multiplier (PDBO's lambda_0 = 1). The step was chosen on the
-#: budget problems' development half (``botorch-bandits ax-online --problems
+#: budget problems' development half (``python -m bandit_experiments ax-online --problems
 #: budget-dev``) among 0.5, 1 and 2, slack 0.05, 0.1, 0.2 and the composite target:
 #: every candidate held the budget on every run, and mu = 0.5 had the lowest mean
 #: rank of cumulative regret over its three problems (docs/measured.md)
