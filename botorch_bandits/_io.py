@@ -134,7 +134,12 @@ def die_with_parent() -> None:
 def stop_now(pool: Any) -> None:
     """Stop a ``ProcessPoolExecutor``'s processes without waiting for their work (on
     Ctrl-C: a worker still starting may have died of the signal, and a waiting
-    shutdown can then hang)."""
+    shutdown can then hang).
+
+    Args:
+        pool: the ``concurrent.futures.ProcessPoolExecutor`` to stop; its queued
+            work is cancelled.
+    """
     for proc in list((pool._processes or {}).values()):
         proc.terminate()
     pool.shutdown(wait=False, cancel_futures=True)
