@@ -614,7 +614,10 @@ def test_cli_errors_are_one_line(tmp_path) -> None:
         text=True,
     )
     assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1
-    assert "pip install '.[ax]' from a clone" in res.stderr
+    assert (
+        "pip install 'botorch-bandits[ax]' (from a clone: pip install '.[ax]')"
+        in res.stderr
+    )
     assert not (tmp_path / "x").exists()
     # --debug shows the traceback
     res = _cli("--debug", "demo", "--resume", "--out", str(tmp_path / "missing"))

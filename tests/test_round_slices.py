@@ -9,7 +9,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import functools
-import importlib
+import itertools
 from typing import Any
 
 import pytest
@@ -175,16 +175,46 @@ def test_every_field_and_metadata_key_has_one_writer(name) -> None:
     assert not shared, f"metadata keys with more than one writer: {shared}"
 
 
-def test_the_sets_run_every_step() -> None:
-    core = importlib.import_module("botorch_bandits.core.decide")
+#: each feature's switches, to ask the features for every step they have
+GRID: dict[str, tuple[Any, ...]] = {
+    "mode": ("practical", "theory"),
+    "restarts": (False, True),
+    "cpd_detector": (None, "scale-free"),
+    "long_term_constraints": (False, True),
+    "constraint_model": (None, "composite"),
+    "pending": (
+        "ignore",
+        "hallucinate",
+        "censor",
+        "randomized-believer",
+        "pessimistic",
+    ),
+    "algorithm": (None, "qLogNEI"),
+    "forgetting": (False, True),
+    "trust_region": (None, True),
+    "repeats": (None, "avoid"),
+}
 
-    every = {v.__name__ for v in core.VIEWS.values()}
-    every |= {
-        n
-        for n in core.pipeline.__code__.co_names
-        if callable(getattr(core, n, None)) and n.endswith(("_step", "_rule"))
-    }
-    every |= {"exclude_in_flight", "maximizer"}
+
+def _every_step() -> set[str]:
+    """The steps of every pipeline over :data:`GRID` (the option sets that can be
+    built: some switches exclude others)."""
+    every: set[str] = set()
+    for values in itertools.product(*GRID.values()):
+        kwargs = {k: v for k, v in zip(GRID, values, strict=True) if v is not None}
+        if kwargs["pending"] == "censor":
+            kwargs["y_min"] = -1.0
+        try:
+            opts = DecisionOptions.from_kwargs(**kwargs)
+        except (ValueError, TypeError):
+            continue
+        every |= {step.__name__ for step in pipeline(opts)}
+    return every
+
+
+def test_the_sets_run_every_step() -> None:
+    every = _every_step()
+    assert len(every) >= 20, sorted(every)
     ran = {step.__name__ for name in SETS for step in _run_cached(name)[1]}
     assert every - ran == set()
 

@@ -1,8 +1,9 @@
 """The decision core, free of Ax: from a :class:`~botorch_bandits.core.History`, the
 :class:`~botorch_bandits.core.DecisionOptions` and a
 :class:`~botorch_bandits.core.Domain`, the next decision and its metadata, as the
-pipeline of steps the options switch on (:func:`pipeline`). The Ax node and the
-tests call :func:`decide`."""
+pipeline of steps the options switch on (:func:`pipeline`: each feature's module of
+``core/steps/`` says which steps it takes, and where). The Ax node and the tests
+call :func:`decide`."""
 
 from __future__ import annotations
 
@@ -11,22 +12,19 @@ from collections.abc import Callable
 from botorch_bandits.core.domain import Domain
 from botorch_bandits.core.history import History
 from botorch_bandits.core.options import DecisionOptions
-from botorch_bandits.core.round import Decision, DecisionCache, Round
-from botorch_bandits.core.steps.avoid import repeats_step
-from botorch_bandits.core.steps.constraints import (
-    composite_step,
-    epoch_step,
-    multiplier_step,
+from botorch_bandits.core.round import Decision, DecisionCache, Round, Step, Steps
+from botorch_bandits.core.steps import (
+    avoid,
+    constraints,
+    data,
+    locality,
+    maximize,
+    model,
+    penalty,
+    restarts,
+    rule,
 )
-from botorch_bandits.core.steps.data import exclude_in_flight, sems_step, window_step
-from botorch_bandits.core.steps.locality import trust_region_step
-from botorch_bandits.core.steps.maximize import maximizer
-from botorch_bandits.core.steps.model import (
-    model_step,
-    practical_fit_step,
-    theory_fit_step,
-)
-from botorch_bandits.core.steps.penalty import constraint_fit_step, penalty_step
+from botorch_bandits.core.steps.data import exclude_in_flight
 from botorch_bandits.core.steps.pending import (
     censor_view,
     hallucinate_view,
@@ -34,23 +32,18 @@ from botorch_bandits.core.steps.pending import (
 )
 from botorch_bandits.core.steps.pessimistic import pessimistic_view
 from botorch_bandits.core.steps.randomized import randomized_believer_view
-from botorch_bandits.core.steps.restarts import (
-    residual_step,
-    restart_step,
-    uniform_step,
-)
-from botorch_bandits.core.steps.rule import (
-    bandit_rule,
-    qlognei_rule,
-    score_step,
-    time_step,
-)
 
-__all__ = ["Decision", "DecisionCache", "Step", "decide", "pipeline"]
-
-#: a step reads and writes its fields of the round; a step that decides (a
-#: uniform draw, the maximizer) returns the decision and ends the round
-Step = Callable[[Round], Decision | None]
+__all__ = [
+    "FEATURES",
+    "PLACES",
+    "VIEWS",
+    "Decision",
+    "DecisionCache",
+    "Step",
+    "decide",
+    "pending_steps",
+    "pipeline",
+]
 
 #: what stands in for the running trials, by ``pending``
 VIEWS: dict[str, Step] = {
@@ -61,44 +54,90 @@ VIEWS: dict[str, Step] = {
     "pessimistic": pessimistic_view,
 }
 
+#: the pipeline's places, in the order their steps run: restarts' detector; the
+#: long-term multipliers; ``pending="ignore"``'s rows in flight; the restarts'
+#: uniform draw; the data window; the composite target; the reported SEMs; the
+#: fit; the composite target's epoch; the separate constraints' GPs; the points
+#: not to repeat; the pending view; the GP; the rule; its penalty; forgetting's
+#: time; the trust region; the scores; the maximizer
+PLACES: tuple[str, ...] = (
+    "detect",
+    "multipliers",
+    "exclude",
+    "uniform",
+    "window",
+    "composite",
+    "sems",
+    "fit",
+    "epoch",
+    "constraint_fit",
+    "repeats",
+    "pending",
+    "model",
+    "rule",
+    "penalty",
+    "time",
+    "local",
+    "score",
+    "maximize",
+)
+
+
+def pending_steps(opts: DecisionOptions) -> Steps:
+    """The running trials' steps under ``opts``: the view ``pending`` names
+    (:data:`VIEWS`), and with ``pending="ignore"`` the decision set's rows in flight
+    kept out.
+
+    Args:
+        opts: The decision's options.
+
+    Returns:
+        The steps by their place in the pipeline.
+    """
+    out = {"exclude": exclude_in_flight} if opts.pending == "ignore" else {}
+    return {**out, "pending": VIEWS[opts.pending]}
+
+
+#: the features, each asked by :func:`pipeline` for its steps
+FEATURES: tuple[Callable[[DecisionOptions], Steps], ...] = (
+    restarts.steps,
+    constraints.steps,
+    penalty.steps,
+    pending_steps,
+    data.steps,
+    model.steps,
+    avoid.steps,
+    rule.steps,
+    locality.steps,
+    maximize.steps,
+)
+
 
 def pipeline(opts: DecisionOptions) -> tuple[Step, ...]:
-    """The steps of a decision under ``opts``, in order; an option off leaves its
-    step out.
+    """The steps of a decision under ``opts``, in order: each feature of
+    :data:`FEATURES` gives its steps by place (none where it is off), and the
+    places run in the order of :data:`PLACES`.
 
     Args:
         opts: The decision's options.
 
     Returns:
         The steps, each a :data:`Step`; the last is the maximizer.
+
+    Raises:
+        AssertionError: Two features take one place, or a feature a place not in
+            :data:`PLACES` (a programming error, not a user's).
     """
-    restarts = opts.restarts is not None
-    uniform = restarts and opts.restarts.uniform  # Avanesov's detectors
-    constraints = opts.constraints is not None
-    separate = constraints and opts.constraints.model == "separate"
-    composite = constraints and not separate
-    return (
-        *((restart_step,) if uniform else ()),
-        *((residual_step,) if restarts and not uniform else ()),
-        *((multiplier_step,) if constraints else ()),
-        *((exclude_in_flight,) if opts.pending == "ignore" else ()),
-        *((uniform_step,) if uniform else ()),
-        window_step,
-        *((composite_step,) if composite else ()),
-        sems_step,
-        practical_fit_step if opts.theory is None else theory_fit_step,
-        *((epoch_step,) if composite else ()),
-        *((constraint_fit_step,) if separate else ()),
-        *((repeats_step,) if opts.repeats == "avoid" else ()),
-        VIEWS[opts.pending],
-        model_step,
-        qlognei_rule if opts.algorithm == "qLogNEI" else bandit_rule,
-        *((penalty_step,) if separate else ()),
-        *((time_step,) if opts.forgetting else ()),
-        *((trust_region_step,) if opts.trust_region else ()),
-        score_step,
-        maximizer,
-    )
+    taken: dict[str, Step] = {}
+    for feature in FEATURES:
+        for place, step in feature(opts).items():
+            if place not in PLACES or place in taken:
+                raise AssertionError(
+                    f"{feature.__module__}.{feature.__name__} takes the place "
+                    f"{place!r}: {'taken' if place in taken else 'not in PLACES'}"
+                )
+            taken[place] = step
+    return tuple(taken[p] for p in PLACES if p in taken)
 
 
 def decide(

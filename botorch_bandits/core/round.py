@@ -4,6 +4,7 @@ write (each step its own fields), the :class:`Decision` it ends with, and the
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -19,7 +20,7 @@ from botorch_bandits.hyperparameters import Hyperparameters
 from botorch_bandits.models import FeatureCache
 from botorch_bandits.models.forgetting import with_time
 
-__all__ = ["Decision", "DecisionCache", "Round"]
+__all__ = ["Decision", "DecisionCache", "Round", "Step", "Steps"]
 
 
 @dataclass
@@ -226,3 +227,12 @@ class Round:
             # the dictionary's rows by the completed trials
             "completed": len(self.done),
         }
+
+
+#: a step reads and writes its fields of the round; a step that decides (a uniform
+#: draw, the maximizer) returns the decision and ends the round
+Step = Callable[[Round], "Decision | None"]
+
+#: a feature's steps under the options, by the place each takes in the pipeline
+#: (:data:`~botorch_bandits.core.decide.PLACES`); empty where the feature is off
+Steps = dict[str, Step]

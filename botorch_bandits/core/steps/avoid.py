@@ -10,11 +10,11 @@ from torch import Tensor
 
 from botorch_bandits.core.history import TrialRecord
 from botorch_bandits.core.options import NOISE_FREE, DecisionOptions
-from botorch_bandits.core.round import Round
+from botorch_bandits.core.round import Round, Steps
 from botorch_bandits.core.steps.model import noise_ratio
 from botorch_bandits.hyperparameters import Hyperparameters
 
-__all__ = ["in_flight", "not_again", "repeats_step"]
+__all__ = ["in_flight", "not_again", "repeats_step", "steps"]
 
 
 def repeats_step(r: Round) -> None:
@@ -55,3 +55,15 @@ def in_flight(
         torch.tensor(flight, dtype=torch.double).reshape(-1, d),
         torch.tensor(list(ls), dtype=torch.double),
     )
+
+
+def steps(opts: DecisionOptions) -> Steps:
+    """``repeats="avoid"``'s step (none with ``repeats="allow"``).
+
+    Args:
+        opts: The decision's options.
+
+    Returns:
+        The steps by their place in the pipeline.
+    """
+    return {"repeats": repeats_step} if opts.repeats == "avoid" else {}

@@ -22,8 +22,8 @@ from botorch_bandits.constraints import (
     replay_multipliers,
 )
 from botorch_bandits.core.history import TrialRecord
-from botorch_bandits.core.options import LongTermConstraints
-from botorch_bandits.core.round import Round
+from botorch_bandits.core.options import DecisionOptions, LongTermConstraints
+from botorch_bandits.core.round import Round, Steps
 from botorch_bandits.core.steps.errors import not_finite
 from botorch_bandits.models import STANDARDIZED_QUANTUM, standardize
 
@@ -38,6 +38,7 @@ __all__ = [
     "multiplier_step",
     "multipliers",
     "penalty_of",
+    "steps",
 ]
 
 
@@ -229,3 +230,25 @@ def epoch_step(r: Round) -> None:
         opts.multiplier_update, r.opts.delta, L, r.R, r.kappa
     )
     r.meta["delta_epoch"] = r.delta
+
+
+def steps(opts: DecisionOptions) -> Steps:
+    """The long-term constraints' steps under ``opts`` (none without them): the
+    multipliers, and with ``constraint_model="composite"`` the composite target and
+    its epoch's confidence (the separate constraints' GPs: ``penalty.steps``).
+
+    Args:
+        opts: The decision's options.
+
+    Returns:
+        The steps by their place in the pipeline.
+    """
+    if opts.constraints is None:
+        return {}
+    if opts.constraints.model == "separate":
+        return {"multipliers": multiplier_step}
+    return {
+        "multipliers": multiplier_step,
+        "composite": composite_step,
+        "epoch": epoch_step,
+    }

@@ -12,14 +12,15 @@ import torch
 from torch import Tensor
 
 from botorch_bandits.core.history import TrialRecord
-from botorch_bandits.core.options import LongTermConstraints
-from botorch_bandits.core.round import Round
+from botorch_bandits.core.options import DecisionOptions, LongTermConstraints
+from botorch_bandits.core.round import Round, Steps
 from botorch_bandits.core.steps.constraints import penalty_of
 
 __all__ = [
     "exclude_in_flight",
     "known_noise_rule",
     "sems_step",
+    "steps",
     "target_sems",
     "window_step",
 ]
@@ -131,3 +132,16 @@ def known_noise_rule(var: Tensor, rule: str, trials: Sequence[int]) -> str:
     if rule == "fixed" or (rule == "auto" and bool(known.all())):
         return "fixed"
     return "add"
+
+
+def steps(opts: DecisionOptions) -> Steps:
+    """The model's data, in every decision: the window of trials and the reported
+    standard errors (``pending="ignore"``'s rows in flight: the pending feature's).
+
+    Args:
+        opts: The decision's options.
+
+    Returns:
+        The steps by their place in the pipeline.
+    """
+    return {"window": window_step, "sems": sems_step}

@@ -18,10 +18,11 @@ from botorch_bandits.acquisition.trust_region import (
     trust_radius,
 )
 from botorch_bandits.core.domain import Domain
-from botorch_bandits.core.round import Round
+from botorch_bandits.core.options import DecisionOptions
+from botorch_bandits.core.round import Round, Steps
 from botorch_bandits.seeding import TRUST_CENTRES, derived_seed
 
-__all__ = ["trust_region_step"]
+__all__ = ["steps", "trust_region_step"]
 
 
 def trust_region_step(r: Round) -> None:
@@ -61,3 +62,15 @@ def _local(
         return out[ok]
 
     return sample
+
+
+def steps(opts: DecisionOptions) -> Steps:
+    """The trust region's step (with ``trust_region=True`` only).
+
+    Args:
+        opts: The decision's options.
+
+    Returns:
+        The steps by their place in the pipeline.
+    """
+    return {"local": trust_region_step} if opts.trust_region else {}

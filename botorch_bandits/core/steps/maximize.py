@@ -6,10 +6,11 @@ the decision set's best row where no optimized point is admitted."""
 from __future__ import annotations
 
 from botorch_bandits.core.optimize import optimize
-from botorch_bandits.core.round import Decision, Round
+from botorch_bandits.core.options import DecisionOptions
+from botorch_bandits.core.round import Decision, Round, Steps
 from botorch_bandits.seeding import step_seed
 
-__all__ = ["finite_maximizer", "gradient_maximizer", "maximizer"]
+__all__ = ["finite_maximizer", "gradient_maximizer", "maximizer", "steps"]
 
 
 def finite_maximizer(r: Round) -> Decision:
@@ -42,3 +43,15 @@ def maximizer(r: Round) -> Decision:
     """The gradient maximizer where the model step allows it (``r.gradient``),
     else the decision set's argmax."""
     return gradient_maximizer(r) if r.gradient else finite_maximizer(r)
+
+
+def steps(opts: DecisionOptions) -> Steps:
+    """The maximizer, the last step of every decision.
+
+    Args:
+        opts: The decision's options.
+
+    Returns:
+        The steps by their place in the pipeline.
+    """
+    return {"maximize": maximizer}

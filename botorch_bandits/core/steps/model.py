@@ -23,7 +23,7 @@ from botorch_bandits.core.fit import (
 )
 from botorch_bandits.core.history import TrialRecord
 from botorch_bandits.core.options import DecisionOptions
-from botorch_bandits.core.round import Round
+from botorch_bandits.core.round import Round, Steps
 from botorch_bandits.core.steps.errors import not_finite
 from botorch_bandits.hyperparameters import Hyperparameters
 from botorch_bandits.models import STANDARDIZED_QUANTUM, NystromGP, standardize
@@ -43,6 +43,7 @@ __all__ = [
     "model_step",
     "noise_ratio",
     "practical_fit_step",
+    "steps",
     "theory_fit_step",
 ]
 
@@ -238,3 +239,17 @@ def censoring_units(
             "standardized: give them on the objective's scale."
         )
     return round(a) * q, round(b) * q
+
+
+def steps(opts: DecisionOptions) -> Steps:
+    """The model's steps, in every decision: the fit by mode (the practical fit, or
+    the theory mode's given kernel) and the GP on the pending view's data.
+
+    Args:
+        opts: The decision's options.
+
+    Returns:
+        The steps by their place in the pipeline.
+    """
+    fit = practical_fit_step if opts.theory is None else theory_fit_step
+    return {"fit": fit, "model": model_step}

@@ -18,7 +18,8 @@ from botorch.sampling.normal import SobolQMCNormalSampler
 
 from botorch_bandits.acquisition.penalized import PenalizedUCB
 from botorch_bandits.core.fit import KnownNoise, build_model, fit_practical, fit_subset
-from botorch_bandits.core.round import Round
+from botorch_bandits.core.options import DecisionOptions
+from botorch_bandits.core.round import Round, Steps
 from botorch_bandits.core.steps.constraints import in_units
 from botorch_bandits.core.steps.data import known_noise_rule
 from botorch_bandits.core.steps.model import known_noise
@@ -27,7 +28,11 @@ from botorch_bandits.hyperparameters import Hyperparameters
 from botorch_bandits.models import FeatureCache, standardize
 from botorch_bandits.seeding import step_seed
 
-__all__ = ["constraint_fit_step", "penalty_step"]
+__all__ = [
+    "constraint_fit_step",
+    "penalty_step",
+    "steps",
+]
 
 
 def constraint_fit_step(r: Round) -> None:
@@ -113,3 +118,18 @@ def penalty_step(r: Round) -> None:
     mult = float(torch.as_tensor(mult).reshape(-1)[0])
     r.penalized = PenalizedUCB(model, mult**2, r.g_kappa, r.g_bounds)
     r.penalized.sigma_multiplier = mult
+
+
+def steps(opts: DecisionOptions) -> Steps:
+    """The separate constraints' steps under ``opts`` (with
+    ``constraint_model="separate"`` only): their GPs, and the rule as their penalty.
+
+    Args:
+        opts: The decision's options.
+
+    Returns:
+        The steps by their place in the pipeline.
+    """
+    if opts.constraints is None or opts.constraints.model != "separate":
+        return {}
+    return {"constraint_fit": constraint_fit_step, "penalty": penalty_step}

@@ -23,7 +23,7 @@ from botorch_bandits.changepoint import (
 from botorch_bandits.core.domain import Domain
 from botorch_bandits.core.history import TrialRecord
 from botorch_bandits.core.options import THEORY_DEFAULTS, DecisionOptions, Restarts
-from botorch_bandits.core.round import Decision, Round
+from botorch_bandits.core.round import Decision, Round, Steps
 from botorch_bandits.models import (
     fit_practical_gp,
     make_kernel,
@@ -45,6 +45,7 @@ __all__ = [
     "residual_step",
     "restart_step",
     "restarts_state",
+    "steps",
     "uniform_step",
 ]
 
@@ -272,3 +273,20 @@ def _residual_test(
 
     test = robust_residual_change(res, r.opts.restarts.false_alarm, z, without)
     return test, done
+
+
+def steps(opts: DecisionOptions) -> Steps:
+    """The restarts' steps under ``opts`` (none without ``restarts``): Avanesov's
+    detector and its uniform draws, or the residual detector.
+
+    Args:
+        opts: The decision's options.
+
+    Returns:
+        The steps by their place in the pipeline (:data:`~botorch_bandits.core.decide.PLACES`).
+    """
+    if opts.restarts is None:
+        return {}
+    if opts.restarts.uniform:
+        return {"detect": restart_step, "uniform": uniform_step}
+    return {"detect": residual_step}

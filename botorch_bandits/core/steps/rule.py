@@ -16,7 +16,8 @@ from torch import Tensor
 
 from botorch_bandits.acquisition.factory import Confidence, make_acquisition
 from botorch_bandits.core.optimize import near_in_flight
-from botorch_bandits.core.round import Round
+from botorch_bandits.core.options import DecisionOptions
+from botorch_bandits.core.round import Round, Steps
 from botorch_bandits.core.steps.errors import not_finite
 from botorch_bandits.models.forgetting import at_time, forgetting_summary, with_time
 from botorch_bandits.seeding import step_seed
@@ -28,6 +29,7 @@ __all__ = [
     "qlognei_rule",
     "qlognei_sampler",
     "score_step",
+    "steps",
     "time_step",
 ]
 
@@ -154,3 +156,21 @@ def score_step(r: Round) -> None:
         None if mult is None else float(torch.as_tensor(mult).reshape(-1)[0])
     )
     meta["round"] = r.X.shape[0] + 1
+
+
+def steps(opts: DecisionOptions) -> Steps:
+    """The rule's steps, in every decision: the rule by ``algorithm``, forgetting's
+    time (with ``forgetting`` only) and the scores on the decision set.
+
+    Args:
+        opts: The decision's options.
+
+    Returns:
+        The steps by their place in the pipeline.
+    """
+    rule = qlognei_rule if opts.algorithm == "qLogNEI" else bandit_rule
+    return {
+        "rule": rule,
+        **({"time": time_step} if opts.forgetting else {}),
+        "score": score_step,
+    }
