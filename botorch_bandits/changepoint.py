@@ -3,12 +3,12 @@ with non-stationary X-armed bandits and have no regrets*): the GP change-point
 detector (their Algorithm 1) with its integration domains (:func:`finite_domain`,
 :func:`box_domain`), the schedules of their Theorem 3.1, and the state of GP-UCB-CPD
 (Algorithm 2) as a pure function of the history. The GPR convention (their Eq.
-2.1-2.3) and the detector's statistic are explained in ``docs/algorithms.md``.
+2.1-2.3) and the detector's statistic are explained in ``docs/algorithms.md``. The
+practical mode's scale-free detector is :mod:`botorch_bandits.scale_free`.
 """
 
 from __future__ import annotations
 
-import hashlib
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -20,10 +20,8 @@ from botorch.utils.sampling import draw_sobol_samples
 from gpytorch.kernels import Kernel
 from torch import Tensor
 
-from botorch_bandits.models.practical import standardize
 from botorch_bandits.validation import (
     check_finite,
-    check_open_unit,
     check_positive,
     check_round,
     check_tensor,
@@ -59,7 +57,22 @@ default here; ``"log10"`` is the other reading. REPRODUCTION.md reports both."""
 def cpd_noise_variance(g: float, horizon: int, log_base: float = math.e) -> float:
     r""":math:`\sigma^2 = 6\mathfrak g^2 \log T` (Eq. 3.4; :math:`\mathfrak g^2`: the
     noise's sub-Gaussian constant, the variance for Gaussian noise). ``log_base``:
-    the base of :math:`\log` (default natural, see :data:`LOG_BASE_READINGS`)."""
+    the base of :math:`\log` (default natural, see :data:`LOG_BASE_READINGS`).
+
+    Args:
+        g: :math:`\mathfrak g > 0` (the standard deviation for Gaussian noise).
+        horizon: The horizon :math:`T`, an integer >= 1.
+        log_base: The base of :math:`\log`, a number > 1 (default ``math.e``).
+
+    Returns:
+        :math:`\sigma^2`.
+
+    Raises:
+        ValueError: If ``g`` <= 0, ``horizon`` is no integer >= 1 or ``log_base`` <= 1.
+
+    Example:
+        >>> sigma2 = cpd_noise_variance(g=0.1, horizon=1000)
+    """
     check_positive("g", g)
     check_round("horizon", horizon)
     return 6.0 * g**2 * _log(horizon, log_base)
@@ -67,12 +80,43 @@ def cpd_noise_variance(g: float, horizon: int, log_base: float = math.e) -> floa
 
 def ucb_regularization(t: int, sigma2: float) -> float:
     r""":math:`\rho^{UCB}_t = \sigma^2 / t` (Eq. 3.5): GPR on ``t`` points then has
-    noise :math:`t\rho = \sigma^2`."""
+    noise :math:`t\rho = \sigma^2`.
+
+    Args:
+        t: The number of points :math:`t`, an integer >= 1.
+        sigma2: :math:`\sigma^2 > 0` (e.g. :func:`cpd_noise_variance`).
+
+    Returns:
+        :math:`\rho^{UCB}_t`.
+
+    Raises:
+        ValueError: If ``sigma2`` is not > 0 or ``t`` is not an integer >= 1.
+
+    Example:
+        >>> rho = ucb_regularization(10, cpd_noise_variance(0.1, 1000))
+    """
     return check_positive("sigma2", sigma2) / check_round("t", t)
 
 
 def cpd_regularization(n: int, c: float, alpha: float = 2.5, d: int = 1) -> float:
-    r""":math:`\rho^{CPD}_n = c\,n^{-(2\alpha+d)/(2\alpha+d+1)}` (Eq. 3.5)."""
+    r""":math:`\rho^{CPD}_n = c\,n^{-(2\alpha+d)/(2\alpha+d+1)}` (Eq. 3.5): the
+    detector's regularization for halves of ``n`` points.
+
+    Args:
+        n: The number of points in each half, an integer >= 1.
+        c: The constant :math:`c > 0`.
+        alpha, d: The Matérn smoothness :math:`\alpha > 0` and the dimension (an
+            integer >= 1) in the exponent (default 2.5, 1).
+
+    Returns:
+        :math:`\rho^{CPD}_n`.
+
+    Raises:
+        ValueError: If ``c`` or ``alpha`` <= 0, or ``n`` or ``d`` is no integer >= 1.
+
+    Example:
+        >>> rho = cpd_regularization(8, c=20.0)
+    """
     check_positive("c", c)
     return c * check_round("n", n) ** (-_rate(alpha, d))
 
@@ -86,7 +130,23 @@ def cpd_threshold(
     n: int, C: float = PAPER_THRESHOLD_C, alpha: float = 2.5, d: int = 1
 ) -> float:
     r""":math:`\theta_n = C\,n^{-(2\alpha+d)/(2\alpha+d+1)}`; the experiments (§4) use
-    :math:`C = 2.6` with :math:`\alpha = 5/2`, :math:`d = 1` (:math:`2.6\,n^{-6/7}`)."""
+    :math:`C = 2.6` with :math:`\alpha = 5/2`, :math:`d = 1` (:math:`2.6\,n^{-6/7}`).
+
+    Args:
+        n: The number of points in each half, an integer >= 1.
+        C: The constant :math:`C > 0` (default :data:`PAPER_THRESHOLD_C`, 2.6).
+        alpha, d: The Matérn smoothness :math:`\alpha > 0` and the dimension (an
+            integer >= 1) in the exponent (default 2.5, 1).
+
+    Returns:
+        :math:`\theta_n`.
+
+    Raises:
+        ValueError: If ``C`` or ``alpha`` <= 0, or ``n`` or ``d`` is no integer >= 1.
+
+    Example:
+        >>> theta = cpd_threshold(8)  # 2.6 * 8 ** (-6 / 7)
+    """
     check_positive("C", C)
     return C * check_round("n", n) ** (-_rate(alpha, d))
 
@@ -95,7 +155,27 @@ def cpd_threshold_theory(
     n: int, C: float, F: float, g: float, horizon: int, alpha: float = 2.5, d: int = 1
 ) -> float:
     r""":math:`\theta_n = C(F^2 + \mathfrak g\log^2 T)\,n^{-(2\alpha+d)/(2\alpha+d+1)}`
-    (Eq. 3.6; ``C`` depends only on ``c`` and the kernel and is not given)."""
+    (Eq. 3.6; ``C`` depends only on ``c`` and the kernel and is not given).
+
+    Args:
+        n: The number of points in each half, an integer >= 1.
+        C: The constant :math:`C > 0`.
+        F: :math:`F > 0`, as in Eq. 3.6.
+        g: The noise's sub-Gaussian constant :math:`\mathfrak g > 0`.
+        horizon: The horizon :math:`T`, an integer >= 1 (:math:`\log`: natural).
+        alpha, d: The Matérn smoothness :math:`\alpha > 0` and the dimension (an
+            integer >= 1) in the exponent (default 2.5, 1).
+
+    Returns:
+        :math:`\theta_n`.
+
+    Raises:
+        ValueError: If ``C``, ``F``, ``g`` or ``alpha`` is not > 0, or ``n``,
+            ``horizon`` or ``d`` is not an integer >= 1.
+
+    Example:
+        >>> theta = cpd_threshold_theory(8, C=1.0, F=1.0, g=0.1, horizon=1000)
+    """
     for name, value in (("C", C), ("F", F), ("g", g)):
         check_positive(name, value)
     scale = F**2 + g * math.log(check_round("horizon", horizon)) ** 2
@@ -114,7 +194,26 @@ def cpd_beta(
     :math:`\mu + \sqrt{\beta_t}\sigma` (Eq. 2.5; BoTorch's ``UpperConfidenceBound``
     convention). The experiments use :math:`D = 0.02`. ``log_base``: the base of
     :math:`\log` (default natural; with base 10, :math:`\log^4 T` is
-    :math:`\ln 10^4 \approx 28` times smaller; see :data:`LOG_BASE_READINGS`)."""
+    :math:`\ln 10^4 \approx 28` times smaller; see :data:`LOG_BASE_READINGS`).
+
+    Args:
+        t: The round :math:`t`, an integer >= 1.
+        D: The constant :math:`D > 0`.
+        horizon: The horizon :math:`T`, an integer >= 1.
+        alpha, d: The Matérn smoothness and the dimension in the exponent (default
+            2.5, 1).
+        log_base: The base of :math:`\log`, a number > 1 (default ``math.e``).
+
+    Returns:
+        :math:`\beta_t`.
+
+    Raises:
+        ValueError: If ``D`` <= 0, ``t`` or ``horizon`` is no integer >= 1, or
+            ``log_base`` <= 1.
+
+    Example:
+        >>> beta = cpd_beta(100, D=0.02, horizon=1000)
+    """
     check_positive("D", D)
     check_round("t", t)
     exponent = d * (d + 1) / (2 * alpha + d * (d + 1))
@@ -123,7 +222,15 @@ def cpd_beta(
 
 # -- integration domains ---------------------------------------------------------------
 def check_scan_data(X: Any, y: Any) -> None:
-    """A detector's data must be finite (NaN data would answer "no change")."""
+    """A detector's data must be finite (NaN data would answer "no change").
+
+    Args:
+        X: The detector's points (a tensor or anything ``torch.as_tensor`` takes).
+        y: Their values.
+
+    Raises:
+        ValueError: If ``X`` or ``y`` has a NaN or infinite value.
+    """
     for name, v in (("X", X), ("y", y)):
         if not bool(torch.isfinite(torch.as_tensor(v)).all()):
             raise ValueError(
@@ -147,7 +254,21 @@ def finite_domain(points: Tensor, volume: float | None = None) -> IntegrationDom
     r"""A finite set (or grid) of ``N`` points with equal weights ``volume / N``
     (``volume`` default 1: the mean over the set). For the paper's 1000-point grid
     of [0, 5], ``volume=5`` gives the midpoint rule of :math:`\int_0^5`, whose error
-    for the smooth (Matérn-5/2) means is :math:`O(N^{-2})` relative."""
+    for the smooth (Matérn-5/2) means is :math:`O(N^{-2})` relative.
+
+    Args:
+        points: The ``N x d`` points (a finite floating tensor, ``N >= 1``).
+        volume: The set's volume, > 0 (default ``None``: 1).
+
+    Returns:
+        The :class:`IntegrationDomain`, of ``points``' dtype and device.
+
+    Raises:
+        ValueError: If ``points`` is no such tensor or ``volume`` <= 0.
+
+    Example:
+        >>> dom = finite_domain(torch.linspace(0, 5, 1000).unsqueeze(-1), volume=5)
+    """
     check_tensor("points", points)
     if points.ndim != 2 or points.shape[0] < 1:
         raise ValueError(
@@ -234,7 +355,14 @@ class ChangePointDetector:
             return self.kernel.to(A)(A, B).to_dense()
 
     def gram(self, points: Tensor) -> Tensor:
-        r""":math:`G_{ij} = \sum_g w_g k(x_i, g) k(g, x_j)` for ``points`` (``P x d``)."""
+        r""":math:`G_{ij} = \sum_g w_g k(x_i, g) k(g, x_j)` for ``points`` (``P x d``).
+
+        Args:
+            points: ``P x d`` points.
+
+        Returns:
+            The ``P x P`` matrix :math:`G` (over the domain's points and weights).
+        """
         Kpg = self._k(points, self.domain.points.to(points))  # P x M
         w = self.domain.weights.to(points)
         return (Kpg * w) @ Kpg.T
@@ -265,7 +393,14 @@ class ChangePointDetector:
         return _delta2(*(_numpy(v) for v in (K, G, y)), self.noise(m // 2))
 
     def noise(self, n: int) -> float:
-        r""":math:`n\rho^{CPD}_n`: the noise of each half's GPR."""
+        r""":math:`n\rho^{CPD}_n`: the noise of each half's GPR.
+
+        Args:
+            n: The number of points in each half, an integer >= 1.
+
+        Returns:
+            The noise (:func:`cpd_regularization` with ``c``, ``alpha``, ``d``).
+        """
         return n * cpd_regularization(n, self.c, self.alpha, self.d)
 
     def __call__(
@@ -338,199 +473,38 @@ def _delta2(K: np.ndarray, G: np.ndarray, y: np.ndarray, noise: float) -> float:
     return float(a @ G @ a)
 
 
-# -- the scale-free detector (the practical mode) --------------------------------------
-#: the scale-free detector's cross-validation grid: Matérn-5/2 lengthscales (times
-#: sqrt(d), on the unit cube) and nuggets (noise over signal variance)
-CV_LENGTHSCALES: tuple[float, ...] = (0.05, 0.1, 0.2, 0.4, 0.8, 1.6)
-CV_NUGGETS: tuple[float, ...] = (1e-4, 1e-3, 1e-2, 0.1, 1.0, 10.0)
-#: the fewest uniform values the scale-free detector tests (fewer: no scan)
-MIN_SCAN = 4
-#: the scale-free detector's scans by their settings and data (a cache)
-_SCANS: dict[tuple, tuple[int | None, dict]] = {}
-
-
-def matern52(A: np.ndarray, B: np.ndarray, lengthscale: float) -> np.ndarray:
-    """The Matérn-5/2 kernel (unit variance) between the rows of ``A`` and ``B``."""
-    sq = (A**2).sum(1)[:, None] + (B**2).sum(1)[None, :] - 2.0 * A @ B.T
-    r = np.sqrt(5.0 * np.maximum(sq, 0.0)) / lengthscale
-    return (1.0 + r + r**2 / 3.0) * np.exp(-r)
-
-
-def loo_cv(
-    X: np.ndarray,
-    z: np.ndarray,
-    lengthscales: Sequence[float],
-    nuggets: Sequence[float],
-) -> tuple[float, float, float]:
-    r"""Leave-one-out cross-validation of GPR on ``(X, z)`` over a grid: for each
-    lengthscale and nugget :math:`\lambda`, with :math:`B = (K + \lambda I)^{-1}` the
-    held-out residuals are :math:`(Bz)_i / B_{ii}` (no refits). Returns the
-    (lengthscale, nugget, mean squared residual) of the smallest score, ties to the
-    grid's order; a grid point whose matrix cannot be factorized is skipped."""
-    best = (math.nan, math.nan, math.inf)
-    for ell in lengthscales:
-        K = matern52(X, X, ell)
-        for lam in nuggets:
-            A = K + lam * np.eye(len(z))
-            try:
-                L = np.linalg.cholesky(A)
-            except np.linalg.LinAlgError:
-                continue
-            Li = np.linalg.solve(L, np.eye(len(z)))
-            B = Li.T @ Li
-            score = float(np.mean(((B @ z) / np.diag(B)) ** 2))
-            if score < best[2]:
-                best = (float(ell), float(lam), score)
-    return best
-
-
-class ScaleFreeDetector:
-    r"""Algorithm 1 on the standardized scale, its kernel and :math:`\theta_n` chosen
-    from the uniformly sampled points as the paper's Remark 3.1 suggests: at each
-    scan the ``m`` uniform values are standardized (``a*y + b`` gives the same
-    bits), a Matérn-5/2 lengthscale is chosen by :func:`loo_cv` (nugget
-    :math:`c\,m^{1-r}`), and the statistic between the values before and after
-    every split (each part's nugget :math:`c\,n_i^{1-r}`, Eq. 3.5) is compared with
-    its ``permutations`` fixed reorderings (the null distribution: without a change
-    the uniform steps are exchangeable). Written out in ``docs/algorithms.md``.
-
-    Args:
-        points, weights: The integration set (``M x d``, unit cube) and weights.
-        false_alarm: :math:`\alpha`, the chance of a false alarm in one scan.
-        regularization: :math:`c` (default 20, the paper's experiments' constant
-            for unit-variance draws: the standardized scale); ``None``: the
-            nugget by CV as well (Remark 3.1's other reading; not an Ax option).
-        threshold_scale: :math:`\kappa`: the observed statistics are divided by it
-            before the comparison (1: no margin).
-        alpha, d: Matérn smoothness and dimension in :math:`r`.
-    """
-
-    def __init__(
-        self,
-        points: Tensor,
-        weights: Tensor,
-        false_alarm: float = 0.01,
-        regularization: float | None = 20.0,
-        threshold_scale: float = 1.0,
-        alpha: float = 2.5,
-        d: int = 1,
-    ) -> None:
-        self.points = _numpy(points)
-        self.weights = _numpy(weights)
-        self.false_alarm = check_open_unit("false_alarm", false_alarm)
-        self.c = None if regularization is None else check_positive("c", regularization)
-        self.threshold_scale = check_positive("threshold_scale", threshold_scale)
-        self.alpha = check_positive("alpha", alpha)
-        self.d = check_round("d", d)
-        #: reorderings: enough that a p-value of ``false_alarm`` can be reached
-        self.permutations = max(199, math.ceil(2.0 / self.false_alarm) - 1)
-        self.last_: dict[str, float] | None = None
-        digest = hashlib.sha256(self.points.tobytes() + self.weights.tobytes())
-        self._settings = (digest.hexdigest(), self.false_alarm, self.c)
-        self._settings += (self.threshold_scale, self.alpha, self.d)
-
-    def scan(
-        self,
-        X: Tensor,
-        y: Tensor,
-        gram: Tensor | None = None,
-        kernel_matrix: Tensor | None = None,
-    ) -> int | None:
-        """As :meth:`ChangePointDetector.scan` (``gram`` and ``kernel_matrix`` are
-        not used: the kernel is chosen at each scan); the fit and the scan's
-        p-value are kept in ``last_``."""
-        self.last_ = None
-        check_scan_data(X, y)
-        m = X.shape[0]
-        if m < MIN_SCAN:
-            return None
-        z = _numpy(standardize(torch.as_tensor(y, dtype=torch.double))[0])
-        if not np.any(z):
-            return None  # no spread: nothing can have changed that the data shows
-        Xn = _numpy(X)
-        # a scan is a pure function of its data and settings, and every decision
-        # replays the run's scans: kept (per process, bounded) by their bytes
-        key = (self._settings, Xn.tobytes(), z.tobytes())
-        if key not in _SCANS:
-            if len(_SCANS) >= 4096:
-                _SCANS.clear()
-            _SCANS[key] = self._scan(Xn, z)
-        n, last = _SCANS[key]
-        self.last_ = dict(last)
-        return n
-
-    def _scan(self, Xn: np.ndarray, z: np.ndarray) -> tuple[int | None, dict]:
-        m = Xn.shape[0]
-        grid = CV_NUGGETS if self.c is None else [self.c * m ** (1 - self._r)]
-        root_d = math.sqrt(Xn.shape[1])
-        ell, lam, _ = loo_cv(Xn, z, [root_d * s for s in CV_LENGTHSCALES], grid)
-        if not math.isfinite(ell):
-            return None, {"m": m}
-        c = self.c if self.c is not None else lam * m ** (self._r - 1)
-        K = matern52(Xn, Xn, ell)
-        Kpg = matern52(Xn, self.points, ell)
-        G = (Kpg * self.weights) @ Kpg.T
-        # the observed order first, then the fixed reorderings (seeded by m only)
-        rng = np.random.default_rng([m, 2024])
-        order = np.vstack(
-            [np.arange(m)] + [rng.permutation(m) for _ in range(self.permutations)]
-        )
-        stats = _split_statistics(K, G, z, order, c, self._r)  # S x (m - 3)
-        # each split's log statistic standardized over all orders (a symmetric
-        # function of the orders: the test stays exact; the log tames the heavy
-        # tails of the short parts' statistics), the largest over the splits
-        logs = np.log(np.maximum(stats, np.finfo(float).tiny))
-        centre, spread = logs.mean(axis=0), logs.std(axis=0)
-        spread = np.where(spread > 0, spread, 1.0)
-        logs[0] -= math.log(self.threshold_scale)  # the observed order's margin
-        score = (logs - centre) / spread
-        top = score.max(axis=1)
-        p = (1 + int((top[1:] >= top[0]).sum())) / len(top)
-        last = {"m": m, "lengthscale": ell, "nugget": lam, "p_value": p}
-        if p > self.false_alarm:
-            return None, last
-        return m - 2 - int(np.argmax(score[0])), last  # the values after the split
-
-    @property
-    def _r(self) -> float:
-        return _rate(self.alpha, self.d)
-
-
-def _split_statistics(
-    K: np.ndarray, G: np.ndarray, z: np.ndarray, order: np.ndarray, c: float, r: float
-) -> np.ndarray:
-    r""":math:`\hat\Delta^2` (as :func:`_delta2`, each part's nugget
-    :math:`c\,n_i^{1-r}`) between the values before and after each split point,
-    both parts of at least two values, for each row of ``order`` (``S x m``
-    reorderings of the points): ``S x (m - 3)``, the split after 2, 3, ..., m - 2
-    values, batched over the reorderings."""
-    S, m = order.shape
-    Ks = K[order[:, :, None], order[:, None, :]]
-    Gs = G[order[:, :, None], order[:, None, :]]
-    zs = z[order]
-    out = np.empty((S, m - 3))
-    for j, cut in enumerate(range(2, m - 1)):
-        n1, n2 = cut, m - cut
-        A1 = Ks[:, :cut, :cut] + c * n1 ** (1 - r) * np.eye(n1)
-        A2 = Ks[:, cut:, cut:] + c * n2 ** (1 - r) * np.eye(n2)
-        a1 = np.linalg.solve(A1, zs[:, :cut, None])
-        a2 = np.linalg.solve(A2, zs[:, cut:, None])
-        a = np.concatenate([a1, -a2], axis=1)[..., 0]
-        out[:, j] = np.einsum("si,sij,sj->s", a, Gs, a)
-    return out
-
-
+# -- the cap on uniform steps (the practical mode) -------------------------------------
 def uniform_budget(t: int, xi: float, max_share: float) -> float:
     r"""The most uniform steps among the first ``t + 1``: :math:`\max(\xi\sqrt t + 1,
     s(t + 1))` with ``s = max_share``. The first term is what Algorithm 2's rule
     allows without restarts (so the cap never binds on a run without them); the
-    second bounds the long-run share of uniform steps by ``s``."""
+    second bounds the long-run share of uniform steps by ``s``.
+
+    Args:
+        t: The step (0-based): the budget is for the first ``t + 1`` steps.
+        xi: :math:`\xi` of Algorithm 2's rule (:func:`explore_uniformly`).
+        max_share: :math:`s`, the cap on the long-run share of uniform steps.
+
+    Returns:
+        The budget (a float; not rounded).
+    """
     return max(xi * math.sqrt(t) + 1.0, max_share * (t + 1))
 
 
 def within_budget(made: int, t: int, xi: float, max_share: float) -> bool:
-    """Whether one more uniform step, after ``made`` among the first ``t`` steps,
-    stays within :func:`uniform_budget` (ties as in :func:`explore_uniformly`)."""
+    r"""Whether one more uniform step, after ``made`` among the first ``t`` steps,
+    stays within :func:`uniform_budget` (ties as in :func:`explore_uniformly`).
+
+    Args:
+        made: The uniform steps made so far.
+        t: The steps so far (the next step is step ``t``, 0-based).
+        xi: :math:`\xi` of Algorithm 2's rule.
+        max_share: The cap on the long-run share of uniform steps.
+
+    Returns:
+        Whether ``made + 1 <= uniform_budget(t, xi, max_share)`` (up to a relative
+        1e-12).
+    """
     return made + 1 <= uniform_budget(t, xi, max_share) * (1.0 + 1e-12)
 
 
@@ -539,7 +513,16 @@ def explore_uniformly(num_uniform: int, num_history: int, xi: float) -> bool:
     r"""Algorithm 2, line 6: explore uniformly iff :math:`|U| \le \xi\sqrt{|H|}`.
     Ties count as in exact arithmetic (a relative tolerance of 1e-12): with
     :math:`\xi = \sqrt 3`, :math:`|U| = |H| = 3` explores although
-    ``math.sqrt(3) * math.sqrt(3)`` is 2.9999999999999996 in floating point."""
+    ``math.sqrt(3) * math.sqrt(3)`` is 2.9999999999999996 in floating point.
+
+    Args:
+        num_uniform: :math:`|U|`, the uniformly sampled steps since the last restart.
+        num_history: :math:`|H|`, the steps since the last restart.
+        xi: :math:`\xi \ge 0` (:math:`\sqrt 3` in the experiments).
+
+    Returns:
+        Whether the next step explores uniformly.
+    """
     return num_uniform <= xi * math.sqrt(num_history) * (1.0 + 1e-12)
 
 
@@ -547,7 +530,14 @@ def explore_uniformly(num_uniform: int, num_history: int, xi: float) -> bool:
 class CPDState:
     """The state of GP-UCB-CPD after some steps: indices (into the record) of the
     history ``H`` and the uniformly sampled ``U``, the steps that restarted, and
-    whether the next step explores uniformly."""
+    whether the next step explores uniformly.
+
+    Attributes:
+        history: The indices of ``H``, the steps since the last restart (default empty).
+        uniform: The indices of ``U``, ``H``'s uniformly sampled steps (default empty).
+        restarts: The steps (0-based) that reset ``H`` and ``U`` (default empty).
+        detections: The ``n`` the detector reported at each restart (default empty).
+    """
 
     history: list[int] = field(default_factory=list)
     uniform: list[int] = field(default_factory=list)
@@ -555,6 +545,15 @@ class CPDState:
     detections: list[int] = field(default_factory=list)  # the n that fired
 
     def next_is_uniform(self, xi: float) -> bool:
+        r"""Whether the next step explores uniformly (:func:`explore_uniformly` on
+        :math:`|U|` and :math:`|H|`).
+
+        Args:
+            xi: :math:`\xi \ge 0` of Algorithm 2's rule.
+
+        Returns:
+            Whether :math:`|U| \le \xi\sqrt{|H|}`.
+        """
         return explore_uniformly(len(self.uniform), len(self.history), xi)
 
     @property

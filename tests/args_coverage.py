@@ -2,7 +2,7 @@
 
 A public callable is a module-level function or class whose name does not start
 with ``_``, and a public method (or ``__call__``) of a public class, in the modules
-of ``botorch_bandits/`` outside ``benchmarks/`` and ``cli/``. A class's constructor
+of ``botorch_bandits/`` (the whole installed library, its command line included). A class's constructor
 (``__init__``, or a dataclass's fields) is documented in the class docstring's
 ``Args:`` (Google style; a dataclass's fields also under ``Attributes:``) or in
 ``__init__``'s own. A callable with at least one parameter besides ``self``/``cls``
@@ -23,7 +23,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "botorch_bandits"
-EXCLUDED = ("benchmarks", "cli")  # the experiments and the command line
+EXCLUDED: tuple[str, ...] = ()  # the experiments are outside the package
 #: section headers whose entries document parameters (napoleon's spellings)
 ARGS_HEADERS = ("Args", "Arguments", "Parameters", "Keyword Args", "Keyword Arguments")
 RETURNS_HEADERS = ("Returns", "Return", "Yields", "Yield")
@@ -281,7 +281,7 @@ def callables(path: Path) -> list[Callable]:
 
 
 def library_files() -> list[Path]:
-    """The library's modules: ``botorch_bandits/`` less benchmarks and the CLI."""
+    """The library's modules: every module of ``botorch_bandits/``."""
     return sorted(
         p
         for p in PACKAGE.rglob("*.py")

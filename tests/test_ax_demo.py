@@ -416,7 +416,7 @@ def test_a_terminated_demo_resumes_exactly(tmp_path, signum, whole_group) -> Non
 
 def _record_options(db, **given) -> None:
     """What a run writes first: its options (run_demo's defaults but ``given``)."""
-    from botorch_bandits.demo.ax_demo import check_run_options
+    from botorch_bandits.demo.ax_demo_options import check_run_options
 
     options = dict(
         trials=30,

@@ -1,9 +1,7 @@
 """The docstring pass of issue 61 cannot drift back: every public callable with
-parameters in the modules it covered names each parameter under ``Args:`` (and has
+parameters in the library names each parameter under ``Args:`` (and has
 ``Returns:`` where its annotation returns a value), as read by tests/args_coverage.py.
-changepoint.py is at the 700-line cap, so its callables not yet documented are listed
-(:data:`KNOWN_GAPS`): the list may only shrink. The last test shows the check fails
-on an undocumented parameter."""
+The last test shows the check fails on an undocumented parameter."""
 
 from __future__ import annotations
 
@@ -13,58 +11,11 @@ from pathlib import Path
 import args_coverage  # tests/args_coverage.py
 
 PKG = args_coverage.PACKAGE
-#: the modules the pass covered: whole folders, single modules, and ax/ but three
-COVERED_FOLDERS = ("acquisition", "beta", "models")
-COVERED_MODULES = (
-    "changepoint.py",
-    "constraints.py",
-    "delays.py",
-    "residuals.py",
-    "validation.py",
-    "hyperparameters.py",
-    "seeding.py",
-    "upstream.py",
-    "_io.py",
-    "_matching.py",
-    "core/fit.py",
-    "core/optimize.py",
-    "core/history.py",
-    "core/domain.py",
-    "core/decide.py",
-)
-AX_LEFT_OUT = ("generation.py", "storage.py", "reading.py")  # being rewritten
-#: changepoint.py's callables without full Args:/Returns: (the module is at the
-#: 700-line cap: they need it split, e.g. the scale-free detector apart)
-KNOWN_GAPS = frozenset(
-    f"botorch_bandits.changepoint.{name}"
-    for name in (
-        "cpd_noise_variance",
-        "ucb_regularization",
-        "cpd_regularization",
-        "cpd_threshold",
-        "cpd_threshold_theory",
-        "cpd_beta",
-        "check_scan_data",
-        "finite_domain",
-        "ChangePointDetector.gram",
-        "ChangePointDetector.noise",
-        "matern52",
-        "loo_cv",
-        "ScaleFreeDetector.scan",
-        "uniform_budget",
-        "within_budget",
-        "explore_uniformly",
-        "CPDState",
-        "CPDState.next_is_uniform",
-    )
-)
 
 
 def covered_files() -> list[Path]:
-    files = [p for f in COVERED_FOLDERS for p in sorted((PKG / f).rglob("*.py"))]
-    files += [PKG / m for m in COVERED_MODULES]
-    files += [p for p in sorted((PKG / "ax").glob("*.py")) if p.name not in AX_LEFT_OUT]
-    return files
+    """Every module of the installed library (``botorch_bandits/``)."""
+    return args_coverage.library_files()
 
 
 def _undocumented(files: list[Path]) -> dict[str, str]:
@@ -78,14 +29,8 @@ def _undocumented(files: list[Path]) -> dict[str, str]:
 def test_every_public_callable_documents_its_parameters() -> None:
     files = covered_files()
     assert all(p.is_file() for p in files)
-    assert len(args_coverage.collect(files)) > 250  # the check reads the modules
-    missing = _undocumented(files)
-    assert {k: v for k, v in missing.items() if k not in KNOWN_GAPS} == {}
-
-
-def test_the_known_gaps_only_shrink() -> None:
-    # a gap that was documented (or removed) must leave the list
-    assert KNOWN_GAPS <= set(_undocumented(covered_files()))
+    assert len(args_coverage.collect(files)) > 450  # the check reads the modules
+    assert _undocumented(files) == {}
 
 
 def test_the_check_fails_on_an_undocumented_parameter(tmp_path: Path) -> None:

@@ -23,15 +23,13 @@ import torch
 
 from botorch_bandits.changepoint import (
     GPUCBCPD,
-    ScaleFreeDetector,
     explore_uniformly,
     finite_domain,
-    loo_cv,
-    matern52,
     uniform_budget,
     within_budget,
 )
 from botorch_bandits.core import DecisionOptions, Domain, History, TrialRecord, decide
+from botorch_bandits.scale_free import ScaleFreeDetector, loo_cv, matern52
 
 HERE = Path(__file__).resolve().parent
 

@@ -44,7 +44,7 @@ def piecewise_run(
     """One seed: the dynamic regret curve and the restarts of the Ax strategy."""
     from ax import Client, RangeParameterConfig
 
-    from botorch_bandits.ax.generation import bandit_generation_strategy
+    from botorch_bandits.ax.strategy import bandit_generation_strategy
 
     _quiet()
     problem = piecewise_gp_problem(num_pieces=2, horizon=trials, num_seeds=1, seed=seed)
@@ -104,7 +104,7 @@ def constrained_run(seed: int, trials: int, constrained: bool) -> dict[str, Any]
     """One seed of App. E.1 through Ax: time-averaged CV and regret curves."""
     from ax import ChoiceParameterConfig, Client
 
-    from botorch_bandits.ax.generation import bandit_generation_strategy
+    from botorch_bandits.ax.strategy import bandit_generation_strategy
 
     _quiet()
     problem = shi2022_e1_problem()

@@ -14,7 +14,8 @@ from typing import Any
 from torch import Tensor
 
 from botorch_bandits.delays import BatchDelay
-from botorch_bandits.test_functions.delayed import DelayedResult, simulate_delayed
+from botorch_bandits.test_functions.delayed import simulate_delayed
+from botorch_bandits.test_functions.delayed_result import DelayedResult
 from botorch_bandits.test_functions.problems import BanditProblem, verma_gp_problem
 from botorch_bandits.validation import check_count
 

@@ -19,7 +19,6 @@ from botorch_bandits.ax.generation import (
     BanditNode,
     CenterFirst,
     InitialTrials,
-    bandit_generation_strategy,
 )
 from botorch_bandits.ax.reading import decision_metadata, decision_table
 from botorch_bandits.ax.runner import (
@@ -36,6 +35,7 @@ from botorch_bandits.ax.sql import (
     writer_lock,
 )
 from botorch_bandits.ax.storage import register
+from botorch_bandits.ax.strategy import bandit_generation_strategy
 
 register()
 

@@ -1,5 +1,6 @@
-"""The bandit generation strategy for Ax: a Sobol initialization node, then
-:class:`BanditNode`, a thin adapter that reads the experiment into the decision
+"""The bandit node of the Ax generation strategy (which
+:mod:`~botorch_bandits.ax.strategy` builds: a Sobol initialization node, then
+:class:`BanditNode`): a thin adapter that reads the experiment into the decision
 core's history, asks :func:`botorch_bandits.core.decide` for each candidate and
 records the decision in its generator run's metadata. Every call recomputes the
 round's state from the experiment, so a reloaded experiment makes the same next
@@ -10,14 +11,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from ax.adapter.registry import Generators
 from ax.core.data import Data
 from ax.core.experiment import Experiment
 from ax.generation_strategy.external_generation_node import ExternalGenerationNode
-from ax.generation_strategy.generation_node import GenerationNode
-from ax.generation_strategy.generation_strategy import GenerationStrategy
-from ax.generation_strategy.generator_spec import GeneratorSpec
-from ax.generation_strategy.transition_criterion import MinTrials
 
 from botorch_bandits.ax.initial import CenterFirst, InitialTrials
 from botorch_bandits.ax.reading import ax_domain, read_experiment
@@ -48,7 +44,6 @@ from botorch_bandits.core.options import (
 from botorch_bandits.core.reference import flat_reference
 from botorch_bandits.models import FeatureCache, one_thread
 from botorch_bandits.upstream import float_fit_time, generator_key, set_gen_metadata
-from botorch_bandits.validation import check_count, did_you_mean
 
 __all__ = [
     "ALGORITHMS",
@@ -65,7 +60,6 @@ __all__ = [
     "BanditNode",
     "CenterFirst",
     "InitialTrials",
-    "bandit_generation_strategy",
 ]
 
 
@@ -73,10 +67,12 @@ class BanditNode(ExternalGenerationNode):
     r"""An Ax generation node running a bandit algorithm through the decision core.
 
     Args:
-        name: Node name (``"bandit"``).
-        transition_criteria: Ax transition criteria (none: the node runs forever).
+        name: Node name, a non-empty string (default ``"bandit"``).
+        transition_criteria: Ax transition criteria (default ``None``: none, the
+            node runs forever).
         stored: The options are a stored node's (migrated by
-            :mod:`~botorch_bandits.ax.storage`): they load with what they hold.
+            :mod:`~botorch_bandits.ax.storage`): they load with what they hold
+            (default ``False``).
         **options: The strategy's options, checked here (named as written), in
             their flat spelling: each sets a field of
             :class:`~botorch_bandits.core.DecisionOptions` or of one of its groups
@@ -84,6 +80,14 @@ class BanditNode(ExternalGenerationNode):
             :class:`~botorch_bandits.core.Restarts` or
             :class:`~botorch_bandits.core.LongTermConstraints`). They follow,
             generated from the dataclasses; docs/ax.md describes each.
+
+    Raises:
+        TypeError: An unknown option.
+        ValueError: An empty ``name``, or an invalid option or combination (named
+            as the caller wrote it).
+
+    Example:
+        >>> node = BanditNode(algorithm="GP-UCB", seed=1)
 
     The options:
 
@@ -142,13 +146,35 @@ class BanditNode(ExternalGenerationNode):
         return {k: getattr(self, k) for k in self.OPTIONS}
 
     def space(self, experiment: Experiment) -> Space:
-        """The experiment's search space as the node models it (Ax's transforms)."""
+        """The experiment's search space as the node models it (Ax's transforms),
+        cached for the latest search space.
+
+        Args:
+            experiment: The Ax experiment.
+
+        Returns:
+            The :class:`~botorch_bandits.ax.space.Space` of its search space.
+        """
         return self._space(experiment)
 
     def decision_set(
         self, experiment: Experiment, fixed: dict[str, Any] | None = None
     ) -> DecisionSet:
-        """The node's decision set for the experiment (with ``fixed`` features)."""
+        """The node's decision set for the experiment (with ``fixed`` features):
+        :meth:`~botorch_bandits.ax.space.Space.decision_set` with the node's
+        ``num_candidates`` and ``seed``, cached.
+
+        Args:
+            experiment: The Ax experiment.
+            fixed: Parameter name -> value held fixed (default ``None``: none).
+
+        Returns:
+            The :class:`~botorch_bandits.ax.space.DecisionSet`.
+
+        Raises:
+            ValueError: ``fixed`` names an unknown parameter, or no point of the
+                space satisfies the constraints.
+        """
         return self._decision_set(self._space(experiment), fixed or {})
 
     # ------------------------------------------------------------------ caches
@@ -169,7 +195,19 @@ class BanditNode(ExternalGenerationNode):
     # ------------------------------------------------------------------ Ax hooks
     def update_generator_state(self, experiment: Experiment, data: Data) -> None:
         """Read the experiment into the history: every trial's status and values
-        checked, the new and changed ones read in full."""
+        checked, the new and changed ones read in full
+        (:func:`~botorch_bandits.ax.reading.read_experiment`); the call's earlier
+        candidates and the decision cache start afresh. Ax calls it before
+        :meth:`get_next_candidate`.
+
+        Args:
+            experiment: The Ax experiment.
+            data: The experiment's data (Ax's ``Data``).
+
+        Raises:
+            ValueError: A trial the node cannot read (see
+                :func:`~botorch_bandits.ax.reading.read_experiment`).
+        """
         space = self._space(experiment)
         self._history = read_experiment(
             experiment,
@@ -184,6 +222,18 @@ class BanditNode(ExternalGenerationNode):
         self._cache = DecisionCache(features=self._features)
 
     def get_next_candidate(self, pending_parameters: list[dict]) -> dict:
+        """The next candidate: :func:`~botorch_bandits.core.decide` on the history
+        with the call's candidates made so far (other nodes' and this node's) as
+        running trials, on one torch thread. Ax calls it once per candidate.
+
+        Args:
+            pending_parameters: Ax's pending parameterizations (unused: the node
+                reads the pending trials from the experiment and the call).
+
+        Returns:
+            The candidate's parameterization (parameter name -> value): a row of
+            the call's decision set, or the optimizer's point.
+        """
         # one torch thread: the matrices are small, and extra threads only compete
         # with the evaluations (measured 3-4x slower with two threads on two cores);
         # it also makes the decision bit-identical wherever it is recomputed
@@ -236,164 +286,24 @@ class BanditNode(ExternalGenerationNode):
         return gr
 
 
-#: the strategy's own arguments, beside the node's options
-STRATEGY_ARGUMENTS = (
-    "algorithm",
-    "num_init",
-    "seed",
-    "mode",
-    "initialize_with_center",
-    "use_existing_trials_for_initialization",
-)
-
-
-def _refuse_unknown(node_kwargs: dict[str, Any]) -> None:
-    """An unknown option of :func:`bandit_generation_strategy` raises a
-    ``TypeError`` that suggests the closest of its arguments and the node's
-    options (``num_inits`` -> ``num_init``)."""
-    known = (*STRATEGY_ARGUMENTS, *FLAT_DEFAULTS)
-    unknown = sorted(set(renamed(node_kwargs, warn=False)) - set(known))
-    if unknown:
-        hints = "".join(did_you_mean(u, known) for u in unknown)
-        raise TypeError(
-            f"Unknown option(s) {unknown} of bandit_generation_strategy.{hints} Its "
-            f"arguments are {list(STRATEGY_ARGUMENTS)}, and the node's options "
-            f"{list(FLAT_DEFAULTS)}."
-        )
-
-
-def bandit_generation_strategy(
-    algorithm: str = "IGP-UCB",
-    num_init: int | None = None,
-    seed: int = 0,
-    mode: str = "practical",
-    initialize_with_center: bool | None = None,
-    use_existing_trials_for_initialization: bool = True,
-    **node_kwargs: Any,
-) -> GenerationStrategy:
-    """A ``GenerationStrategy``: ``num_init`` Sobol trials (Ax's Sobol generator,
-        which keeps the search space's semantics and fixed features; points may repeat
-        in a space smaller than ``num_init``), then :class:`BanditNode`
-        (``node_kwargs``: its options, all checked here) for every later trial. One call
-        makes at most ``num_init`` Sobol trials; after them every trial is a bandit
-        decision on the data that has arrived (running trials pending under the
-        ``pending`` rule). The bandit node has no transition and never loops.
-        ``initialize_with_center``: the first of the ``num_init`` initial trials is the
-        centre of the search space (Ax's ``CenterGenerationNode``, as Ax's default
-        strategy does), the others Sobol; Ax skips the centre when it is already an arm
-        or no feasible centre exists, leaving ``num_init - 1`` initial trials (up to
-        ``num_init`` in a first call of several). A call's fixed parameters hold for it. ``None``
-        (default): on in the practical mode (chosen on ``ax-bench``'s development half),
-        off in the theory mode, which stays as it was.
-        ``use_existing_trials_for_initialization`` (Ax's option of the same name and
-        default): trials the experiment already holds -- attached with
-        ``client.attach_trial``, or made before the strategy was set -- count toward
-        the ``num_init`` initial trials (the centre is skipped when any exists); with
-        ``False`` the strategy makes its ``num_init`` initial trials whatever the
-        experiment holds.
-
-        Which ``algorithm``: IGP-UCB (the default) for low cumulative regret; it had the
-        lowest of the three on almost every ``ax-bench`` problem, and GP-UCB's own beta_t
-        schedule was last or next to last and below Ax's default on none. Use ``"GP-TS"``
-        where a randomized rule is the point (many workers drawing independently), in few
-        dimensions, and not for its regret: in 6 and 20 dimensions its cumulative regret
-        was several times IGP-UCB's at every batch size (``botorch-bandits ts-where``), and
-        larger batches did not close the gap; BoTorch's ``PathwiseThompsonSampling`` does
-        about as badly. ``"qLogNEI"`` is BoTorch's ``qLogNoisyExpectedImprovement`` (Ax's
-        default acquisition) under the same steps: an extension's effect apart from the
-        rule's. The measurements and when to prefer Ax's default:
-        docs/guide/which-algorithm.md.
-
-        The bandit node's options (``node_kwargs``, the flat spelling of
-        :class:`~botorch_bandits.core.DecisionOptions`; generated from the dataclasses):
-
-    {options}
-    """
-    _refuse_unknown(node_kwargs)
-    if num_init is None:  # Ax's own default initialization budget in practice
-        num_init = 5 if mode == "practical" else 3
-    check_count("num_init", num_init, 1)
-    initialize_with_center = _checked_initialization(
-        initialize_with_center, use_existing_trials_for_initialization, mode
-    )
-    existing = use_existing_trials_for_initialization
-    node = BanditNode(
-        name="bandit", algorithm=algorithm, mode=mode, seed=seed, **node_kwargs
-    )
-    num_sobol = num_init - 1 if initialize_with_center else num_init
-    nodes: list[Any] = [node]
-    if num_sobol > 0:
-        # counted over every trial of the experiment (the centre's among them), or
-        # over the Sobol node's own
-        threshold = num_init if existing else num_sobol
-        nodes.insert(0, _sobol_node(seed, threshold, existing))
-    name = ("Sobol+" if num_sobol > 0 else "") + algorithm
-    name += " (practical)" if mode == "practical" else ""
-    if initialize_with_center:
-        nodes.insert(
-            0,
-            CenterFirst(
-                next_node_name=nodes[0].name,
-                num_init=num_init,
-                use_existing_trials_for_initialization=existing,
-            ),
-        )
-        name = f"Center+{name}"
-    return GenerationStrategy(name=name, nodes=nodes)
-
-
-def _checked_initialization(center: Any, existing: Any, mode: str) -> bool:
-    """``initialize_with_center`` (``None``: on in the practical mode) and
-    ``use_existing_trials_for_initialization`` checked; returns the first."""
-    if center is None:
-        center = mode == "practical"
-    if not isinstance(center, bool):
-        raise ValueError(
-            f"`initialize_with_center` must be True, False or None, got {center!r}."
-        )
-    if not isinstance(existing, bool):
-        raise ValueError(
-            "`use_existing_trials_for_initialization` must be True or False, got "
-            f"{existing!r}."
-        )
-    return center
-
-
-def _sobol_node(seed: int, threshold: int, existing: bool) -> GenerationNode:
-    """The Sobol initialization node (Ax's Sobol generator, points may repeat), on
-    to the bandit node after ``threshold`` trials (of the experiment: ``existing``,
-    or its own) and pausing there."""
-    return GenerationNode(
-        name="Sobol",
-        generator_specs=[
-            GeneratorSpec(
-                generator_enum=Generators.SOBOL,
-                generator_kwargs={"seed": seed, "deduplicate": False},
-            )
-        ],
-        transition_criteria=[
-            MinTrials(
-                threshold=threshold,
-                transition_to="bandit",
-                use_all_trials_in_exp=existing,
-            )
-        ],
-        pausing_criteria=[
-            InitialTrials(threshold=threshold, use_all_trials_in_exp=existing)
-        ],
-    )
-
-
 def load_options(stored: dict[str, Any]) -> dict[str, Any]:
     """A stored node's options with today's names (old spellings renamed without a
-    warning: they are the file's, not the user's)."""
+    warning: they are the file's, not the user's).
+
+    Args:
+        stored: The options a stored node holds, by name.
+
+    Returns:
+        The options, the old spellings of
+        :data:`~botorch_bandits.core.options.RENAMED` under their new names.
+
+    Raises:
+        ValueError: An option stored under both spellings.
+    """
     return renamed(stored, warn=False)
 
 
-# the options' references in the docstrings, generated from the dataclasses
+# the options' reference in the docstring, generated from the dataclasses
 BanditNode.__doc__ = BanditNode.__doc__.replace(
-    "{options}", flat_reference(" " * 4)[4:]
-)
-bandit_generation_strategy.__doc__ = bandit_generation_strategy.__doc__.replace(
     "{options}", flat_reference(" " * 4)[4:]
 )

@@ -32,8 +32,23 @@ Constraint = tuple[list[str], list[float], float, float]
 
 
 def outcome_constraints(opt: Any, long_term: bool) -> list[Constraint]:
-    """The outcome constraints as :data:`Constraint` tuples; refused without
-    ``long_term`` (never ignored silently)."""
+    r"""The outcome constraints as :data:`Constraint` tuples; refused without
+    ``long_term`` (never ignored silently).
+
+    Args:
+        opt: The experiment's optimization config (its ``outcome_constraints``).
+        long_term: Whether the node runs long-term constraints
+            (``long_term_constraints=True``).
+
+    Returns:
+        One ``(metrics, weights, sign, bound)`` tuple per constraint,
+        :math:`g = s(\sum w m - b) \le 0` (``s = 1`` for ``<=``, -1 for ``>=``);
+        an empty list without ``long_term`` (the experiment then has none).
+
+    Raises:
+        ValueError: Outcome constraints without ``long_term``, a relative
+            constraint, or ``long_term`` without outcome constraints.
+    """
     cons = list(opt.outcome_constraints)
     if not long_term:
         if cons:
@@ -66,7 +81,16 @@ def outcome_constraints(opt: Any, long_term: bool) -> list[Constraint]:
 
 
 def check_sem(trial: int, metric: str, sem: float) -> None:
-    """A reported standard error must be finite and >= 0 (NaN: not reported)."""
+    """A reported standard error must be finite and >= 0 (NaN: not reported).
+
+    Args:
+        trial: The trial's index (for the message).
+        metric: The metric's name (for the message).
+        sem: The reported standard error (SEM).
+
+    Raises:
+        ValueError: A negative or infinite SEM.
+    """
     if not (math.isnan(sem) or (math.isfinite(sem) and sem >= 0)):
         raise ValueError(
             f"Trial {trial} has the standard error (SEM) {sem!r} for the metric "
@@ -77,7 +101,16 @@ def check_sem(trial: int, metric: str, sem: float) -> None:
 
 
 def check_value(trial: int, metric: str, value: float) -> None:
-    """A trial's metric value must be finite (NaN / inf would freeze the GP)."""
+    """A trial's metric value must be finite (NaN / inf would freeze the GP).
+
+    Args:
+        trial: The trial's index (for the message).
+        metric: The metric's name (for the message).
+        value: The trial's value of the metric.
+
+    Raises:
+        ValueError: A NaN or infinite value.
+    """
     if not math.isfinite(value):
         raise ValueError(
             f"Trial {trial} has the non-finite value {value!r} for the metric "
@@ -107,7 +140,21 @@ def check_resolution(metric: str, values: list[tuple[int, float]]) -> None:
     1: the model then sees one spike and a constant, and the decisions freeze). The
     check is unit-free: values of any common scale (x 1e300 too) pass, and so does
     one value apart from others that are all equal, or equal but for rounding
-    (:data:`ROUNDING`)."""
+    (:data:`ROUNDING`). Fewer than three values always pass.
+
+    Args:
+        metric: The metric's name (for the message).
+        values: ``(trial index, value)`` of each completed trial.
+
+    Raises:
+        ValueError: One value lies more than :data:`RESOLVED_RATIO` times farther
+            from the median than the next farthest.
+
+    Example:
+        >>> check_resolution("cost", [(0, 1.0), (1, 2.0), (2, 1e300)])
+        Traceback (most recent call last):
+        ValueError: BanditNode cannot read the metric 'cost': ...
+    """
     if len(values) < 3:
         return
     v = torch.tensor([x for _, x in values], dtype=torch.double)
@@ -171,7 +218,35 @@ def read_experiment(
     pass) and reads only the new or changed ones in full. A trial whose point is
     outside the search space (Ax's ``check_membership``, with its tolerance) is left
     out and listed in ``History.out_of_design``, as Ax's models leave it out, unless
-    ``fit_out_of_design``."""
+    ``fit_out_of_design``.
+
+    Args:
+        experiment: The Ax experiment (one objective metric).
+        data: Its data (Ax's ``Data``; of map data, each trial's last
+            progression).
+        space: The search space as the node models it (the trials' unit-cube
+            points).
+        long_term: Read the outcome constraints as long-term constraints (else
+            an experiment with any is refused: :func:`outcome_constraints`).
+        cache: A dict the caller keeps between calls (default ``None``: nothing
+            kept, every trial read in full).
+        fit_out_of_design: Keep the trials outside the search space (default
+            ``False``: left out, listed in ``History.out_of_design``).
+
+    Returns:
+        The :class:`~botorch_bandits.core.History`: the trials' records (the
+        objective as maximized), the failed and out-of-design trials' indices, the
+        objective metric and its sign, the number of constraints, the latest
+        recorded fit (and its hyperparameters as the next fit's start) and the
+        latest drift state.
+
+    Raises:
+        ValueError: No optimization config or not one objective metric, outcome
+            constraints the options refuse, a completed trial without its
+            objective value, a non-finite value or invalid SEM, a trial without an
+            arm or with several, a constraint metric missing, or a metric one value
+            of which erases the others' differences (:func:`check_resolution`).
+    """
     r = _reading(experiment, data, long_term)
     key = (space.key, r.metric, r.sign, repr(r.constraints))
     kept = _kept_trials({} if cache is None else cache, key, experiment)
@@ -424,7 +499,18 @@ def ax_domain(
     space exactly (``Space.contains``); the detector integrates over the decision
     set of the whole space (``whole()``), its volume the product of the range
     widths (a choice counts 1) times the share inside the constraints; the
-    optimizer's raw samples are fresh decision sets of the call's space."""
+    optimizer's raw samples are fresh decision sets of the call's space.
+
+    Args:
+        space: The search space as the node models it.
+        decision_set: The call's decision set (with the fixed features).
+        fixed: The call's fixed features, parameter name -> value.
+        whole: A callable returning the decision set of the whole space (no fixed
+            features), called by the domain's ``detector`` when it runs.
+
+    Returns:
+        The :class:`~botorch_bandits.core.Domain`.
+    """
 
     def accept(x: Any) -> tuple[dict[str, Any], list[float]] | None:
         params = {**space.parameterizations(x.unsqueeze(0))[0], **fixed}
@@ -463,7 +549,22 @@ def decision_metadata(source: Any) -> dict[int, dict[str, Any]]:
     forgetting, the epoch's multipliers with long-term constraints, ...; the keys
     are listed in docs/ax.md). Trials the node did not make (the initial ones,
     attached ones) are left out. ``source``: an ``ax.Client`` or its
-    ``Experiment``; a copy, so changing it changes nothing stored."""
+    ``Experiment``; a copy, so changing it changes nothing stored.
+
+    Args:
+        source: An ``ax.Client`` (with an experiment) or an Ax ``Experiment``.
+
+    Returns:
+        Trial index -> a deep copy of the metadata the node recorded with it, in
+        trial order.
+
+    Raises:
+        ValueError: ``source`` is neither, or a Client without an experiment.
+
+    Example:
+        >>> meta = decision_metadata(client)
+        >>> meta[5]["t"]  # the round of trial 5's decision
+    """
     exp = _experiment_of(source)
     out: dict[int, dict[str, Any]] = {}
     for index in sorted(exp.trials):
@@ -499,7 +600,22 @@ def decision_table(source: Any) -> Any:
     bandit node made (the index: its trial index), a column per metadata key, nested
     ones joined with a dot (``fit.status``, ``trust_region.radius``,
     ``budget.mean_g``, ``censoring.beta``); lists stay whole in their cell; a key a
-    decision did not record is missing (NaN) in its row."""
+    decision did not record is missing (NaN) in its row.
+
+    Args:
+        source: An ``ax.Client`` (with an experiment) or an Ax ``Experiment``.
+
+    Returns:
+        The ``pandas.DataFrame``, its index named ``"trial"`` (empty when the node
+        made no trial).
+
+    Raises:
+        ValueError: ``source`` is neither, or a Client without an experiment.
+
+    Example:
+        >>> table = decision_table(client)
+        >>> table[["t", "fit.status"]]
+    """
     rows = {i: _flat(m) for i, m in decision_metadata(source).items()}
     table = pd.DataFrame.from_dict(rows, orient="index")
     return table.rename_axis("trial")

@@ -31,7 +31,15 @@ MIGRATIONS: tuple[tuple[int, Callable[[dict[str, Any]], None]], ...] = (
 
 def bandit_node_to_dict(node: BanditNode) -> dict[str, Any]:
     """The node's constructor arguments (its whole state: everything else is
-    recomputed from the experiment) and the schema version of its options."""
+    recomputed from the experiment) and the schema version of its options.
+
+    Args:
+        node: The bandit node.
+
+    Returns:
+        Ax's JSON dict: ``"__type"``, ``"schema"`` (:data:`SCHEMA_VERSION`), the
+        node's options (:attr:`BanditNode.OPTIONS`) and its transition criteria.
+    """
     out = {"__type": "BanditNode", "schema": SCHEMA_VERSION}
     out.update(node.options())
     out["transition_criteria"] = list(node.transition_criteria)
@@ -41,7 +49,20 @@ def bandit_node_to_dict(node: BanditNode) -> dict[str, Any]:
 def bandit_node_from_json(**kwargs: Any) -> BanditNode:
     """A stored node, its options migrated from their schema to today's (each
     extension's :data:`MIGRATIONS` past it) and resolved as stored: they load with
-    what they hold and replay their decisions."""
+    what they hold and replay their decisions.
+
+    Args:
+        **kwargs: The stored dict's entries but ``"__type"``: the options, the
+            transition criteria and ``schema`` (missing: schema 0, stored before
+            the version).
+
+    Returns:
+        The node, built with ``stored=True``.
+
+    Raises:
+        ValueError: A schema newer than :data:`SCHEMA_VERSION`, or not an
+            integer; or stored options :class:`BanditNode` refuses.
+    """
     schema = kwargs.pop("schema", 0)
     if not isinstance(schema, int) or schema > SCHEMA_VERSION:
         raise ValueError(
@@ -56,7 +77,15 @@ def bandit_node_from_json(**kwargs: Any) -> BanditNode:
 
 
 def center_first_to_dict(node: CenterFirst) -> dict[str, Any]:
-    """The centre node's constructor arguments (its pause follows from them)."""
+    """The centre node's constructor arguments (its pause follows from them).
+
+    Args:
+        node: The centre node.
+
+    Returns:
+        Ax's JSON dict: ``"__type"``, ``next_node_name``, ``num_init`` and
+        ``use_existing_trials_for_initialization``.
+    """
     return {
         "__type": "CenterFirst",
         "next_node_name": node.next_node_name,

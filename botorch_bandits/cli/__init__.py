@@ -44,7 +44,19 @@ INSTALL = (
 def check_extras(
     command: str, commands: Mapping[str, Command] = COMMANDS, install: str = INSTALL
 ) -> None:
-    """Name the ``pip install`` a command needs before it does any work."""
+    """Name the ``pip install`` a command needs before it does any work.
+
+    Args:
+        command: The command's name, a key of ``commands``.
+        commands: The commands, each with the modules it needs and their extras
+            (default :data:`COMMANDS`).
+        install: The message's install hint, with ``{extras}`` for the extras'
+            names (default :data:`INSTALL`).
+
+    Raises:
+        CommandError: A module the command needs cannot be imported; the message
+            names the modules and the ``pip install`` that brings them.
+    """
     needed = [(m, extra) for m, extra in commands[command].needs if missing(m)]
     if needed:
         extras = ",".join(sorted({extra for _, extra in needed}))
@@ -59,7 +71,17 @@ def build_parser(
     prog: str = "botorch-bandits",
     description: str = "Bandit algorithms with regret guarantees for BoTorch and Ax.",
 ) -> argparse.ArgumentParser:
-    """The parser of every command in ``commands``."""
+    """The parser of every command in ``commands``, with ``--debug``.
+
+    Args:
+        commands: The commands, by name (default :data:`COMMANDS`).
+        prog: The program's name in usage and messages.
+        description: The description ``--help`` prints.
+
+    Returns:
+        The ``argparse`` parser, one subcommand per command; each subcommand's
+        parser is its ``command_parser`` default (its usage errors show its usage).
+    """
     parser = argparse.ArgumentParser(prog=prog, description=description)
     parser.add_argument(
         "--debug",
@@ -115,7 +137,19 @@ def quiet_interrupt_logs() -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run a ``botorch-bandits`` command (:func:`run_commands` of :data:`COMMANDS`)."""
+    """Run a ``botorch-bandits`` command (:func:`run_commands` of :data:`COMMANDS`).
+
+    Args:
+        argv: The arguments (default ``None``: ``sys.argv[1:]``).
+
+    Returns:
+        The exit status: 0, 2 for an error a user can act on, 130 after Ctrl-C,
+        128 + the signal's number after SIGTERM or SIGHUP.
+
+    Example:
+        >>> main(["demo", "--smoke", "--out", "runs/smoke"])
+        0
+    """
     return run_commands(COMMANDS, argv)
 
 
@@ -131,7 +165,18 @@ def run_commands(
     user can act on prints one line on stderr and exits 2 (``--debug`` or
     ``BOTORCH_BANDITS_DEBUG=1``: the traceback instead); Ctrl-C stops cleanly, says
     how to continue, and exits 130; SIGTERM does the same and exits 143 (128 + 15,
-    as a process killed by it)."""
+    as a process killed by it).
+
+    Args:
+        commands: The commands, by name.
+        argv: The arguments (default ``None``: ``sys.argv[1:]``).
+        prog: The program's name in usage and messages.
+        description: The description ``--help`` prints.
+        install: The install hint for a missing extra, with ``{extras}``.
+
+    Returns:
+        The exit status (0 on success; 2, 130 or 143 as above).
+    """
     parser = build_parser(commands, prog, description)
     args = parser.parse_args(argv)
     debug = args.debug or os.environ.get("BOTORCH_BANDITS_DEBUG", "") not in ("", "0")

@@ -49,7 +49,14 @@ class CommandError(Exception):
 
 
 def missing(module: str) -> bool:
-    """Whether ``module`` cannot be imported (not installed, or broken)."""
+    """Whether ``module`` cannot be imported (not installed, or broken).
+
+    Args:
+        module: The module's dotted name, e.g. ``"ax"``.
+
+    Returns:
+        ``True`` when no spec is found for it or finding one fails.
+    """
     try:
         return importlib.util.find_spec(module) is None
     except (ImportError, ValueError):  # a module set to None, a broken package
@@ -57,7 +64,18 @@ def missing(module: str) -> bool:
 
 
 def positive_int(text: str) -> int:
-    """An argument type: an integer >= 1."""
+    """An argument type: an integer >= 1.
+
+    Args:
+        text: The argument as given on the command line.
+
+    Returns:
+        Its value.
+
+    Raises:
+        ValueError: ``text`` is not an integer (argparse reports it as invalid).
+        argparse.ArgumentTypeError: The integer is below 1.
+    """
     value = int(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {text}")
@@ -79,7 +97,19 @@ class Progress:
     total)`` or, like a tqdm bar, ``update(n)``: a tqdm bar when tqdm is installed and
     stderr is a terminal; otherwise a line when the phase starts, then, once 3 s have
     passed, one with the time left (extrapolated from the rate so far) and one at each
-    further quarter of the work. Silent when ``show`` is false."""
+    further quarter of the work. Silent when ``show`` is false.
+
+    Args:
+        command: The command's name, at the start of each line.
+        phase: What the phase does, e.g. ``"running trials"`` (the bar's label).
+        unit: The unit of the work counted, e.g. ``"trial"``.
+        show: Whether to show anything (default ``True``).
+        total: The work's size, when known at the start (default ``None``).
+
+    Example:
+        >>> with Progress("demo", "running trials", "trial", total=30) as progress:
+        ...     progress.update()
+    """
 
     def __init__(
         self,
@@ -108,9 +138,20 @@ class Progress:
             self.bar.close()
 
     def update(self, n: int = 1) -> None:
+        """Count ``n`` more units done, as tqdm's ``update``.
+
+        Args:
+            n: The units done since the last call (default 1).
+        """
         self(self.done + n, self.total or 0)
 
     def __call__(self, done: int, total: int) -> None:
+        """Report ``done`` of ``total`` units (a progress callback's signature).
+
+        Args:
+            done: The units done so far.
+            total: The units in all.
+        """
         previous, self.done, self.total = self.done, done, total
         if self.bar is not None:
             self.bar.total = total

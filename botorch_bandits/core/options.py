@@ -36,6 +36,7 @@ from botorch_bandits.core.features.theory import (
     KERNELS,
     TheoryModel,
 )
+from botorch_bandits.core.refusals import refuse_combinations
 from botorch_bandits.validation import (
     check_choice,
     check_count,
@@ -251,7 +252,16 @@ class DecisionOptions:
     @classmethod
     def from_resolved(cls, k: dict[str, Any]) -> DecisionOptions:
         """The options from a dict that :func:`resolve_kwargs` returned: each
-        field from its flat keyword (:data:`FLAT_FIELDS`), a group where it is on."""
+        field from its flat keyword (:data:`FLAT_FIELDS`), a group where it is on.
+        Where not given, ``y_min`` is 0 and the theory mode's ``B_y`` 1 (Verma et
+        al.'s shifted targets); ``sparse_after="never"`` is ``None``.
+
+        Args:
+            k: Every flat option, resolved (not changed: a copy is read).
+
+        Returns:
+            The checked options.
+        """
         k = dict(k)
         theory = k["mode"] == "theory"
         # where not given: the theory mode's (and a stored strategy's) y_min = 0
@@ -312,66 +322,6 @@ def _check_fields(o: DecisionOptions) -> None:
         ):
             allowed = f"a {group.__name__}" + (" or None" if optional else "")
             raise ValueError(f"`{f.name}` must be {allowed}, got {f.name}={value!r}.")
-
-
-def refuse_combinations(o: DecisionOptions) -> None:
-    """The refusals across extensions, in one place: the theory mode has its model
-    and none of the practical GP's options; its restarts run the paper's detector,
-    uncapped; qLogNEI has no confidence width. (The refusals that apply to a new
-    strategy only, such as an option given and left unused, are
-    :func:`resolve_kwargs`'s: the options a stored strategy holds pass here.)"""
-    theory = o.mode == "theory"
-    if theory and o.theory is None:
-        raise ValueError(
-            "mode='theory' needs theory=TheoryModel(...) (its fixed kernel), got "
-            "theory=None: pass one, or use DecisionOptions.from_kwargs(mode='theory') "
-            "for the theory mode's defaults."
-        )
-    if not theory and o.theory is not None:
-        raise ValueError(
-            f"theory={o.theory!r} is the theory mode's GP, and mode='practical' fits "
-            "BoTorch's standard GP: pass mode='theory' or leave it out."
-        )
-    if not theory and o.refit is None:
-        raise ValueError(
-            "mode='practical' needs its refit schedule, got refit=None: leave it "
-            "out (Refit(): after=100, growth=1.2) or pass Refit(after=0, growth=1.0) "
-            "for a fit at every decision."
-        )
-    practical_only = {
-        "refit": o.refit is not None,
-        "model_window": o.model_window is not None,
-        "forgetting": o.forgetting,
-        "trust_region": o.trust_region,
-        "fit_start": o.fit_start != "warm",
-    }
-    used = [n for n, on in practical_only.items() if on]
-    if theory and used:
-        named = ", ".join(f"{n}={getattr(o, n)!r}" for n in used)
-        raise ValueError(
-            f"{named}: options of the practical mode (its fitted GP and gradient "
-            "search); the theory mode follows the papers. Pass mode='practical' or "
-            "leave them out."
-        )
-    r = o.restarts
-    if theory and r is not None and r.detector != "paper":
-        raise ValueError(
-            f"mode='theory' runs the paper's detector (Avanesov, Algorithm 1), got "
-            f"restarts.detector={r.detector!r}: pass mode='practical', or "
-            "Restarts.for_mode('theory')."
-        )
-    if theory and r is not None and r.max_uniform_share != 1.0:
-        raise ValueError(
-            f"mode='theory' runs the paper's Algorithm 2, whose uniform steps are "
-            f"not capped, got cpd_max_uniform_share={r.max_uniform_share!r}: pass "
-            "mode='practical' or leave it out."
-        )
-    if o.algorithm == "qLogNEI" and o.beta is not None:
-        raise ValueError(
-            f"beta={o.beta!r} sets the bandits' confidence bound, which "
-            "algorithm='qLogNEI' (an expected improvement) has none of: leave it "
-            "out, or choose IGP-UCB, GP-UCB or GP-TS."
-        )
 
 
 def _vocabulary() -> tuple[dict[str, tuple[str | None, str | None]], dict[str, Any]]:
@@ -437,7 +387,22 @@ def _expand_features(kwargs: dict[str, Any]) -> dict[str, Any]:
 
 def renamed(kwargs: dict[str, Any], warn: bool = True) -> dict[str, Any]:
     """``kwargs`` with the old spellings of :data:`RENAMED` under their new names (a
-    ``DeprecationWarning`` for each when ``warn``; both spellings: an error)."""
+    ``DeprecationWarning`` for each when ``warn``; both spellings: an error).
+
+    Args:
+        kwargs: The flat options as given (not changed: a copy is returned).
+        warn: Warn for each old spelling (default ``True``).
+
+    Returns:
+        The options under their current names.
+
+    Raises:
+        ValueError: An option given under both spellings.
+
+    Example:
+        >>> renamed({"cpd_c": 10.0}, warn=False)
+        {'cpd_regularization': 10.0}
+    """
     out = dict(kwargs)
     for old, new in RENAMED.items():
         if old not in out:

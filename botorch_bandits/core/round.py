@@ -11,7 +11,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from botorch_bandits.changepoint import ChangePointDetector, ScaleFreeDetector
+from botorch_bandits.changepoint import ChangePointDetector
 from botorch_bandits.core.domain import Domain
 from botorch_bandits.core.fit import KnownNoise
 from botorch_bandits.core.history import History, TrialRecord
@@ -19,6 +19,7 @@ from botorch_bandits.core.options import DecisionOptions
 from botorch_bandits.hyperparameters import Hyperparameters
 from botorch_bandits.models import FeatureCache
 from botorch_bandits.models.forgetting import with_time
+from botorch_bandits.scale_free import ScaleFreeDetector
 
 __all__ = ["Decision", "DecisionCache", "Round", "Step", "Steps"]
 
@@ -27,7 +28,18 @@ __all__ = ["Decision", "DecisionCache", "Round", "Step", "Steps"]
 class Decision:
     """A decision: its unit-cube point ``x``, its row in the decision set
     (``index``; ``None`` for an optimizer's point, then ``payload`` is what
-    ``Domain.accept`` returned), whether it explores uniformly, and its metadata."""
+    ``Domain.accept`` returned), whether it explores uniformly, and its metadata.
+
+    Attributes:
+        x: The decision's point, its ``d`` unit-cube coordinates.
+        index: Its row in the decision set (``Domain.unit``), or ``None`` for a
+            point of the gradient optimizer.
+        payload: What ``Domain.accept`` returned for an optimizer's point (``None``
+            for a row of the decision set).
+        uniform: Whether it is a uniform-exploration step (GP-UCB-CPD).
+        metadata: The decision's metadata (the round's ``meta``: each key written
+            by one step).
+    """
 
     x: list[float]
     index: int | None
@@ -44,7 +56,16 @@ class Decision:
 @dataclass
 class DecisionCache:
     """What decisions of one call may share: fits by their data, the detector. A
-    cache only (pure functions of their keys), never state."""
+    cache only (pure functions of their keys), never state.
+
+    Attributes:
+        fits: The marginal-likelihood fits by their data (default empty).
+        detector: GP-UCB-CPD's change-point detector, built by
+            :func:`~botorch_bandits.core.steps.restarts.restart_step` on first use
+            (default ``None``).
+        features: The sparse model's feature blocks (may be kept across calls: a
+            pure cache; default an empty :class:`FeatureCache`).
+    """
 
     fits: dict[Any, dict[str, Any]] = field(default_factory=dict)
     detector: ChangePointDetector | ScaleFreeDetector | None = None
@@ -60,7 +81,97 @@ class Round:
     by the steps after it; ``meta``, the decision's metadata, takes each key from
     one step (``tests/test_round_slices.py``). Where a step refines an earlier
     step's result, it writes a field of its own and :attr:`targets`, :attr:`R_rule`
-    and :attr:`rule` read the latest."""
+    and :attr:`rule` read the latest.
+
+    Attributes:
+        history: The trials (the inputs, as :meth:`begin` takes them: a warm start
+            recorded for other inputs dropped).
+        opts: The decision's options.
+        domain: The search space (the trust region's step moves its raw samples).
+        cache: What the decisions of one call may share.
+        meta: The decision's metadata, each key from one step.
+        active: The live trials, this call's earlier candidates last.
+        position: This trial's position among them (0-based: ``len(active)``).
+
+        start: Restarts (GP-UCB-CPD; ``restart_step`` / ``residual_step``): the
+            position in ``active`` of the first trial of ``H`` (default 0).
+        restart: The position of the last restart (default 0).
+        uniform: Whether this decision explores uniformly (default ``False``).
+
+        kappa: Long-term constraints (``multiplier_step``): the epoch's ``m``
+            multipliers (default ``None``).
+        g_scale: The constraints' ``m`` units (the practical mode; default
+            ``None``: the values as given).
+
+        g_model: ``constraint_model="separate"`` (``constraint_fit_step``): the
+            constraints' GPs (a ``ModelList``; default ``None``).
+        g_kappa: The ``m`` multipliers in the GPs' units (default ``None``).
+        g_bounds: The ``m`` bounds in the GPs' units (default ``None``).
+
+        busy: ``pending="ignore"`` (``exclude_in_flight``): the decision set's rows
+            in flight (default empty).
+
+        window_start: The data window (``window_step``): its first trial, a
+            position in ``active`` (default 0).
+        H: The trials the model sees (default empty).
+        done: The completed ones among them (default empty).
+        X0: Their ``n x d`` model inputs (the time column last under forgetting;
+            default ``None``).
+        Y0: Their ``n`` objective values (default ``None``).
+
+        Y_composite: The targets: the ``n`` composite targets (``composite_step``;
+            default ``None``).
+        Y_model: The ``n`` standardized targets (``practical_fit_step``; default
+            ``None``).
+        m_f: The objective's own standardization's mean, before the composite
+            (``composite_step``; default 0).
+        s_f: Its spread (default 1).
+        se: The ``n`` reported standard errors of the targets, NaN where none
+            (``sems_step``; default ``None``).
+        sems_rule: Their rule: ``"fixed"``, ``"add"`` or ``"none"`` (default
+            ``"none"``).
+
+        known: The model's known noise of the targets (the fit step; default
+            ``None``).
+        hyper: The model's hyperparameters (the fit step; default ``None``).
+        R: The confidence's R (``opts.R`` from :meth:`begin`, else the practical
+            fit's; default ``None``).
+        delta: The confidence's delta (``opts.delta``; the epoch's from
+            ``epoch_step``; default 0.1).
+
+        R_epoch: Long-term constraints' epoch (``epoch_step``): R of the composite
+            target (default ``None``).
+        y_min: The censoring's ``y_min``, as maximized and in the model's units
+            (the practical fit maps it under ``pending="censor"``; default 0).
+        B_y: The censoring's ``B_y``, in the model's units (default 1; ``None``:
+            the practical default).
+
+        evaluated: ``repeats="avoid"`` (``repeats_step``): the points not to propose
+            again (default ``None``: the step did not run or the fit is noisy).
+        apart: ``(points in flight, lengthscales)`` to keep apart from (default
+            ``None``: likewise, or none in flight).
+
+        X: The pending view: the model's inputs, one row per model row (running
+            trials ignored, hallucinated or censored; default ``None``).
+        Y: The model's targets, one per row (default ``None``).
+        rows_known: The known noise of its rows (default ``None``).
+        recent: The recent queries, censoring's :math:`\\nu_t` (default ``None``).
+
+        model: The model (``model_step``; default ``None``).
+        gradient: Whether the rule is maximized by gradient (default ``False``).
+        acqf: The rule on it (the rule's step; default ``None``).
+        penalized: The rule as the constraints' penalty (``penalty_step``; default
+            ``None``).
+        timed: The rule at the decision's time (``time_step``, forgetting; default
+            ``None``).
+        local: The rule in the trust region (``trust_region_step``; default
+            ``None``).
+        scores: The rule's ``N`` scores on the decision set, ``-inf`` where kept
+            out (``score_step``; default ``None``).
+        kept_out: The points the maximizer keeps out (default empty).
+        kept_apart: ``(points in flight, lengthscales)`` the maximizer keeps apart
+            from (default ``None``).
+    """
 
     history: History
     opts: DecisionOptions
@@ -141,7 +252,27 @@ class Round:
         domain: Domain,
         cache: DecisionCache,
     ) -> Round:
-        """A round on ``history`` with the metadata every decision records."""
+        """A round on ``history`` with the metadata every decision records
+        (``algorithm``, ``pending_view``, ``t``, ``failed``, ``decision_set_size``;
+        ``fixed_features`` and ``out_of_design`` where there are any). A warm start
+        recorded for other inputs (with(out) forgetting, another search space) is
+        dropped.
+
+        Args:
+            history: The trials so far (this call's earlier candidates last).
+            opts: The decision's options.
+            domain: The search space.
+            cache: What the decisions of one call may share.
+
+        Returns:
+            The round, its inputs set, ``R`` and ``delta`` from ``opts``, and
+            ``y_min`` (as maximized) and ``B_y`` from its censoring options.
+
+        Example:
+            >>> domain = Domain.box(torch.rand(64, 2, dtype=torch.double))
+            >>> opts = DecisionOptions.from_kwargs()
+            >>> r = Round.begin(History(), opts, domain, DecisionCache())
+        """
         active = list(history.trials)
         position = len(active)
         warm = history.warm
@@ -201,7 +332,16 @@ class Round:
 
     def inputs(self, records: list[TrialRecord]) -> Tensor:
         """The model's inputs for ``records`` (trials of ``active``): their points,
-        and under ``forgetting`` their times (positions in ``active``) last."""
+        and under ``forgetting`` their times (positions in ``active``) last.
+
+        Args:
+            records: Trials of ``active`` (each found by identity under
+                ``forgetting``).
+
+        Returns:
+            The ``len(records) x d`` points (``d + 1`` columns under
+            ``forgetting``).
+        """
         d = self.domain.dim
         X = torch.tensor([list(e.x) for e in records], dtype=torch.double)
         X = X.reshape(-1, d)
@@ -211,7 +351,15 @@ class Round:
         return with_time(X, [at[id(e)] for e in records])
 
     def on_set(self, row: int, uniform: bool = False) -> Decision:
-        """The decision of the decision set's ``row``."""
+        """The decision of the decision set's ``row``.
+
+        Args:
+            row: The row of ``domain.unit``.
+            uniform: Whether it is a uniform-exploration step (default ``False``).
+
+        Returns:
+            The :class:`Decision`, with the round's metadata.
+        """
         return Decision(self.domain.unit[row].tolist(), row, None, uniform, self.meta)
 
     @property

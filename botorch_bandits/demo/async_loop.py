@@ -19,7 +19,18 @@ InFlight = dict[int, tuple[float, Future]]
 
 
 def duration(seed: int, trial_index: int) -> int:
-    """Virtual ticks the trial takes: 1 + Poisson(2), seeded by the trial index."""
+    """Virtual ticks the trial takes: 1 + Poisson(2), seeded by the trial index.
+
+    Args:
+        seed: The run's seed.
+        trial_index: The trial's index.
+
+    Returns:
+        The trial's ticks, an integer >= 1 (the same for the same seed and index).
+
+    Example:
+        >>> duration(0, trial_index=5)
+    """
     return 1 + int(np.random.default_rng([seed, 11, trial_index]).poisson(2.0))
 
 
@@ -41,7 +52,38 @@ def run_async(
     trials are asked for one at a time -- the same calls in a fresh and in a resumed
     run. ``stop_after``: return after that many completions in this call (tests).
     ``durations(seed, index)``: a trial's virtual ticks (default :func:`duration`).
-    Returns the number of completions made."""
+    Returns the number of completions made.
+
+    Args:
+        client: The Ax ``Client`` of the experiment (its optimization config set;
+            single-arm trials).
+        evaluate_trial: ``evaluate_trial(params, index)``: a future of the trial's
+            raw data (a future that raises marks the trial failed, with the error).
+        total: The trials to end (completed or failed, the stored ones included).
+        parallelism: The most trials in flight at once.
+        seed: The seed of the virtual durations.
+        on_complete: Called as ``on_complete(index, clock)`` after each completion,
+            with the trial's index and virtual end (default ``None``: nothing).
+        stop_after: The completions after which to return (default ``None``: run
+            until ``total`` trials have ended).
+        durations: ``durations(seed, index)``, a trial's virtual ticks (default
+            ``None``: :func:`duration`).
+
+    Returns:
+        The number of completions made in this call.
+
+    Raises:
+        ValueError: If a trial has other than one arm, or a stored trial is neither
+            RUNNING, COMPLETED nor FAILED.
+        RuntimeError: If no trial is in flight and the strategy proposes none.
+
+    Example:
+        >>> pool = ProcessPoolExecutor(3)
+        >>> made = run_async(
+        ...     client, lambda p, i: pool.submit(evaluate, fn, p, i), total=30,
+        ...     parallelism=3, seed=0,
+        ... )
+    """
     durations = duration if durations is None else durations
     exp = client_experiment(client)
     trials = sorted(exp.trials.values(), key=lambda t: t.index)

@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
-import json
 import logging
-import sqlite3
 import warnings
 from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, ProcessPoolExecutor
@@ -25,6 +23,7 @@ import numpy as np
 
 from botorch_bandits._io import check_not_symlink, ignore_sigint, stop_now
 from botorch_bandits.demo.async_loop import duration, run_async
+from botorch_bandits.demo.ax_demo_options import check_run_options
 from botorch_bandits.demo.ax_demo_report import (
     DemoResult,
     label,
@@ -48,14 +47,46 @@ INITIAL_NODES = ("CenterOfSearchSpace", "Sobol")
 
 
 def experiment_name(strategy: str, seed: int) -> str:
-    """The name of one half of one seed in ``demo.db``."""
+    """The name of one half of one seed in ``demo.db``.
+
+    Args:
+        strategy: The half, a key of :data:`EXPERIMENTS` (``"bandit"`` or
+            ``"ax-default"``).
+        seed: The seed.
+
+    Returns:
+        The experiment's name, ``<the half's experiment>-seed<seed>``.
+
+    Raises:
+        KeyError: If ``strategy`` is not a key of :data:`EXPERIMENTS`.
+
+    Example:
+        >>> experiment_name("bandit", 3)
+        'demo-igp-ucb-seed3'
+    """
     return f"{EXPERIMENTS[strategy]}-seed{seed}"
 
 
 @dataclass(frozen=True)
 class DemoFunction:
     """:math:`f(x) = \\sum_i \\alpha_i \\exp(-(x - x_i)^2 / 2\\ell^2)` on [0, 1] (NumPy,
-    cheap to send to worker processes)."""
+    cheap to send to worker processes).
+
+    Attributes:
+        centers: The centres :math:`x_i` in [0, 1].
+        coefficients: The coefficients :math:`\\alpha_i`, one per centre.
+        lengthscale: The lengthscale :math:`\\ell` of the SE kernel.
+        noise_sd: The standard deviation of the observation noise
+            (:func:`evaluate`; the theory mode's ``R``).
+        rkhs_norm: The function's RKHS norm (the theory mode's ``B``).
+        seed: The seed the function was built from (it seeds :func:`evaluate`'s
+            noise too).
+
+    Example:
+        >>> fn = demo_function(seed=0)
+        >>> fn(np.array([0.25, 0.5])).shape
+        (2,)
+    """
 
     centers: tuple[float, ...]
     coefficients: tuple[float, ...]
@@ -65,6 +96,14 @@ class DemoFunction:
     seed: int
 
     def __call__(self, x: float | np.ndarray) -> np.ndarray:
+        """:math:`f` at ``x``, without noise.
+
+        Args:
+            x: A point in [0, 1], or an array of points of any shape.
+
+        Returns:
+            :math:`f(x)`, the shape of ``x`` (a NumPy scalar for a number).
+        """
         c = np.asarray(self.centers)
         d = np.subtract.outer(np.asarray(x, dtype=float), c)
         return np.exp(-0.5 * (d / self.lengthscale) ** 2) @ np.asarray(
@@ -80,7 +119,18 @@ class DemoFunction:
 def demo_function(seed: int = 0) -> DemoFunction:
     """The RKHS function of
     :func:`~botorch_bandits.test_functions.problems.rkhs_function` (SE kernel,
-    lengthscale 0.2, 100 centers) for ``seed``."""
+    lengthscale 0.2, 100 centers) for ``seed``.
+
+    Args:
+        seed: The seed of the RKHS function (default 0).
+
+    Returns:
+        The :class:`DemoFunction`, with the problem's noise and RKHS norm.
+
+    Example:
+        >>> fn = demo_function(seed=3)
+        >>> best = fn.optimum
+    """
     p = rkhs_function(kernel="rbf", lengthscale=0.2, seed=seed)
     return DemoFunction(
         centers=tuple(p.arms.reshape(-1).tolist()),
@@ -94,7 +144,20 @@ def demo_function(seed: int = 0) -> DemoFunction:
 
 def evaluate(fn: DemoFunction, params: dict, trial_index: int) -> dict[str, float]:
     """One noisy evaluation (runs in a worker); the noise is seeded by the trial
-    index, so evaluating a trial again gives the same value."""
+    index, so evaluating a trial again gives the same value.
+
+    Args:
+        fn: The seed's function.
+        params: The trial's parameters, ``{"x": x}``.
+        trial_index: The trial's index (it seeds the noise, with ``fn.seed``).
+
+    Returns:
+        The raw data ``{"f": f(x) + noise}``, the noise normal with standard
+        deviation ``fn.noise_sd``.
+
+    Example:
+        >>> evaluate(demo_function(0), {"x": 0.5}, trial_index=4)
+    """
     noise = np.random.default_rng([fn.seed, 7, trial_index]).normal()
     return {"f": float(fn(params["x"])) + fn.noise_sd * float(noise)}
 
@@ -106,7 +169,7 @@ MODES = ("theory", "practical")
 
 
 def _bandit_strategy(seed: int, fn: DemoFunction, mode: str = "theory") -> Any:
-    from botorch_bandits.ax.generation import bandit_generation_strategy
+    from botorch_bandits.ax.strategy import bandit_generation_strategy
 
     if mode == "practical":  # as a user runs it: every option at its default
         return bandit_generation_strategy(algorithm="IGP-UCB", seed=seed)
@@ -188,7 +251,17 @@ def _open_client(
 
 def regret_curve(client: Any, fn: DemoFunction) -> np.ndarray:
     """Cumulative regret :math:`\\sum_t f^* - f(x_t)` over the trials in index
-    order (failed trials count their regret too: the point was spent)."""
+    order (failed trials count their regret too: the point was spent).
+
+    Args:
+        client: The Ax ``Client`` of the experiment (single-arm trials of the
+            parameter ``x``).
+        fn: The function the trials were evaluated on (:math:`f^*` is its
+            :attr:`~DemoFunction.optimum`).
+
+    Returns:
+        The cumulative regret after each trial, shape ``n`` (``n`` trials).
+    """
     xs = [
         t.arms[0].parameters["x"]
         for t in sorted(
@@ -214,8 +287,15 @@ def trial_sources(client: Any) -> np.ndarray:
     """Where each trial (in index order) came from: ``"initial"`` (a node that
     chooses points without a model, :data:`INITIAL_NODES`), ``"fallback"`` (a
     model node's fallback generator, e.g. Ax's Sobol after its model proposed
-    already-evaluated points) or ``"model"``."""
+    already-evaluated points) or ``"model"``.
 
+    Args:
+        client: The Ax ``Client`` of the experiment.
+
+    Returns:
+        An object array of shape ``n`` (``n`` trials): :func:`source_of` the node and
+        generator of each trial's first generator run.
+    """
     trials = sorted(client_experiment(client).trials.values(), key=lambda t: t.index)
     return np.asarray(
         [
@@ -229,7 +309,22 @@ def trial_sources(client: Any) -> np.ndarray:
 def source_of(node: str | None, key: str | None) -> str:
     """A trial's source from the name of the node that made it and its generator's
     key: Ax names a node's fallback run ``Fallback_<generator>`` (Ax 1.3:
-    ``Fallback_Sobol``); an initial node's own Sobol run is initial."""
+    ``Fallback_Sobol``); an initial node's own Sobol run is initial.
+
+    Args:
+        node: The name of the generation node that made the trial (``None`` where
+            none is recorded).
+        key: The key of the node's generator for that run (``None`` where none is
+            recorded).
+
+    Returns:
+        ``"initial"`` (a node of :data:`INITIAL_NODES`), ``"fallback"`` (a key that
+        starts with ``Fallback`` or names an initial node) or ``"model"``.
+
+    Example:
+        >>> source_of("MBM", "Fallback_Sobol")
+        'fallback'
+    """
     if node in INITIAL_NODES:
         return "initial"
     if key is not None and (key.startswith("Fallback") or key in INITIAL_NODES):
@@ -241,7 +336,15 @@ def trial_seconds(client: Any) -> np.ndarray:
     """Seconds from each trial's creation to the next trial's, in index order (one
     fewer than the trials): the cost of a trial -- the decision, the completion and
     the storage writes -- as the loop saw it (the demo's evaluations are instant; a
-    pause or a resumed kill shows as one long gap)."""
+    pause or a resumed kill shows as one long gap).
+
+    Args:
+        client: The Ax ``Client`` of the experiment.
+
+    Returns:
+        The gaps between consecutive trials' creation times, in seconds, shape
+        ``n - 1`` (``n`` trials; empty for fewer than two).
+    """
     created = [
         t.time_created.timestamp()
         for t in sorted(
@@ -249,84 +352,6 @@ def trial_seconds(client: Any) -> np.ndarray:
         )
     ]
     return np.diff(np.asarray(created, dtype=float))
-
-
-#: what makes a demo run the run it is, with the command line's flag of each: a
-#: resume must give the same values (recorded in the run's file)
-RUN_OPTIONS: dict[str, str] = {
-    "trials": "--trials/--smoke",
-    "parallelism": "--parallelism",
-    "seed": "--seed",
-    "seeds": "--seeds/--smoke",
-    "mode": "--mode",
-    "strategies": "--bandit-only",
-}
-_RUN_TABLE = "botorch_bandits_demo_run"
-
-
-def check_run_options(db: Path, resume: bool, options: dict[str, Any]) -> None:
-    """Record a new run's :data:`RUN_OPTIONS` in its SQLite file (a table of ours
-    beside Ax's), or, resuming, refuse values other than the recorded ones, naming
-    each, and a file that records none (empty, or not a demo run's)."""
-    values = {k: json.dumps(options[k]) for k in RUN_OPTIONS}
-    try:
-        con = sqlite3.connect(db)
-        try:
-            with con:
-                if not resume:
-                    con.execute(
-                        f"CREATE TABLE IF NOT EXISTS {_RUN_TABLE} "
-                        "(option TEXT PRIMARY KEY, value TEXT NOT NULL)"
-                    )
-                    con.executemany(
-                        f"INSERT OR REPLACE INTO {_RUN_TABLE} VALUES (?, ?)",
-                        list(values.items()),
-                    )
-                    return
-                has = con.execute(
-                    "SELECT 1 FROM sqlite_master WHERE type='table' AND name=?",
-                    (_RUN_TABLE,),
-                ).fetchone()
-                stored = (
-                    dict(con.execute(f"SELECT option, value FROM {_RUN_TABLE}"))
-                    if has
-                    else {}
-                )
-        finally:
-            con.close()
-    except sqlite3.DatabaseError as err:
-        raise ValueError(
-            f"{db} cannot be read as a SQLite database ({err}); it was left as it "
-            "is. Move it away, or start a fresh run without --resume (which "
-            "replaces it)."
-        ) from err
-    if not stored:
-        raise ValueError(
-            f"--resume: {db} holds no demo run ({db.stat().st_size} bytes, no record "
-            "of a run's options: empty, or written by another program or an "
-            "earlier version); it was left as it is. Start a fresh run without "
-            "--resume (which replaces it)."
-        )
-    unknown = [k for k in RUN_OPTIONS if k not in stored]
-    if unknown:
-        raise ValueError(
-            f"--resume: {db} was written by an earlier version of the demo (it records "
-            f"no {', '.join(unknown)}), which this version cannot resume; it was left "
-            "as it is. Start a fresh run without --resume (which replaces it)."
-        )
-    differ = [k for k in RUN_OPTIONS if stored.get(k) != values[k]]
-    if differ:
-        said = "; ".join(
-            f"{k} ({RUN_OPTIONS[k]}) {json.loads(stored[k])!r} when it began, "
-            f"{options[k]!r} now"
-            for k in differ
-            if k in stored
-        ) or ", ".join(differ)
-        raise ValueError(
-            f"--resume continues the run stored in {db} and would change it: "
-            f"{said}. Pass the values it began with, or start a fresh run without "
-            "--resume (which replaces it)."
-        )
 
 
 @contextlib.contextmanager
@@ -359,7 +384,54 @@ def run_demo(
     (a stand-in for a kill, for tests). ``torch_threads``: torch's threads during
     the run (restored after; None leaves them): the decisions fit GPs on a few
     dozen points, and one thread keeps torch's threads from contending with other
-    processes on a loaded machine."""
+    processes on a loaded machine.
+
+    Args:
+        out_dir: The output folder, made if missing (default ``"runs/demo"``).
+        trials: The trials of each experiment, an integer >= 4 (default 30).
+        parallelism: The trials in flight at once, an integer >= 1 (default 3); also
+            the workers of the run's own process pool.
+        seed: The first seed (default 0).
+        seeds: The number of seeds, an integer >= 1 (default 5).
+        resume: Continue the run stored in ``out_dir/demo.db`` (default ``False``: a
+            fresh run, which replaces the file); the values that make the run
+            (:data:`~botorch_bandits.demo.ax_demo_options.RUN_OPTIONS`) must be
+            those it began with.
+        executor: The pool that evaluates the trials (default ``None``: a process
+            pool of ``parallelism`` workers, shut down after the run).
+        show_progress: Show a tqdm progress bar (default ``True``).
+        strategies: The halves run on each seed, among ``"bandit"`` and
+            ``"ax-default"`` (default both).
+        stop_after: The completions after which each experiment stops in this call
+            (default ``None``: run to ``trials``).
+        mode: The bandit's mode (default ``"practical"``: told nothing about f;
+            ``"theory"``: told f's kernel, RKHS norm and noise).
+        torch_threads: torch's threads during the run, an integer >= 1 or ``None``
+            (default 1).
+
+    Returns:
+        The run's :class:`DemoResult`: per strategy the ``seeds x trials``
+        cumulative regret and trial sources, and each seed's trial seconds. A run
+        stopped early (``stop_after``) with curves of unequal length has no curves
+        or sources and writes no regret or cost files.
+
+    Raises:
+        ValueError: If ``trials``, ``parallelism``, ``seeds`` or ``torch_threads`` is
+            not an integer at least its minimum, ``seed`` is not an integer from 0
+            to 2**63 - 1, ``mode`` or a strategy is unknown, an output file is a
+            symlink, or a resumed file holds another run
+            (:func:`~botorch_bandits.demo.ax_demo_options.check_run_options`) or an
+            experiment that cannot be resumed as its half.
+        FileNotFoundError: If ``resume`` and ``out_dir`` holds no ``demo.db``.
+        DatabaseBusyError: If another process holds ``demo.db``'s writer lock
+            (:func:`~botorch_bandits.ax.sql.writer_lock`).
+        ModuleNotFoundError: Without matplotlib (or tqdm, with ``show_progress``):
+            the ``plot`` extra.
+
+    Example:
+        >>> result = run_demo("runs/demo", trials=30, seeds=5)
+        >>> result.final("bandit")  # the cumulative regret of each seed
+    """
     from botorch_bandits.ax.sql import close_storage, sqlite_storage, writer_lock
 
     _check_demo_arguments(

@@ -24,7 +24,19 @@ MODE_LABELS = {
 
 
 def label(strategy: str, mode: str) -> str:
-    """The strategy's name with the bandit's mode."""
+    """The strategy's name with the bandit's mode.
+
+    Args:
+        strategy: The half: ``"bandit"``, or another (``"ax-default"``).
+        mode: The bandit's mode (``"practical"`` or ``"theory"``).
+
+    Returns:
+        ``"IGP-UCB (<mode> mode)"`` for the bandit, else ``"Ax default"``.
+
+    Example:
+        >>> label("bandit", "practical")
+        'IGP-UCB (practical mode)'
+    """
     return f"IGP-UCB ({mode} mode)" if strategy == "bandit" else "Ax default"
 
 
@@ -33,7 +45,18 @@ class DemoResult:
     """One run's curves: ``curves[strategy]`` is (seeds, trials) cumulative regret,
     ``sources[strategy]`` (seeds, trials) says where each trial came from
     (``"initial"``, ``"model"``, ``"fallback"``: ``ax_demo.trial_sources``),
-    ``seconds`` holds each seed's seconds per trial."""
+    ``seconds`` holds each seed's seconds per trial.
+
+    Attributes:
+        seeds: The seeds run, in order.
+        mode: The bandit's mode (``"practical"`` or ``"theory"``).
+        trials: The trials of each experiment.
+        parallelism: The trials in flight at once.
+        curves: Per strategy, the ``seeds x trials`` cumulative regret.
+        sources: Per strategy, the ``seeds x trials`` object array of sources.
+        seconds: Per strategy, one array per seed of the seconds per trial
+            (``ax_demo.trial_seconds``; empty when read from ``regret.csv``).
+    """
 
     seeds: tuple[int, ...]
     mode: str
@@ -44,14 +67,37 @@ class DemoResult:
     seconds: dict[str, list[np.ndarray]]
 
     def final(self, strategy: str) -> np.ndarray:
-        """Cumulative regret after the last trial, one value per seed."""
+        """Cumulative regret after the last trial, one value per seed.
+
+        Args:
+            strategy: A key of :attr:`curves` (``"bandit"`` or ``"ax-default"``).
+
+        Returns:
+            The final cumulative regret, shape ``seeds``.
+        """
         return self.curves[strategy][:, -1]
 
 
 def read_regret(path: Path) -> DemoResult:
     """The curves of a run back from its ``regret.csv`` (no seconds: ``cost.csv``
     holds them); every (strategy, seed, trial) must be there once, with one mode
-    and one parallelism."""
+    and one parallelism.
+
+    Args:
+        path: The ``regret.csv`` (as :func:`write_regret` writes it).
+
+    Returns:
+        The :class:`DemoResult`, its strategies in the file's order, its seeds
+        sorted and ``seconds`` empty.
+
+    Raises:
+        ValueError: If the file holds no rows, its rows differ in mode or
+            parallelism, or it holds other than one row per strategy, seed and
+            trial ``1..trials``.
+
+    Example:
+        >>> result = read_regret(Path("runs/demo/regret.csv"))
+    """
     with open(path, newline="") as fh:
         rows = list(csv.DictReader(fh))
     if not rows:
@@ -104,7 +150,13 @@ def _seed_range(seeds: tuple[int, ...]) -> str:
 
 
 def write_regret(out: Path, result: DemoResult) -> None:
-    """``regret.csv`` (every seed's curve) and ``regret.png`` (mean ± s.e.)."""
+    """``regret.csv`` (every seed's curve) and ``regret.png`` (mean ± s.e.).
+
+    Args:
+        out: The folder the files are written to (each to a temporary file beside
+            it, renamed over it at the end).
+        result: The run's result, with its curves and sources.
+    """
     with atomic_open(out / "regret.csv", "w", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(
@@ -134,7 +186,17 @@ def write_regret(out: Path, result: DemoResult) -> None:
 
 def regret_figure(result: DemoResult) -> Any:
     """The figure of ``regret.png`` (and of the docs' main-job picture): cumulative
-    regret against the trial, mean ± s.e. over seeds, the initial trials marked."""
+    regret against the trial, mean ± s.e. over seeds, the initial trials marked.
+
+    Args:
+        result: The run's result, with its curves and sources.
+
+    Returns:
+        The matplotlib figure (for the caller to save and close).
+
+    Example:
+        >>> fig = regret_figure(read_regret(Path("runs/demo/regret.csv")))
+    """
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(7, 4.5))
     x = np.arange(1, result.trials + 1)
@@ -171,7 +233,14 @@ def regret_figure(result: DemoResult) -> Any:
 
 
 def write_costs(out: Path, result: DemoResult) -> None:
-    """``cost.csv`` and ``cost.png``: the seconds of each trial."""
+    """``cost.csv`` and ``cost.png``: the seconds of each trial.
+
+    Args:
+        out: The folder the files are written to (each to a temporary file beside
+            it, renamed over it at the end).
+        result: The run's result, with its seconds (``cost.png`` draws the median
+            over seeds of each strategy, on a log scale).
+    """
     with atomic_open(out / "cost.csv", "w", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(["strategy", "seed", "trial", "seconds"])
@@ -210,7 +279,19 @@ TELLS_SEEDS = 3
 
 def summary_lines(result: DemoResult) -> list[str]:
     """What was compared, on what, and the final cumulative regret of each
-    strategy (mean ± s.e. over seeds; per seed and paired for two strategies)."""
+    strategy (mean ± s.e. over seeds; per seed and paired for two strategies).
+
+    Args:
+        result: The run's result, with its curves and sources.
+
+    Returns:
+        The summary's lines, without newlines; they also count the trials from a
+        fallback generator and say when a run is too small to tell the strategies
+        apart (under :data:`TELLS_TRIALS` trials or :data:`TELLS_SEEDS` seeds).
+
+    Example:
+        >>> lines = summary_lines(read_regret(Path("runs/demo/regret.csv")))
+    """
     n = len(result.seeds)
     lines = [
         "Compared: "

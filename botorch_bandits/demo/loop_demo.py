@@ -33,7 +33,25 @@ def make_acquisition(
     delta: float,
     seed: int,
 ):
-    """The paper's acquisition function for ``name`` with the problem's constants."""
+    """The paper's acquisition function for ``name`` with the problem's constants.
+
+    Args:
+        name: The algorithm, one of :data:`ALGORITHMS` (``"IGP-UCB"``, ``"GP-TS"``
+            or ``"GP-UCB"``).
+        model: The GP of the history.
+        problem: The problem, whose RKHS norm ``B`` and noise ``R`` the acquisition
+            uses (and GP-TS its arms, as the candidates).
+        gamma: The bound on the maximum information gain :math:`\\gamma_t`.
+        delta: The confidence parameter.
+        seed: GP-TS's draw seed (unused by the UCBs).
+
+    Returns:
+        The acquisition function: :class:`IGPUCB`, :class:`GPThompsonSampling` or
+        :class:`GPUCB` (the RKHS schedule, ``B_squared = B**2``).
+
+    Raises:
+        ValueError: If ``name`` is not one of :data:`ALGORITHMS`.
+    """
     B, R = problem.rkhs_norm, problem.noise_sd
     if name == "IGP-UCB":
         return IGPUCB(model, B=B, R=R, delta=delta, gamma=gamma)
@@ -63,7 +81,33 @@ def run_bandit(
     progress=None,
 ) -> dict[str, Tensor]:
     """Run one algorithm for ``horizon`` steps; return chosen arms, observations and
-    cumulative regret (every observation is kept)."""
+    cumulative regret (every observation is kept).
+
+    Args:
+        problem: The finite-arm problem.
+        algorithm: One of :data:`ALGORITHMS` (``"IGP-UCB"``, ``"GP-TS"`` or
+            ``"GP-UCB"``).
+        horizon: The number of steps.
+        seed: The seed of the noise (and, with the step ``t``, of GP-TS's draws:
+            ``seed * 100003 + t``).
+        gamma: The bound on the maximum information gain :math:`\\gamma_t`, a
+            fitted :class:`GreedyGamma` (on the problem's arms).
+        delta: The confidence parameter (default 0.1).
+        progress: A progress bar updated by one each step (default ``None``: none).
+
+    Returns:
+        ``"arms"`` (the indices of the chosen arms), ``"observations"`` (their noisy
+        values) and ``"cumulative_regret"``, each of shape ``horizon``.
+
+    Raises:
+        ValueError: If ``algorithm`` is not one of :data:`ALGORITHMS`.
+
+    Example:
+        >>> problem = rkhs_function(kernel="rbf", seed=0)
+        >>> K = problem.kernel(problem.arms).to_dense()
+        >>> gamma = GreedyGamma(K, noise=problem.noise_sd**2, horizon=50).fit()
+        >>> out = run_bandit(problem, "IGP-UCB", horizon=50, seed=0, gamma=gamma)
+    """
     gen = torch.Generator().manual_seed(seed)
     arms, values = problem.arms, problem.values
     lam = problem.noise_sd**2
@@ -104,7 +148,29 @@ def run_demo(
     show_progress: bool = True,
 ) -> dict[str, tuple[float, float]]:
     """Run the demo, write ``regret.csv`` and ``regret.png`` to ``out_dir``; return the
-    final mean cumulative regret and its standard error per algorithm."""
+    final mean cumulative regret and its standard error per algorithm.
+
+    Args:
+        out_dir: The output folder, made if missing (default ``"runs/loop-demo"``).
+        horizon: The steps of each run, >= 1 (default 100).
+        seeds: The number of seeds, >= 1 (default 3): seed ``s`` runs every
+            algorithm on the RKHS function of seed ``s``.
+        kernel: The RKHS function's kernel, ``"rbf"`` (default) or ``"matern52"``.
+        algorithms: The algorithms run (default :data:`ALGORITHMS`, all three).
+        show_progress: Show a tqdm progress bar where tqdm is installed (default
+            ``True``).
+
+    Returns:
+        Per algorithm, the mean and the standard error over seeds of the
+        cumulative regret after the last step.
+
+    Raises:
+        ValueError: If ``horizon`` or ``seeds`` is below 1, or an algorithm is not
+            one of :data:`ALGORITHMS`.
+
+    Example:
+        >>> summary = run_demo("runs/loop-demo", horizon=50, seeds=2)
+    """
     if horizon < 1 or seeds < 1:
         raise ValueError(f"`horizon` and `seeds` must be >= 1, got {horizon}, {seeds}.")
     out = Path(out_dir)

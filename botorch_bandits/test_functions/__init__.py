@@ -1,10 +1,11 @@
 """The papers' test problems and simulators, for tutorials and custom studies (as
 BoTorch's ``test_functions``): the problems (``problems``: RKHS functions, GP draws,
 the finite-arm setting), the finite-arm simulator (``simulator``), the
-delayed-feedback (``delayed``), piecewise-stationary (``piecewise``) and
-long-term-constrained (``constrained``) simulators, and Verma et al.'s
-logistic-regression and SVM tuning workloads (``lr_tuning``, ``svm_tuning``: the
-``lr`` extra). The experiments that run them live in the repository, not here."""
+delayed-feedback (``delayed``; its result: ``delayed_result``),
+piecewise-stationary (``piecewise``) and long-term-constrained (``constrained``)
+simulators, and Verma et al.'s logistic-regression and SVM tuning workloads
+(``lr_tuning``, ``svm_tuning``: the ``lr`` extra). The experiments that run them live
+in the repository, not here."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ from botorch_bandits.test_functions.constrained import (
     shi2022_e2_problem,
     simulate_constrained,
 )
-from botorch_bandits.test_functions.delayed import DelayedResult, simulate_delayed
+from botorch_bandits.test_functions.delayed import simulate_delayed
+from botorch_bandits.test_functions.delayed_result import DelayedResult
 from botorch_bandits.test_functions.lr_tuning import lr_tuning_problem
 from botorch_bandits.test_functions.piecewise import (
     DEFAULT_CPD_C,

@@ -7,7 +7,6 @@ metrics."""
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -20,9 +19,11 @@ from botorch_bandits.beta import ObservedInformationGain, observed_information_g
 from botorch_bandits.delays import DelayDistribution
 from botorch_bandits.models import FiniteArmGP
 from botorch_bandits.models.multistart import fit_gp_multistart
+from botorch_bandits.test_functions.delayed_result import DelayedResult
 from botorch_bandits.test_functions.problems import BanditProblem
 
-# public: what the tutorials use (the rest serves the reproductions)
+# public: what the tutorials use (the rest serves the reproductions); DelayedResult
+# is re-exported from delayed_result
 __all__ = ["DelayedResult", "simulate_delayed"]
 
 View = Literal["censor", "ignore", "hallucinate"]
@@ -64,99 +65,6 @@ checked against that code); ``GP-TS-SDF-unscaled`` is that reading. Its scale is
 every ``beta`` -- ``beta="theory"`` and any constant included -- since an unscaled draw
 has no schedule to follow (``beta`` and ``B_y`` do not enter it; the window ``m`` and
 ``y_min`` still define the censored targets its posterior is built on)."""
-
-
-@dataclass
-class DelayedResult:
-    """Per-step records of one policy on a batch of seeds (``T x S`` unless noted)."""
-
-    problem: str
-    algorithm: str
-    arms: Tensor
-    values: Tensor
-    observations: Tensor
-    delays: Tensor
-    issue_times: Tensor  # T
-    arrival_times: Tensor
-    optimum: Tensor  # T x S: the optimum of each step's context (f* without contexts)
-    worst: Tensor  # S: min f (the simple regret before anything has converted)
-    window: float | None
-    late: Tensor  # T x S bool: feedback that arrived after the window (SDF: unused)
-    censoring: bool = False  # the SDF view (the window applies)
-
-    def converted(self, step: int) -> Tensor:
-        """``step x S`` bool: which of queries ``1..step`` have their feedback by the
-        decision after ``step``."""
-        T = self.values.shape[0]
-        now = (
-            self.issue_times[step]
-            if step < T
-            else self.issue_times[-1] + self._interval()
-        )
-        return self.arrival_times[:step] <= now
-
-    def _interval(self) -> Tensor:
-        if self.issue_times.numel() > 1:
-            return self.issue_times[-1] - self.issue_times[-2]
-        return torch.ones((), dtype=self.issue_times.dtype)
-
-    def _simple_regret(self, counted: Callable[[int], Tensor]) -> Tensor:
-        """``T x S``: :math:`f^*` minus the best value among the queries that
-        ``counted(t)`` (``t x S`` bool) marks after step ``t`` (``f* - min f`` while
-        none is)."""
-        T = self.values.shape[0]
-        rows = []
-        for t in range(1, T + 1):
-            best = torch.where(counted(t), self.values[:t], -math.inf).max(0).values
-            best = torch.where(torch.isfinite(best), best, self.worst)
-            rows.append(self.optimum[t - 1] - best)
-        return torch.stack(rows)
-
-    @property
-    def simple_regret(self) -> Tensor:
-        r"""``T x S``: :math:`f^*` minus the best converted evaluation after each step."""
-        return self._simple_regret(self.converted)
-
-    @property
-    def simple_regret_in_window(self) -> Tensor:
-        r"""``T x S``: as :attr:`simple_regret`, but an SDF method's evaluation counts
-        only once its feedback is usable -- arrived *and* :math:`d_s \le m` -- the
-        measure of the authors' code (late feedback, recorded but never used, does
-        not count). Equal to :attr:`simple_regret` for the baselines (no window)."""
-        if not self.censoring or self.window is None:
-            return self.simple_regret
-        return self._simple_regret(lambda t: self.converted(t) & ~self.late[:t])
-
-    @property
-    def best_value(self) -> Tensor:
-        """``T x S``: the best converted true value after each step (e.g. the best
-        validation accuracy found so far); :math:`f^* - r_t` without contexts."""
-        return self.optimum - self.simple_regret
-
-    @property
-    def cumulative_regret(self) -> Tensor:
-        return (self.optimum - self.values).cumsum(0)
-
-    @property
-    def average_regret(self) -> Tensor:
-        steps = torch.arange(1, self.values.shape[0] + 1, dtype=self.values.dtype)
-        return self.cumulative_regret / steps.unsqueeze(-1)
-
-    def metric(self, name: str) -> Tensor:
-        if name not in DELAYED_METRICS:
-            raise ValueError(
-                f"`metric` must be one of {DELAYED_METRICS}, got {name!r}."
-            )
-        return getattr(self, name)
-
-
-DELAYED_METRICS = (
-    "simple_regret",
-    "simple_regret_in_window",
-    "best_value",
-    "cumulative_regret",
-    "average_regret",
-)
 
 
 def _check_int(name: str, value: Any, minimum: int) -> int:
@@ -226,6 +134,26 @@ def simulate_delayed(
             ``None`` (default): the problem's fixed kernel, as the theory assumes.
         seed: Seed of the noise, the delays, the initial arms and the TS draws.
         progress: A tqdm-like object advanced once per step.
+
+    Returns:
+        The :class:`~botorch_bandits.test_functions.delayed_result.DelayedResult`
+        (``T x S`` records: the queries, their values, observations, delays and
+        arrival times, and the metrics read from them).
+
+    Raises:
+        ValueError: If ``algorithm`` is not a key of :data:`DELAYED_POLICIES`;
+            ``horizon``, ``num_init`` or ``refit_every`` is not an integer in range;
+            ``delays`` is not a ``DelayDistribution``; ``window`` is not ``None``
+            or a finite number >= 0; ``clock`` is unknown; ``issue_interval`` is not
+            > 0; ``beta`` is neither a number >= 0 nor ``"theory"``; or
+            ``contexts`` comes without ``arm_contexts``, with the wrong shapes or
+            with ids that no arm has.
+
+    Example:
+        >>> problem = verma_gp_problem(num_seeds=25)
+        >>> res = simulate_delayed(problem, "GP-UCB-SDF", 200, PoissonDelay(10),
+        ...                        window=20, num_init=5, seed=0)
+        >>> res.simple_regret[-1].mean()
     """
     T = _check_delayed(
         algorithm,
@@ -260,13 +188,40 @@ def arrived_by(issue: Tensor, delay: Tensor, now: Tensor | float) -> Tensor:
     """Which queries' feedback has arrived by ``now`` (``issue``: ``k`` issue times;
     ``delay``: ``k x S`` delays): issued at ``s``, arrived at ``s + d <= now`` --
     :meth:`~botorch_bandits.delays.FeedbackLedger.usable`'s first half, over every
-    seed at once."""
+    seed at once.
+
+    Args:
+        issue: The ``k`` issue times of the queries.
+        delay: Their ``k x S`` delays.
+        now: The decision's time.
+
+    Returns:
+        The ``k x S`` bool mask ``issue + delay <= now``.
+
+    Example:
+        >>> usable = arrived_by(issue[:k], delay[:k], now) & within_window(
+        ...     delay[:k], window
+        ... )
+    """
     return (issue.unsqueeze(-1) + delay) <= now
 
 
 def within_window(delay: Tensor, window: float | None) -> Tensor:
     """Which delays are within the censoring window (all without one) -- the
-    ledger's second half: feedback later than the window is censored for good."""
+    ledger's second half: feedback later than the window is censored for good.
+
+    Args:
+        delay: The delays (any shape, e.g. ``k x S``).
+        window: The censoring window ``m`` (``None``: no window).
+
+    Returns:
+        The bool mask ``delay <= window`` of ``delay``'s shape (all ``True`` without
+        a window).
+
+    Example:
+        >>> within_window(torch.tensor([3.0, 12.0]), window=10.0)
+        tensor([ True, False])
+    """
     if window is None:
         return torch.ones_like(delay, dtype=torch.bool)
     return delay <= window
@@ -618,7 +573,19 @@ class _TrackedGain(ObservedInformationGain):
 
 @dataclass(frozen=True)
 class RoundSettings:
-    """A delayed run's settings that shape each round's acquisition."""
+    r"""A delayed run's settings that shape each round's acquisition.
+
+    Attributes:
+        algorithm: The policy's name (a key of :data:`DELAYED_POLICIES`).
+        family: ``"ucb"`` or ``"ts"``.
+        view: ``"ignore"``, ``"hallucinate"`` or ``"censor"``.
+        beta: A constant :math:`\beta_t`, or ``"theory"`` (the schedules).
+        B_y: Bound on :math:`|y|` (the SDF inflation).
+        delta: Confidence of the theory schedules.
+        seed: The run's seed (each round's TS draw seeded from it and ``t``).
+        clock: ``"iteration"`` or ``"time"``.
+        window: The censoring window ``m`` (``None``: no window).
+    """
 
     algorithm: str
     family: str  # "ucb" or "ts"
@@ -642,7 +609,28 @@ def round_acquisition(
     """Round ``t``'s acquisition through the package's factory: the censored view
     gets GP-UCB-SDF / GP-TS-SDF (the unscaled TS variant: GP-TS with v = 1 on the
     censored view), the others IGP-UCB / GP-TS with the tracked information gain (or
-    a constant ``beta``)."""
+    a constant ``beta``).
+
+    Args:
+        model: The engine the rule reads (the view's model).
+        problem: The problem (its arms, RKHS norm and noise).
+        r: The run's :class:`RoundSettings`.
+        t: The round (1-based).
+        issue: The issue times of the queries (at least ``t``).
+        arms_t: The ``T x S`` arm indices of the queries (the first ``t - 1`` rows
+            issued).
+
+    Returns:
+        The round's acquisition function (from
+        :func:`~botorch_bandits.acquisition.factory.make_acquisition`); TS draws
+        on the problem's arms, seeded from ``r.seed`` and ``t``.
+
+    Example:
+        >>> r = RoundSettings("GP-UCB-SDF", "ucb", "censor", 1.0, 1.0, 0.1, 0,
+        ...                   "iteration", 20.0)
+        >>> acqf = round_acquisition(engine, problem, r, t, issue_times, arms_t)
+        >>> scores = acqf(engine.score_points)  # N x S
+    """
     theory = r.beta == "theory"
     algorithm = "GP-TS" if r.family == "ts" else "IGP-UCB"
     draws = {"candidates": problem.arms, "seed": seeding.step_seed(r.seed, t)}

@@ -27,7 +27,25 @@ def _scale(u: float, lo_hi: tuple[float, float]) -> float:
 
 
 def decode(unit: Tensor) -> tuple[int, float, float]:
-    """A point of [0, 1]^3 -> (batch size, learning rate, decay)."""
+    """A point of [0, 1]^3 -> (batch size, learning rate, decay).
+
+    Each coordinate is mapped linearly onto its range (``BATCH_RANGE``,
+    ``LR_RANGE``, ``DECAY_RANGE``); the batch size is rounded to an integer.
+
+    Args:
+        unit: Three numbers in ``[0, 1]`` (a ``3`` tensor, or anything iterable).
+
+    Returns:
+        ``(batch_size, lr, decay)``: an ``int`` in [32, 128] and two floats in
+        [1e-6, 1].
+
+    Raises:
+        ValueError: If ``unit`` is not three numbers in ``[0, 1]``.
+
+    Example:
+        >>> decode(torch.tensor([0.0, 0.5, 1.0]))
+        (32, 0.5000005, 1.0)
+    """
     u = [float(v) for v in unit]
     if len(u) != 3 or not all(0.0 <= v <= 1.0 for v in u):
         raise ValueError(f"`unit` must be 3 numbers in [0, 1], got {u}.")
@@ -66,7 +84,31 @@ def breast_cancer_split() -> tuple[Tensor, Tensor, Tensor, Tensor]:
 def validation_accuracy(
     batch_size: int, lr: float, decay: float, epochs: int = 20, seed: int = 0
 ) -> float:
-    """Train logistic regression by mini-batch SGD and return its validation accuracy."""
+    """Train logistic regression by mini-batch SGD and return its validation accuracy.
+
+    The weights start at 0; every epoch shuffles the training split of
+    :func:`breast_cancer_split` and takes one step per mini-batch on the mean
+    logistic loss, with the decayed step size ``lr / (1 + decay * k)`` (``k``: the
+    number of steps taken so far).
+
+    Args:
+        batch_size: The mini-batch size, an integer >= 1.
+        lr: The initial learning rate (finite, >= 0).
+        decay: The step-size decay (finite, >= 0).
+        epochs: The passes over the training split (default 20).
+        seed: Seed of the shuffles (default 0).
+
+    Returns:
+        The fraction of the validation split's labels predicted right, in [0, 1].
+
+    Raises:
+        ValueError: If ``batch_size`` is not an integer >= 1, or ``lr`` or ``decay``
+            is not finite and >= 0.
+        ImportError: Without scikit-learn (the ``lr`` extra).
+
+    Example:
+        >>> validation_accuracy(*decode(torch.tensor([0.5, 0.1, 0.0])))
+    """
     if (
         isinstance(batch_size, bool)
         or not isinstance(batch_size, int)
@@ -100,7 +142,22 @@ def validation_accuracy(
 @lru_cache(maxsize=4)
 def accuracy_table(points_per_dim: int = 8, epochs: int = 20) -> tuple[Tensor, Tensor]:
     """(``N x 3`` grid of [0, 1]^3, ``N`` validation accuracies), every configuration
-    trained once (cached per process)."""
+    trained once (cached per process).
+
+    Each grid point is decoded by :func:`decode` and trained by
+    :func:`validation_accuracy` (seed 0), on one torch thread.
+
+    Args:
+        points_per_dim: Grid points per axis (default 8): ``N = points_per_dim**3``.
+        epochs: Training epochs of every configuration (default 20).
+
+    Returns:
+        ``(grid, accuracies)``: the ``N x 3`` grid (double) and the ``N``
+        validation accuracies.
+
+    Example:
+        >>> grid, acc = accuracy_table(points_per_dim=4)  # 64 configurations
+    """
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # small matrices: one thread is fastest and reproducible
     try:
@@ -127,7 +184,30 @@ def lr_tuning_problem(
     validation accuracies (one function; seeds differ in delays, initial points and TS
     draws). Evaluations are deterministic (``noise_sd`` 0); the algorithms use an SE
     kernel with fixed lengthscale ``lengthscale`` on [0, 1]^3 and :math:`\lambda` =
-    ``noise`` (our choices; the paper refits hyperparameters)."""
+    ``noise`` (our choices; the paper refits hyperparameters).
+
+    Args:
+        num_seeds: The number of seeds ``S`` >= 1 (default 10), all on the same
+            function.
+        points_per_dim: Grid points per axis (default 8): ``N = points_per_dim**3``
+            arms.
+        lengthscale: The SE kernel's fixed lengthscale on [0, 1]^3 (default 0.3).
+        noise: The algorithms' regularizer :math:`\lambda` (default 1e-3).
+        epochs: Training epochs of every configuration (default 20).
+        seed: Accepted for the problem builders' common signature; unused.
+
+    Returns:
+        The :class:`~botorch_bandits.test_functions.problems.BanditProblem`
+        ``"lr-breast-cancer"``: ``N x 3`` arms shared by the seeds, ``S x N`` values.
+
+    Raises:
+        ValueError: If ``num_seeds`` is not an integer >= 1.
+
+    Example:
+        >>> problem = lr_tuning_problem(num_seeds=5)  # trains 512 configurations
+        >>> problem.arms.shape, problem.values.shape
+        (torch.Size([512, 3]), torch.Size([5, 512]))
+    """
     check_count("num_seeds", num_seeds, minimum=1)
     grid, acc = accuracy_table(points_per_dim, epochs)
     return table_problem("lr-breast-cancer", grid, acc, num_seeds, lengthscale, noise)

@@ -64,7 +64,27 @@ MEASURES = ("volume", "mean")
 def gp_noise_variance(
     problem: PiecewiseProblem, noise_variance: str = "theorem", log_base: float = math.e
 ) -> float:
-    r"""The GP's :math:`\sigma^2` under a reading (:data:`NOISE_VARIANCES`)."""
+    r"""The GP's :math:`\sigma^2` under a reading (:data:`NOISE_VARIANCES`).
+
+    Args:
+        problem: The problem (its ``noise_sd`` and ``horizon``).
+        noise_variance: ``"theorem"`` (default: Eq. 3.4's
+            :math:`6\mathfrak g^2\log T` over the problem's horizon,
+            :func:`~botorch_bandits.changepoint.cpd_noise_variance`) or ``"noise"``
+            (:math:`\mathfrak g^2`, the noise variance).
+        log_base: The base of :math:`\log` of the ``"theorem"`` reading, > 1
+            (default ``math.e``).
+
+    Returns:
+        :math:`\sigma^2`.
+
+    Raises:
+        ValueError: If ``noise_variance`` is not one of :data:`NOISE_VARIANCES` (or
+            ``log_base`` <= 1 under ``"theorem"``).
+
+    Example:
+        >>> sigma2 = gp_noise_variance(problem, "noise")  # problem.noise_sd**2
+    """
     check_choice("noise_variance", noise_variance, NOISE_VARIANCES)
     if noise_variance == "noise":
         return problem.noise_sd**2
@@ -76,7 +96,23 @@ def detector_domain(
 ) -> IntegrationDomain:
     """The detector's integration rule under a reading (:data:`MEASURES`): the
     problem's midpoint rule of the integral over X, or the same points weighted to
-    sum to 1 (the mean over X)."""
+    sum to 1 (the mean over X).
+
+    Args:
+        problem: The problem (its ``domain``).
+        measure: ``"volume"`` (default: the integral over X) or ``"mean"`` (the
+            mean over X).
+
+    Returns:
+        The :class:`~botorch_bandits.changepoint.IntegrationDomain`: the problem's
+        own, or its points with the weights normalized.
+
+    Raises:
+        ValueError: If ``measure`` is not one of :data:`MEASURES`.
+
+    Example:
+        >>> domain = detector_domain(problem, "mean")  # weights summing to 1
+    """
     check_choice("measure", measure, MEASURES)
     if measure == "volume":
         return problem.domain
@@ -90,9 +126,18 @@ class PiecewiseProblem:
     spaced change points.
 
     Attributes:
+        name: Short name.
+        arms: ``N x d`` arm set, shared by the seeds and the pieces.
         values: ``K x S x N`` the pieces' values on the arms.
-        change_points: The steps (0-based) at which pieces 2..K start.
+        kernel: The GPyTorch kernel the pieces are drawn from (the detector's).
+        K: ``N x N`` kernel matrix on the arms (the GP's prior).
+        noise_sd: The standard deviation of the Gaussian observation noise.
         horizon: ``T``.
+        change_points: The steps (0-based) at which pieces 2..K start.
+        domain: The :class:`~botorch_bandits.changepoint.IntegrationDomain` the
+            detector integrates over.
+        alpha: The Matérn smoothness :math:`\alpha` in the detector's and
+            :math:`\beta_t`'s rates (default 2.5).
     """
 
     name: str
@@ -146,7 +191,32 @@ def piecewise_gp_problem(
     :math:`\ell` = ``lengthscale``) per seed on ``num_points`` equally spaced points of
     [0, ``width``], evenly spaced change points over ``horizon`` steps, Gaussian noise
     sd ``noise_sd``. The detector integrates over the grid with weights
-    ``width / num_points`` (the midpoint rule of :math:`\int_0^{5}`)."""
+    ``width / num_points`` (the midpoint rule of :math:`\int_0^{5}`).
+
+    Args:
+        num_pieces: The number of pieces ``K`` >= 1 (default 3).
+        horizon: The horizon ``T`` >= ``num_pieces`` (default 900); piece ``i``
+            starts at step ``round(i * T / K)``.
+        num_seeds: The number of seeds ``S`` >= 1 (default 64).
+        num_points: The grid size ``N`` (default 1000).
+        lengthscale: The Matérn-5/2 lengthscale :math:`\ell` (default 1.0).
+        width: The domain's width: the grid spans [0, ``width``] (default 5.0).
+        noise_sd: The noise standard deviation (default 0.05).
+        seed: Seed of the draws (default 0).
+
+    Returns:
+        The :class:`PiecewiseProblem` ``"pw-matern52-K{num_pieces}-T{horizon}"``:
+        the ``N x 1`` grid, ``K x S x N`` values and ``K - 1`` change points.
+
+    Raises:
+        ValueError: If ``num_seeds``, ``num_pieces`` or ``horizon`` is not an
+            integer >= 1, or ``horizon`` < ``num_pieces``.
+
+    Example:
+        >>> problem = piecewise_gp_problem(num_pieces=4, horizon=1200, num_seeds=16)
+        >>> problem.values.shape, problem.change_points
+        (torch.Size([4, 16, 1000]), (300, 600, 900))
+    """
     check_count("num_seeds", num_seeds, 1)
     for name, value, low in (("num_pieces", num_pieces, 1), ("horizon", horizon, 1)):
         if isinstance(value, bool) or not isinstance(value, int) or value < low:
@@ -179,7 +249,19 @@ def piecewise_gp_problem(
 
 @dataclass
 class PiecewiseResult:
-    """Per-step records (``T x S``) and the restarts of every seed."""
+    """Per-step records (``T x S``) and the restarts of every seed.
+
+    Attributes:
+        problem: The problem's name.
+        algorithm: The algorithm's name.
+        arms: ``T x S`` indices of the pulled arms.
+        values: ``T x S`` true values (the active piece's) of the pulled arms.
+        observations: ``T x S`` noisy observations of them.
+        optimum: ``T x S``: the active piece's optimum.
+        uniform: ``T x S`` bool: uniform exploration steps.
+        restarts: Per seed: the steps (0-based) at which it restarted.
+        change_points: The problem's change points within the run.
+    """
 
     problem: str
     algorithm: str
@@ -248,7 +330,46 @@ def simulate_piecewise(
     3.4's :math:`\sigma^2` and the integral over X as Algorithm 1 writes it.
     ``defer``: the engine's collected downdates (:class:`FiniteArmGP`; ``None``: one
     per observation, bit-for-bit reproducible across machines, several times
-    slower)."""
+    slower).
+
+    Args:
+        problem: The piecewise-stationary problem.
+        algorithm: One of :data:`PIECEWISE_ALGORITHMS`.
+        horizon: The steps to run, an integer in [1, ``problem.horizon``] (default
+            ``None``: ``problem.horizon``).
+        xi: GP-UCB-CPD's :math:`\xi` (default :math:`\sqrt 3`; plain GP-UCB
+            uses 0).
+        D: The constant of :math:`\beta_t`
+            (:func:`~botorch_bandits.changepoint.cpd_beta`, default 0.02).
+        c: The detector's constant of :math:`\rho^{CPD}_n` (default
+            :data:`DEFAULT_CPD_C`).
+        C: The threshold's constant
+            (:func:`~botorch_bandits.changepoint.cpd_threshold`, default
+            :data:`~botorch_bandits.changepoint.PAPER_THRESHOLD_C`); GP-UCB-Oracle
+            and GP-UCB-NO-Detector use an infinite threshold.
+        seed: Seed of the uniform arms and the noise (default 0).
+        progress: A tqdm-like object (``update(n)``), advanced once per step.
+        log_base: The base of :math:`\log` in :math:`\beta_t` and :math:`\sigma^2`
+            (default ``math.e``).
+        noise_variance: The reading of :math:`\sigma^2` (:func:`gp_noise_variance`,
+            default ``"theorem"``).
+        measure: The reading of the detector's integral (:func:`detector_domain`,
+            default ``"volume"``).
+        defer: The engine's collected downdates (default
+            :data:`~botorch_bandits.test_functions.simulator.ENGINE_DEFER`).
+
+    Returns:
+        The :class:`PiecewiseResult` (``T x S`` records and each seed's restarts).
+
+    Raises:
+        ValueError: If ``algorithm``, ``noise_variance`` or ``measure`` is unknown,
+            ``horizon`` is out of range, or ``D`` or ``log_base`` is invalid.
+
+    Example:
+        >>> problem = piecewise_gp_problem(num_pieces=4, horizon=1200, num_seeds=16)
+        >>> res = simulate_piecewise(problem, "GP-UCB-CPD", seed=0)
+        >>> delays, missed, false_alarms = res.detection_delays()
+    """
     T, sigma2, xi, detector = _piecewise_settings(
         problem, algorithm, horizon, xi, D, c, C, log_base, noise_variance, measure
     )

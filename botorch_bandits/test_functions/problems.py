@@ -74,6 +74,29 @@ def rkhs_function(
     The noise variance is :math:`R^2` = ``noise_fraction`` times the range of ``f`` on
     the arms (the paper: 1 %). :math:`\lambda_0` = ``build_noise`` is not given in the
     paper; 0.01 is our choice.
+
+    Args:
+        num_arms: The number of arms ``N``, an integer >= 2 (default 100).
+        kernel: ``"rbf"`` or ``"matern52"`` (default ``"rbf"``), unit variance.
+        lengthscale: The kernel's lengthscale (default 0.2).
+        noise_fraction: :math:`R^2` as a fraction of the range of ``f`` on the arms,
+            > 0 (default 0.01).
+        build_noise: :math:`\lambda_0` of the construction (default 1e-2).
+        seed: Seed of the arms and of the draw :math:`y` (default 0).
+        dtype: The tensors' dtype (default ``torch.double``).
+
+    Returns:
+        The :class:`FiniteArmProblem`: ``N x 1`` arms, ``N`` values, the kernel, the
+        noise standard deviation :math:`R`, the exact RKHS norm and the ``N``
+        coefficients :math:`\alpha`.
+
+    Raises:
+        ValueError: If ``num_arms`` is not an integer >= 2, ``noise_fraction`` is
+            not > 0, or ``kernel`` is unknown.
+
+    Example:
+        >>> problem = rkhs_function(num_arms=100, kernel="rbf", lengthscale=0.2)
+        >>> B, R = problem.rkhs_norm, problem.noise_sd
     """
     if isinstance(num_arms, bool) or not isinstance(num_arms, int) or num_arms < 2:
         raise ValueError(
@@ -149,7 +172,19 @@ class BanditProblem:
         return self.values.max(dim=-1).values
 
     def to(self, device: str | torch.device) -> BanditProblem:
-        """The same problem with every tensor on ``device`` (e.g. ``"cuda"``)."""
+        """The same problem with every tensor on ``device`` (e.g. ``"cuda"``).
+
+        Args:
+            device: The target device (a name such as ``"cuda"``, or a
+                ``torch.device``).
+
+        Returns:
+            A new :class:`BanditProblem` (the other fields shared, this one
+            unchanged).
+
+        Example:
+            >>> problem = rkhs_problem("rbf", num_seeds=10).to("cuda")
+        """
         return replace(
             self,
             **{
@@ -163,7 +198,19 @@ class BanditProblem:
 def regularized_norm(values: Tensor, K: Tensor, build_noise: float) -> Tensor:
     r""":math:`\|g\|_k` of :math:`g = \sum_i \alpha_i k(x_i, \cdot)`,
     :math:`\alpha = (K + \lambda_0 I)^{-1} f` -- the RKHS norm of the regularized
-    interpolant of ``values`` (``... x N``) on the arms."""
+    interpolant of ``values`` (``... x N``) on the arms.
+
+    Args:
+        values: ``... x N`` function values on the arms.
+        K: The ``... x N x N`` kernel matrix on the arms (or one ``N x N`` for all).
+        build_noise: :math:`\lambda_0 > 0`, the interpolant's regularizer.
+
+    Returns:
+        The ``...`` norms :math:`\|g\|_k = \sqrt{\alpha^\top K\alpha}`.
+
+    Example:
+        >>> B = regularized_norm(problem.values, problem.K, 1e-2)  # S norms
+    """
     eye = torch.eye(K.shape[-1], dtype=K.dtype, device=K.device)
     L = torch.linalg.cholesky(K + build_noise * eye)  # SPD: lambda_0 > 0
     alpha = torch.cholesky_solve(values.unsqueeze(-1), L)
@@ -181,7 +228,25 @@ def table_problem(
     r"""One deterministic function given as a table (``values`` at the arms
     ``grid``) for ``num_seeds`` seeds (they differ in what the algorithms draw):
     ``noise_sd`` 0, an SE kernel with ``lengthscale`` and :math:`\lambda` =
-    ``noise`` (the real-data workloads' fixed kernel)."""
+    ``noise`` (the real-data workloads' fixed kernel).
+
+    Args:
+        name: The problem's short name.
+        grid: The ``N x d`` arms (shared by every seed).
+        values: The ``N`` values at the arms.
+        num_seeds: The number of seeds ``S``.
+        lengthscale: The SE kernel's fixed lengthscale.
+        noise: The algorithms' regularizer :math:`\lambda`.
+
+    Returns:
+        The :class:`BanditProblem`: ``S x N`` values (a copy per seed), the ``N x N``
+        kernel matrix, ``noise_sd`` 0, and ``B`` the RKHS norm of the regularized
+        interpolant (:math:`\lambda_0` = 1e-2) of each seed's values.
+
+    Example:
+        >>> problem = table_problem("my-table", grid, acc, 10, lengthscale=0.3,
+        ...                         noise=1e-3)
+    """
     with torch.no_grad():
         K = make_kernel("rbf", lengthscale)(grid).to_dense()
     per_seed = values.expand(num_seeds, -1).clone()
@@ -235,7 +300,30 @@ def rkhs_problem(
 ) -> BanditProblem:
     r"""Chowdhury & Gopalan 2017, §6 / Fig. 1: per seed ``s``, the RKHS function of
     :func:`rkhs_function` with ``seed + s`` (new decision set and function per trial),
-    exact RKHS norm ``B``, :math:`R^2` = 1 % of the range, :math:`\lambda = R^2`."""
+    exact RKHS norm ``B``, :math:`R^2` = 1 % of the range, :math:`\lambda = R^2`.
+
+    Args:
+        kernel: ``"rbf"`` or ``"matern52"`` (default ``"rbf"``).
+        num_seeds: The number of trials ``S`` >= 1 (default 25).
+        num_arms: The arms ``N`` of each trial (default 100).
+        lengthscale: The kernel's lengthscale (default 0.2).
+        noise_fraction: :math:`R^2` as a fraction of the range of ``f`` (default
+            0.01).
+        seed: Seed of the first trial; trial ``s`` uses ``seed + s`` (default 0).
+
+    Returns:
+        The :class:`BanditProblem` ``"rkhs-se"`` (or ``"rkhs-matern52"``):
+        ``S x N x 1`` arms, ``S x N`` values, ``S x N x N`` kernel matrices and ``S``
+        noises, regularizers and RKHS norms.
+
+    Raises:
+        ValueError: If ``num_seeds`` is not an integer >= 1 (or an argument of
+            :func:`rkhs_function` is out of range).
+
+    Example:
+        >>> problem = rkhs_problem("rbf", num_seeds=10)
+        >>> res = simulate(problem, "IGP-UCB", horizon=200)
+    """
     check_count("num_seeds", num_seeds, 1)
     probs = [
         rkhs_function(
@@ -268,7 +356,21 @@ def jittered_cholesky(K: Tensor) -> Tensor:
     """The Cholesky factor of ``K + jitter I`` (``... x N x N``) with the smallest
     jitter in 1e-10, 1e-9, ..., 1e-6 that factorizes every matrix (smooth kernels on
     dense sets are numerically singular). Call it on one thread (see :func:`_sample`)
-    for results that are bit-identical wherever they are computed."""
+    for results that are bit-identical wherever they are computed.
+
+    Args:
+        K: The ``... x N x N`` symmetric positive semi-definite matrices.
+
+    Returns:
+        The ``... x N x N`` lower-triangular factors.
+
+    Raises:
+        RuntimeError: If a matrix does not factorize with a jitter of 1e-6.
+
+    Example:
+        >>> with one_thread():
+        ...     L = jittered_cholesky(make_kernel("rbf", 0.2)(X).to_dense())
+    """
     eye = torch.eye(K.shape[-1], dtype=K.dtype, device=K.device)
     for jitter in (1e-10, 1e-9, 1e-8, 1e-7, 1e-6):
         L, info = torch.linalg.cholesky_ex(K + jitter * eye)
@@ -326,7 +428,30 @@ def gp_sample_problem(
     parameters as in Fig. 1. A GP sample is not in the RKHS; the paper reuses its
     Fig. 1 parameters, and we give the algorithms ``B`` = the RKHS norm of the
     regularized interpolant (:math:`\lambda_0` = ``build_noise`` = 0.01, as in
-    :func:`rkhs_function`) -- our choice, stated."""
+    :func:`rkhs_function`) -- our choice, stated.
+
+    Args:
+        kernel: ``"rbf"`` or ``"matern52"`` (default ``"rbf"``).
+        num_seeds: The number of trials ``S`` >= 1 (default 25).
+        num_arms: The arms ``N`` of each trial (default 100).
+        lengthscale: The kernel's lengthscale (default 0.2).
+        noise_fraction: :math:`R^2` as a fraction of each draw's range on the arms
+            (default 0.01).
+        build_noise: :math:`\lambda_0` of the regularized interpolant behind ``B``
+            (default 1e-2).
+        seed: Seed of the arms and the draws (default 0).
+
+    Returns:
+        The :class:`BanditProblem` ``"gp-se"`` (or ``"gp-matern52"``): ``S x N x 1``
+        arms, ``S x N`` values, ``S x N x N`` kernel matrices,
+        :math:`\lambda = R^2`.
+
+    Raises:
+        ValueError: If ``num_seeds`` is not an integer >= 1.
+
+    Example:
+        >>> problem = gp_sample_problem("matern52", num_seeds=10)
+    """
     check_count("num_seeds", num_seeds, 1)
     gen = torch.Generator().manual_seed(seed)
     dtype = torch.double
@@ -359,6 +484,29 @@ def benchmark_function_problem(
     problems) min-max normalized to [0, 1] on each decision set, so the noise rule
     (:math:`R^2` = 1 % of the range) and a unit-variance kernel are on the same
     scale; ``B`` is the RKHS norm of the regularized interpolant, as for GP samples.
+
+    Args:
+        function: ``"hartmann3"`` or ``"rosenbrock"`` (default ``"hartmann3"``).
+        num_seeds: The number of trials ``S`` >= 1 (default 25).
+        points_per_dim: Points per dimension: ``N = points_per_dim * d`` arms
+            (default 100).
+        lengthscale: The SE kernel's lengthscale on the unit cube (default 0.2).
+        noise_fraction: :math:`R^2` as a fraction of the range (default 0.01).
+        build_noise: :math:`\lambda_0` of the regularized interpolant behind ``B``
+            (default 1e-2).
+        seed: Seed of the decision sets (default 0).
+
+    Returns:
+        The :class:`BanditProblem` named ``function``: ``S x N x d`` arms in the
+        unit cube, ``S x N`` values in [0, 1], ``S x N x N`` kernel matrices,
+        :math:`\lambda = R^2`.
+
+    Raises:
+        ValueError: If ``function`` is unknown or ``num_seeds`` is not an integer
+            >= 1.
+
+    Example:
+        >>> problem = benchmark_function_problem("rosenbrock", num_seeds=10)
     """
 
     check_count("num_seeds", num_seeds, 1)
@@ -421,6 +569,19 @@ def srinivas_gp_problem(
             normals for every :math:`\sigma_f^2`), and the algorithms get the same
             scaled kernel matrix :math:`\sigma_f^2 K` (they know the generating
             kernel); ``B`` is the regularized interpolant's norm in its RKHS.
+
+    Returns:
+        The :class:`BanditProblem` ``"gp-se-grid1000"``: the ``N x 1`` grid shared
+        by the seeds, ``S x N`` values, the ``N x N`` kernel matrix and ``S`` noise
+        standard deviations :math:`\sqrt{\sigma^2}`.
+
+    Raises:
+        ValueError: If ``signal_variance`` is not > 0 or ``num_seeds`` is not an
+            integer >= 1.
+
+    Example:
+        >>> problem = srinivas_gp_problem(num_seeds=10, signal_variance=0.5)
+        >>> res = simulate(problem, "GP-UCB-finite", horizon=1000, beta_scale=0.2)
     """
     signal_variance = check_positive("signal_variance", signal_variance)
     grid, K, values = _grid_gp_draws(num_seeds, num_points, lengthscale, seed)
@@ -446,7 +607,30 @@ def verma_gp_problem(
     (:math:`B_y = 1`). The paper does not state the noise; ours is the house rule
     :math:`R^2` = 1 % of the range (:math:`R = 0.1`), :math:`\lambda = R^2`. The
     algorithms use the generating kernel (unit variance, :math:`\ell = 0.02`) with fixed
-    hyperparameters; ``B`` is the regularized interpolant's norm."""
+    hyperparameters; ``B`` is the regularized interpolant's norm.
+
+    Args:
+        num_seeds: The number of trials ``S`` >= 1 (default 25).
+        num_points: Grid size ``N`` (default 1000).
+        lengthscale: The SE lengthscale :math:`\ell` (default 0.02).
+        noise_fraction: :math:`R^2` as a fraction of the range (default 0.01).
+        build_noise: :math:`\lambda_0` of the regularized interpolant behind ``B``
+            (default 1e-2).
+        seed: Seed of the draws (default 0).
+
+    Returns:
+        The :class:`BanditProblem` ``"gp-se0.02-grid1000"``: the ``N x 1`` grid
+        shared by the seeds, ``S x N`` values in [0, 1], the ``N x N`` kernel
+        matrix, :math:`\lambda = R^2`.
+
+    Raises:
+        ValueError: If ``num_seeds`` is not an integer >= 1.
+
+    Example:
+        >>> problem = verma_gp_problem(num_seeds=25)
+        >>> res = simulate_delayed(problem, "GP-UCB-SDF", 200, PoissonDelay(10),
+        ...                        window=20)
+    """
     grid, K, raw = _grid_gp_draws(num_seeds, num_points, lengthscale, seed)
     values = _min_max(raw)
     noise_sd = _noise_from_range(values, noise_fraction)

@@ -33,7 +33,16 @@ __all__ = ["SimulationResult", "gamma_order", "simulate"]
 @dataclass
 class StepContext:
     """What a policy may use besides the model: the round, the best observation per
-    seed so far (``-inf`` before the first), a per-step seed, and the run's settings."""
+    seed so far (``-inf`` before the first), a per-step seed, and the run's settings.
+
+    Attributes:
+        t: The round (1-based).
+        best_y: ``S``: each seed's best observation so far (``-inf`` before the
+            first).
+        step_seed: This step's seed (of the GP-TS draws).
+        delta: The run's confidence parameter.
+        beta_scale: The run's multiplier of GP-UCB's :math:`\\beta_t`.
+    """
 
     t: int
     best_y: Tensor
@@ -45,7 +54,20 @@ class StepContext:
 def gamma_order(problem: BanditProblem) -> GammaOrder:
     r""":math:`\gamma_t` from the theoretical upper bound for the problem's kernel
     (Srinivas et al. 2010, Thm 5, constant 1), as Chowdhury & Gopalan's experiments
-    set it ("according to theoretical upper bounds for corresponding kernels")."""
+    set it ("according to theoretical upper bounds for corresponding kernels").
+
+    Args:
+        problem: The problem; its ``kernel`` (``"rbf"``, else Matérn with
+            :math:`\nu = 2.5`) and dimension ``d`` set the order.
+
+    Returns:
+        The :class:`~botorch_bandits.beta.GammaOrder` of the problem's kernel.
+
+    Example:
+        >>> problem = rkhs_problem("rbf", num_seeds=10)
+        >>> acqf = IGPUCB(engine, B=problem.rkhs_norm, R=problem.noise_sd,
+        ...               gamma=gamma_order(problem))
+    """
     if problem.kernel == "rbf":
         return GammaOrder("rbf", dim=problem.dim)
     return GammaOrder("matern", dim=problem.dim, nu=2.5)
@@ -198,7 +220,18 @@ default reading (the policies named ``EI`` / ``PI``)."""
 
 @dataclass
 class SimulationResult:
-    """Per-step records of one policy on a batch of seeds (all ``T x S``)."""
+    """Per-step records of one policy on a batch of seeds (all ``T x S``).
+
+    Attributes:
+        problem: The problem's name.
+        algorithm: The policy's name.
+        arms: ``T x S`` indices of the pulled arms.
+        values: ``T x S`` true values of the pulled arms.
+        observations: ``T x S`` noisy observations of them.
+        information_gain: ``T x S`` information gain of the pulled points after
+            each step.
+        optimum: ``S`` optimal values.
+    """
 
     problem: str
     algorithm: str
@@ -227,6 +260,21 @@ class SimulationResult:
         return self.cumulative_regret / steps.unsqueeze(-1)
 
     def metric(self, name: str) -> Tensor:
+        """A metric by name.
+
+        Args:
+            name: One of :data:`METRICS` (``"cumulative_regret"``,
+                ``"simple_regret"``, ``"average_regret"``, ``"information_gain"``).
+
+        Returns:
+            The ``T x S`` metric.
+
+        Raises:
+            ValueError: If ``name`` is not one of :data:`METRICS`.
+
+        Example:
+            >>> simulate(problem, "GP-TS", 100).metric("simple_regret")[-1].mean()
+        """
         if name not in METRICS:
             raise ValueError(f"`metric` must be one of {METRICS}, got {name!r}.")
         return getattr(self, name)
@@ -268,6 +316,18 @@ def simulate(
         defer: The engine's collected downdates (:class:`FiniteArmGP`; ``None``:
             one per step, bit-for-bit reproducible on any machine). GP-TS keeps a
             square root instead and ignores it.
+
+    Returns:
+        The :class:`SimulationResult` (``T x S`` records).
+
+    Raises:
+        ValueError: If ``algorithm`` is not a key of :data:`POLICIES` or ``horizon``
+            is not an integer >= 1.
+
+    Example:
+        >>> problem = rkhs_problem("rbf", num_seeds=10)
+        >>> res = simulate(problem, "IGP-UCB", horizon=200, seed=0)
+        >>> res.cumulative_regret[-1].mean()
     """
     _check_run(algorithm, horizon)
     policy = POLICIES[algorithm]

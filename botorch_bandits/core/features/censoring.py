@@ -56,14 +56,35 @@ class Censoring:
     @classmethod
     def for_mode(cls, mode: str, **given: Any) -> Censoring:
         """The censoring of ``mode`` (the theory mode's ``B_y`` is 1) with the
-        fields ``given``."""
+        fields ``given``.
+
+        Args:
+            mode: ``"practical"`` or ``"theory"``.
+            **given: Fields of :class:`Censoring`, over the mode's defaults.
+
+        Returns:
+            The checked censoring.
+
+        Example:
+            >>> Censoring.for_mode("theory", window=5).B_y
+            1.0
+        """
         defaults = {"B_y": 1.0} if mode == "theory" else {}
         return cls(**{**defaults, **given})
 
 
 def check_censoring(k: dict[str, Any]) -> None:
     """GP-UCB-SDF's flat options: the window (at most one of trials and seconds),
-    ``y_min``, ``B_y``; the practical mode's censoring needs ``y_min``."""
+    ``y_min``, ``B_y``; the practical mode's censoring needs ``y_min``.
+
+    Args:
+        k: The flat options (``window``, ``window_seconds``, ``y_min``, ``B_y``,
+            ``mode`` and ``pending`` read; ``None``: not given).
+
+    Raises:
+        ValueError: An invalid value, both windows, or ``pending="censor"`` in
+            the practical mode without ``y_min``.
+    """
     check_count("window", k["window"], 0, allow_none=True)
     check_positive("window_seconds", k["window_seconds"], allow_none=True)
     if k["window"] is not None and k["window_seconds"] is not None:

@@ -181,19 +181,23 @@ class LongTermConstraints:
     runs it, :data:`THEORY_LONG_TERM`).
 
     Args:
-        epoch_length: The trials of an epoch, S (an integer >= 1).
+        epoch_length: The trials of an epoch, S (an integer >= 1; default 1).
         multiplier_update: ``"multiplicative"`` (Algorithm 2, :math:`\\psi(x) =
-            e^{cx}`) or ``"additive"`` (Algorithm 3 with step :math:`\\mu`).
-        penalty_c: The multiplicative update's :math:`c` (> 0).
-        step: The additive update's step :math:`\\mu` (> 0).
+            e^{cx}`) or ``"additive"`` (Algorithm 3 with step :math:`\\mu`; the
+            default).
+        penalty_c: The multiplicative update's :math:`c` (> 0; default 1).
+        step: The additive update's step :math:`\\mu` (> 0; default 0.5).
         num_epochs: :math:`L`, the epochs the confidence is shared over (an
-            integer >= 1; ``None``: the epochs begun so far).
+            integer >= 1; ``None``, the default: the epochs begun so far).
         slack: The additive update's target average of -slack (>= 0; the practical
-            reading).
-        initial: :math:`\\kappa^1` (>= 0; ``None``: the paper's).
+            reading; default 0.1).
+        initial: :math:`\\kappa^1` (>= 0; ``None``: the paper's; default 1).
         model: ``"composite"`` (the paper's GP on the composite target) or
             ``"separate"`` (a GP per constraint, read at its upper bound in the
-            penalty).
+            penalty; the default).
+
+    Raises:
+        ValueError: An invalid value, or ``None`` for a field that must be given.
 
     Example:
         >>> LongTermConstraints.for_mode("theory").epoch_length
@@ -229,7 +233,22 @@ class LongTermConstraints:
         cls, mode: str, algorithm: str = "IGP-UCB", **given: Any
     ) -> LongTermConstraints:
         """The constraints of ``mode`` for ``algorithm``'s rule, with the fields
-        ``given`` (flat names: :func:`resolve_long_term`'s defaults)."""
+        ``given`` (flat names: :func:`resolve_long_term`'s defaults).
+
+        Args:
+            mode: ``"practical"`` or ``"theory"``.
+            algorithm: The rule (default ``"IGP-UCB"``): GP-TS has no confidence
+                bound to share, so its default model is ``"composite"``.
+            **given: Fields of :class:`LongTermConstraints` (their field names),
+                over the mode's defaults.
+
+        Returns:
+            The checked constraints.
+
+        Example:
+            >>> LongTermConstraints.for_mode("practical", "GP-TS").model
+            'composite'
+        """
         k = {"long_term_constraints": True, "mode": mode, "algorithm": algorithm}
         k.update({n: None for n in LONG_TERM_OPTIONS}, penalty_c=1.0)
         names = {f.name: flat_name(f) for f in fields(cls)}
@@ -242,7 +261,13 @@ def migrate_unversioned(stored: dict[str, Any]) -> None:
     """A node stored before the schema version (schema 0) and before the practical
     reading of the long-term constraints (issue 49) ran the paper's composite target
     with :math:`\\kappa^1` as the paper has it and no slack, in either mode (and
-    stored its epochs, update and step): it replays."""
+    stored its epochs, update and step): it replays.
+
+    Args:
+        stored: The stored node's options, by flat name; with long-term
+            constraints and no ``constraint_model``, the paper's composite target,
+            no slack and its :math:`\\kappa^1` set, in place.
+    """
     if stored.get("long_term_constraints") and "constraint_model" not in stored:
         stored.update(constraint_model="composite", slack=0.0)
         additive = stored.get("multiplier_update") == "additive"

@@ -37,7 +37,14 @@ TRUST_REGION_RULES: tuple[str, ...] = ("IGP-UCB",)
 
 
 def check_growth(growth: Any) -> None:
-    """``refit_growth``: a finite number >= 1."""
+    """``refit_growth``: a finite number >= 1.
+
+    Args:
+        growth: The value given for ``refit_growth``.
+
+    Raises:
+        ValueError: Not a finite number >= 1 (a bool is not a number here).
+    """
     ok = isinstance(growth, (int, float)) and not isinstance(growth, bool)
     if not (ok and math.isfinite(growth) and growth >= 1.0):
         raise ValueError(
@@ -63,6 +70,13 @@ class Refit:
             >= 0; default 100).
         growth: The factor by which the completed trials grow between fits past
             ``after`` (a finite number >= 1; default 1.2).
+
+    Raises:
+        ValueError: ``after`` not an integer >= 0, or an invalid ``growth``.
+
+    Example:
+        >>> Refit(after=0, growth=1.0)  # a fit at every decision
+        Refit(after=0, growth=1.0)
     """
 
     after: int = field(default=100, metadata=flat("refit_after", modal=True))
@@ -75,7 +89,14 @@ class Refit:
 
 def check_forgetting(k: dict[str, Any]) -> None:
     """``forgetting=True`` (time as an input of the fitted GP) is refused in the
-    theory mode."""
+    theory mode.
+
+    Args:
+        k: The flat options (``forgetting`` and ``mode`` read).
+
+    Raises:
+        ValueError: ``forgetting`` on in the theory mode.
+    """
     if k["forgetting"] and k["mode"] == "theory":
         raise ValueError(
             "forgetting=True is an option of the practical mode (the fitted GP "
@@ -89,7 +110,17 @@ def resolve_sparse(k: dict[str, Any], defaults: dict[str, Any]) -> None:
     """``sparse_after``: a count, ``"never"`` (always exact; kept as given, so that a
     stored node keeps it) or ``None`` (the mode's default: 1000 in the practical
     mode, never in the theory mode, whose default is the papers' exact GP), and
-    ``sparse_size`` (only with a sparse model; default :data:`SPARSE_SIZE`)."""
+    ``sparse_size`` (only with a sparse model; default :data:`SPARSE_SIZE`).
+
+    Args:
+        k: The flat options, the mode resolved; ``sparse_after`` and
+            ``sparse_size`` filled in, in place.
+        defaults: The practical mode's defaults (``sparse_after`` read).
+
+    Raises:
+        ValueError: An invalid ``sparse_after`` or ``sparse_size``, or
+            ``sparse_size`` given where the GP is never sparse.
+    """
     value = k["sparse_after"]
     if value is None and k["mode"] == "practical":
         k["sparse_after"] = value = defaults["sparse_after"]
@@ -134,7 +165,17 @@ def _theory_refuses(k: dict[str, Any], names: tuple[str, ...], why: str) -> bool
 
 def resolve_refit(k: dict[str, Any], defaults: dict[str, Any]) -> None:
     """The practical GP's refit schedule (:class:`Refit`), checked; the theory mode
-    refuses it (its fitted hyperparameters are refitted at every decision)."""
+    refuses it (its fitted hyperparameters are refitted at every decision).
+
+    Args:
+        k: The flat options, the mode resolved; ``refit_after`` and
+            ``refit_growth`` (a float) filled in (the practical mode), in place.
+        defaults: The practical mode's defaults (``refit_after`` and
+            ``refit_growth`` read).
+
+    Raises:
+        ValueError: An invalid value, or either option given in the theory mode.
+    """
     names = ("refit_after", "refit_growth")
     if _theory_refuses(
         k,
@@ -156,7 +197,17 @@ def resolve_search(k: dict[str, Any], defaults: dict[str, Any]) -> None:
     """``trust_region`` (``True``/``False``; not given: on for the rules of
     :data:`TRUST_REGION_RULES`) and ``fit_start`` (:data:`FIT_STARTS`; the practical
     mode's default where not given); given in the theory mode (whose fixed or
-    fitted kernel and finite decision set have neither), an error."""
+    fitted kernel and finite decision set have neither), an error.
+
+    Args:
+        k: The flat options, the mode and algorithm resolved; ``trust_region``
+            and ``fit_start`` filled in (the practical mode), in place.
+        defaults: The practical mode's defaults (``fit_start`` read).
+
+    Raises:
+        ValueError: ``trust_region`` not ``True`` or ``False``, an unknown
+            ``fit_start``, or either given in the theory mode.
+    """
     if _theory_refuses(
         k,
         ("trust_region", "fit_start"),
@@ -182,7 +233,13 @@ def migrate_unversioned(stored: dict[str, Any]) -> None:
     refit schedule it refitted at every decision, and kept the exact GP however
     many trials it had (``None``, as stored before "never" was spelled out, meant
     the same); before the trust region and the fit's start were options (issue 51)
-    it searched the whole box and warm-started each fit. It replays."""
+    it searched the whole box and warm-started each fit. It replays.
+
+    Args:
+        stored: The stored node's options, by flat name; a practical node's
+            ``refit_growth``, ``sparse_after``, ``trust_region`` and ``fit_start``
+            set as it ran, in place.
+    """
     if stored["mode"] != "practical":
         return
     stored.setdefault("refit_growth", 1.0)

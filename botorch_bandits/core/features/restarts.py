@@ -58,21 +58,29 @@ class Restarts:
 
     Args:
         xi: :math:`\\xi` of the uniform-exploration rule (Algorithm 2), >= 0;
-            read by the ``"paper"`` and ``"scale-free"`` detectors only.
+            read by the ``"paper"`` and ``"scale-free"`` detectors only (default
+            :math:`\\sqrt 3`, :data:`XI_DEFAULT`).
         regularization: The detector's regularization constant :math:`c` (> 0;
-            ``None`` for the residual detector).
+            ``None``, the default, for the residual detector).
         threshold_scale: The paper's :math:`C`, or the scale-free detector's
-            margin (>= 1) over its threshold; ``None`` for the residual detector.
-        alpha: The smoothness :math:`\\alpha` in the detectors' exponents (> 0).
+            margin (>= 1) over its threshold; ``None`` (the default) for the
+            residual detector.
+        alpha: The smoothness :math:`\\alpha` in the detectors' exponents (> 0;
+            default 2.5).
         detector: ``"paper"`` (Algorithm 1 with a fixed kernel on the objective's
             values), ``"scale-free"`` (on the standardized values,
-            :class:`~botorch_bandits.changepoint.ScaleFreeDetector`) or
+            :class:`~botorch_bandits.scale_free.ScaleFreeDetector`) or
             ``"residual"`` (the GP's one-step-ahead residuals,
-            :func:`~botorch_bandits.residuals.residual_change`; no uniform step).
+            :func:`~botorch_bandits.residuals.residual_change`; no uniform step;
+            the default).
         false_alarm: The false-alarm level in (0, 1), per scan (per decision for
-            ``"residual"``); ``None`` for the paper's detector (a fixed threshold).
+            ``"residual"``; default 1e-3); ``None`` for the paper's detector (a
+            fixed threshold).
         max_uniform_share: The cap in (0, 1] on the share of uniform steps (1:
-            none); ``None`` for the residual detector.
+            none); ``None`` (the default) for the residual detector.
+
+    Raises:
+        ValueError: An invalid value, or an option the detector does not read.
 
     Example:
         >>> Restarts(false_alarm=1e-4).detector
@@ -118,7 +126,24 @@ class Restarts:
     def for_mode(cls, mode: str, detector: str | None = None, **given: Any) -> Restarts:
         """The restarts of ``mode`` (``"theory"``: the paper's detector;
         ``"practical"``: the residual one) or of ``detector``, with the detector's
-        defaults (:data:`RESTART_DEFAULTS`) under the fields ``given``."""
+        defaults (:data:`RESTART_DEFAULTS`) under the fields ``given``.
+
+        Args:
+            mode: ``"practical"`` or ``"theory"``.
+            detector: The detector (:data:`DETECTORS`; default ``None``: the
+                mode's).
+            **given: Fields of :class:`Restarts`, over the detector's defaults.
+
+        Returns:
+            The checked restarts.
+
+        Raises:
+            ValueError: An unknown detector, or an invalid field.
+
+        Example:
+            >>> Restarts.for_mode("theory").threshold_scale
+            2.6
+        """
         detector = detector or ("paper" if mode == "theory" else "residual")
         check_choice("cpd_detector", detector, DETECTORS)
         defaults = {
@@ -259,7 +284,17 @@ CPD_OPTIONS = (
 
 def refuse_detector_without_restarts(k: dict[str, Any], said: dict[str, str]) -> None:
     """A detector option given without ``restarts=True`` is refused: a value other
-    than its default or the mode's resolved default (which a stored strategy holds)."""
+    than its default or the mode's resolved default (which a stored strategy holds).
+
+    Args:
+        k: The flat options, the mode resolved (``restarts`` and the detector's
+            options of :data:`CPD_OPTIONS` read).
+        said: An option's name as the caller wrote it (a deprecated spelling), by
+            its name.
+
+    Raises:
+        ValueError: A detector option away from its defaults with restarts off.
+    """
     if k["restarts"]:
         return
     detector = "paper" if k["mode"] == "theory" else "residual"
@@ -283,5 +318,10 @@ def refuse_detector_without_restarts(k: dict[str, Any], said: dict[str, str]) ->
 def migrate_unversioned(stored: dict[str, Any]) -> None:
     """A node stored before the schema version (schema 0) and before the
     scale-free detector ran the paper's detector (and stored its constants) in
-    either mode: it replays its restarts exactly."""
+    either mode: it replays its restarts exactly.
+
+    Args:
+        stored: The stored node's options, by flat name; ``cpd_detector`` set to
+            ``"paper"`` where missing, in place.
+    """
     stored.setdefault("cpd_detector", "paper")

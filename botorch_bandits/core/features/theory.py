@@ -50,6 +50,11 @@ class TheoryModel:
 def migrate_unversioned(stored: dict[str, Any]) -> None:
     """A node stored before the schema version (schema 0) and before the practical
     mode existed was a theory-mode node (and stored every theory setting): it loads
-    as such, with its decision set."""
+    as such, with its decision set.
+
+    Args:
+        stored: The stored node's options, by flat name; ``mode`` and
+            ``optimizer`` set where missing (``"theory"``, ``"finite"``), in place.
+    """
     stored.setdefault("mode", "theory")
     stored.setdefault("optimizer", "finite")

@@ -29,7 +29,12 @@ __all__ = [
 def exclude_in_flight(r: Round) -> None:
     """Under ``pending="ignore"``: the decision set's rows in flight (running
     trials and this call's earlier candidates), excluded while another candidate
-    remains (``r.busy``; ``excluded_in_flight`` in the metadata)."""
+    remains (``r.busy``; ``excluded_in_flight`` in the metadata).
+
+    Args:
+        r: The round; reads ``domain`` and ``active``, writes ``busy`` (empty when
+            every row is in flight) and the metadata's ``excluded_in_flight``.
+    """
     index, n = r.domain.index, r.domain.unit.shape[0]
     busy = sorted({index.get(tuple(e.x)) for e in r.active if e.f is None} - {None})
     r.busy = [] if len(busy) >= n else busy
@@ -40,7 +45,13 @@ def window_step(r: Round) -> None:
     """The trials the model sees (``r.H``): since the last restart, and with a
     model window only the most recent ones (``model_window_start``); the completed
     ones (``r.done``) with their points and values (``r.X0``, ``r.Y0``); the
-    window's first trial in ``r.window_start``."""
+    window's first trial in ``r.window_start``.
+
+    Args:
+        r: The round; reads ``start``, ``opts``, ``position``, ``active`` and
+            ``domain``, writes ``window_start``, ``H``, ``done``, ``X0`` and
+            ``Y0``, and the metadata's ``model_window_start`` (with a model window).
+    """
     r.window_start = r.start
     if r.opts.model_window is not None:
         r.window_start = max(r.start, r.position - r.opts.model_window)
@@ -54,7 +65,17 @@ def window_step(r: Round) -> None:
 def sems_step(r: Round) -> None:
     """The reported standard errors of the targets (``r.se``, in the units the
     targets are formed in) and the rule they enter the model by
-    (``r.sems_rule``); ``sems`` in the metadata when any is reported."""
+    (``r.sems_rule``); ``sems`` in the metadata when any is reported.
+
+    Args:
+        r: The round; reads ``opts``, ``kappa`` (the composite target's),
+            ``done``, ``s_f`` and ``g_scale``, writes ``se``, ``sems_rule`` and the
+            metadata's ``sems``.
+
+    Raises:
+        ValueError: ``sems="fixed"`` and a target has no standard error
+            (:func:`known_noise_rule`).
+    """
     opts = r.opts
     separate = opts.constraints is not None and opts.constraints.model == "separate"
     kappa = None if separate else r.kappa  # the targets are the objective's
@@ -83,7 +104,20 @@ def target_sems(
     3's linear target; no square formed, so none over- or underflows), a constraint
     with :math:`\kappa_j = 0` not entering. ``f_scale`` and ``g_scale``: the units
     the composite is formed in (the practical mode's: the objective's spread, the
-    constraints' scales)."""
+    constraints' scales).
+
+    Args:
+        done: The completed trials.
+        kappa: The ``m`` multipliers of the composite target, or ``None``: the
+            objective's SEMs alone.
+        opts: The long-term constraints' options (the penalty :math:`\psi`), or
+            ``None`` without them.
+        f_scale: The objective's unit (default 1).
+        g_scale: The constraints' ``m`` units (default ``None``: 1 each).
+
+    Returns:
+        The ``n`` standard errors, NaN where not known.
+    """
     nan = float("nan")
     se = torch.tensor(
         [nan if e.sem is None else e.sem for e in done], dtype=torch.double
@@ -114,7 +148,21 @@ def known_noise_rule(var: Tensor, rule: str, trials: Sequence[int]) -> str:
     """Which rule ``sems`` gives for targets with the known standard errors (or
     variances) ``var`` (NaN: not known) of ``trials``: ``"fixed"``, ``"add"``, or
     ``"none"`` (the model's noise alone); ``"fixed"`` with a trial that has none is
-    refused, naming it."""
+    refused, naming it.
+
+    Args:
+        var: The ``n`` known standard errors or variances, NaN where not known.
+        rule: The ``sems`` option: ``"ignore"``, ``"fixed"``, ``"add"`` or
+            ``"auto"``.
+        trials: The ``n`` trials' indices, for the error.
+
+    Returns:
+        ``"none"`` (``"ignore"``, or none known), ``"fixed"`` (``"fixed"``, or
+        ``"auto"`` with every one known) or ``"add"``.
+
+    Raises:
+        ValueError: ``rule="fixed"`` and a target has none.
+    """
     known = ~torch.isnan(var)
     if rule == "ignore" or not bool(known.any()):
         return "none"

@@ -15,7 +15,19 @@ __all__ = ["not_finite"]
 def not_finite(scores: Tensor | None, done: list[TrialRecord], metric: str) -> None:
     """Acquisition values that are not finite (``scores``), or targets too large to
     standardize (``None``): an error naming the largest target (values so large that
-    the GP overflows), never a silent argmax."""
+    the GP overflows), never a silent argmax.
+
+    Args:
+        scores: The ``N`` acquisition values on the decision set, or ``None``: the
+            targets could not be standardized.
+        done: The completed trials (the error names the one with the largest
+            ``|f|``).
+        metric: The objective's metric name, for the message.
+
+    Raises:
+        ValueError: Always: the targets cannot be standardized (``scores`` is
+            ``None``), or the acquisition is not finite at some candidates.
+    """
     if scores is None:
         worst = max(done, key=lambda e: abs(e.f))
         raise ValueError(

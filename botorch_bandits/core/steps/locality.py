@@ -30,7 +30,14 @@ def trust_region_step(r: Round) -> None:
     the running ones as the pending view puts them), its radius
     :func:`~botorch_bandits.acquisition.trust_region.trust_radius`; the raw samples
     of the optimizer moved inside. ``trust_region`` in the metadata: the radius
-    (``None`` once the region covers the box) and the points."""
+    (``None`` once the region covers the box) and the points.
+
+    Args:
+        r: The round; reads ``domain``, ``X`` and the rule (``r.rule``),
+            writes ``local`` and ``domain`` (its ``sample`` moved into the region,
+            where it has one; neither once the region covers the box) and the
+            metadata's ``trust_region``.
+    """
     d = r.domain.dim
     points = r.X[:, :d] if r.X is not None else torch.empty(0, d)
     radius = trust_radius(points.shape[0], d)

@@ -53,7 +53,23 @@ def practical_fit_step(r: Round) -> None:
     ``a y + b``, ``a > 0``; ``y_min`` and ``B_y`` mapped the same way), their known
     noise, the GP fitted by marginal likelihood when the refit schedule says so (the
     last fit reused otherwise), and ``R`` from the fitted noise unless given;
-    ``standardize``, ``fit``, ``R`` in the metadata."""
+    ``standardize``, ``fit``, ``R`` in the metadata.
+
+    Args:
+        r: The round; reads the targets (``Y_composite``, else ``Y0``), ``done``,
+            ``X0``, ``m_f``, ``s_f``, ``se``, ``sems_rule``, ``y_min``, ``B_y``,
+            ``R``, ``kappa``, ``active``, ``restart``, ``position``, ``opts``,
+            ``history`` (the last fit, the warm start, the metric), ``cache`` (the
+            fits) and ``meta`` (``epoch``, under composite constraints), writes
+            ``Y_model``, ``known``, ``hyper``, ``R`` (unless given), ``y_min`` and
+            ``B_y`` (under ``pending="censor"``: in the model's units), and the
+            metadata's ``standardize``, ``fit`` and ``R``.
+
+    Raises:
+        ValueError: The targets cannot be standardized
+            (:func:`~botorch_bandits.core.steps.errors.not_finite`), or ``y_min``
+            and ``B_y`` overflow on the model's scale (:func:`censoring_units`).
+    """
     opts, meta, done = r.opts, r.meta, r.done
     try:
         r.Y_model, m, s = standardize(r.targets)
@@ -119,7 +135,14 @@ def _fit(r: Round, counts: dict[str, Any]) -> dict[str, Any]:
 def theory_fit_step(r: Round) -> None:
     """The theory mode: raw targets with their known noise; with
     ``hyperparameters="fitted"``, the theory kernel fitted by marginal likelihood
-    (``fitted`` in the metadata)."""
+    (``fitted`` in the metadata).
+
+    Args:
+        r: The round; reads ``se``, ``sems_rule``, ``opts``, ``X0`` and the targets
+            (``Y_composite``, else ``Y0``), writes ``known``, and with
+            ``hyperparameters="fitted"`` ``hyper`` and the metadata's ``fitted``
+            (where the fit gives one).
+    """
     r.known = known_noise(r.se.square(), r.sems_rule)
     if r.opts.theory.hyperparameters != "fitted":
         return
@@ -136,7 +159,14 @@ def model_step(r: Round) -> None:
     """The decision's GP on the pending view's data (exact, or past
     ``sparse_after`` the sparse model: ``sparse`` in the metadata); whether the rule
     is maximized by gradient (``r.gradient``: GP-TS on the sparse model draws on
-    the decision set)."""
+    the decision set).
+
+    Args:
+        r: The round; reads ``X``, ``Y``, ``rows_known``, ``hyper``, ``opts``,
+            ``cache`` and ``done`` (the sparse model's arguments,
+            :attr:`~botorch_bandits.core.round.Round.sparse`), writes ``model``,
+            ``gradient`` and the metadata's ``sparse`` (the sparse model only).
+    """
     opts = r.opts
     r.model = build_model(
         r.X, r.Y, opts.theory, r.hyper, **r.sparse, known=r.rows_known
@@ -163,7 +193,16 @@ def noise_ratio(
     """The model's noise variance over its prior variance: the practical GP's fitted
     noise (its prior variance is 1), the theory kernel's noise (unit variance), or
     the fitted theory kernel's noise over its output scale; with known noise
-    variances, their mean with the model's noise (:meth:`KnownNoise.level`)."""
+    variances, their mean with the model's noise (:meth:`KnownNoise.level`).
+
+    Args:
+        opts: The decision's options (the mode; the theory kernel's noise).
+        hyper: The fitted hyperparameters, or ``None`` (not fitted).
+        known: The targets' known noise, or ``None``.
+
+    Returns:
+        The ratio (``inf`` in the practical mode without a fit).
+    """
     if opts.theory is None:
         if hyper is None:
             return math.inf
@@ -175,7 +214,17 @@ def noise_ratio(
 
 def known_noise(var: Tensor, rule: str) -> KnownNoise | None:
     """The model's :class:`KnownNoise` for targets with known variances ``var``
-    under the resolved ``rule`` (:func:`~botorch_bandits.core.steps.data.known_noise_rule`)."""
+    under the resolved ``rule``
+    (:func:`~botorch_bandits.core.steps.data.known_noise_rule`).
+
+    Args:
+        var: The ``n`` known variances (NaN: not known).
+        rule: ``"fixed"``, ``"add"`` or ``"none"``.
+
+    Returns:
+        ``None`` for ``"none"``; else the variances, as the whole noise
+        (``"fixed"``) or added to the model's (``"add"``, NaN read as 0).
+    """
     if rule == "none":
         return None
     return KnownNoise(var.nan_to_num(0.0) if rule == "add" else var, rule == "add")
@@ -190,7 +239,19 @@ def model_rows(
 ) -> KnownNoise | None:
     """``known`` for the model's ``rows`` (targets ``Y``): a row with its trial's
     own target has its variance; another (hallucinated, censored, issued in this
-    call) has none added (``learn``) or the known variances' mean."""
+    call) has none added (``learn``) or the known variances' mean.
+
+    Args:
+        known: The completed trials' known noise, or ``None``.
+        rows: The model's rows' trials, in the rows' order.
+        Y: The rows' targets (one per row).
+        targets: Each completed trial's own target, by trial index.
+        var: Each completed trial's known variance, by trial index.
+
+    Returns:
+        One variance per row (``learn`` as ``known``'s), or ``None`` where
+        ``known`` is ``None``.
+    """
     if known is None:
         return None
     other = 0.0 if known.learn else float(known.var.mean())
@@ -210,7 +271,18 @@ def censoring_spread(
     objective's units: the distance of their value ``m`` from ``y_min`` (else
     ``B_y``, else 1), and ``y_min`` as the mean when there are none (``n = 0``),
     so that ``y_min`` and ``B_y`` land on the model's scale alike for ``a y + b``
-    (``a > 0``) with ``a y_min + b`` and ``a B_y``."""
+    (``a > 0``) with ``a y_min + b`` and ``a B_y``.
+
+    Args:
+        y_min: The censored value (as maximized).
+        B_y: The censoring's scale, or ``None``.
+        m: The completed values' common value (their mean).
+        n: The number of completed values.
+
+    Returns:
+        ``(mean, spread)``: ``m`` (``y_min`` when ``n = 0``), and the first
+        positive, finite one of ``|mean - y_min|`` and ``B_y``, else 1.
+    """
     if n == 0:
         m = y_min
     for s in (abs(m - y_min), B_y or 0.0):
@@ -226,7 +298,21 @@ def censoring_units(
     standardized targets (mean ``m``, spread ``s``): ``(y_min - m) / s`` and
     ``B_y / s``, so that ``a y + b`` (``a > 0``) with ``a y_min + b`` and ``a B_y``
     censors alike; ``B_y=None``: :data:`PRACTICAL_B_Y`. An error naming them when
-    ``s`` is so small that they overflow there."""
+    ``s`` is so small that they overflow there.
+
+    Args:
+        y_min: The censored value (as maximized).
+        B_y: The censoring's scale, or ``None``: :data:`PRACTICAL_B_Y`.
+        m: The standardization's mean.
+        s: The standardization's spread (``> 0``).
+
+    Returns:
+        ``(y_min, B_y)`` in the model's units, each rounded to
+        :data:`~botorch_bandits.models.STANDARDIZED_QUANTUM`.
+
+    Raises:
+        ValueError: Either is not finite once standardized.
+    """
     q = STANDARDIZED_QUANTUM
     a = (y_min - m) / s / q
     # the practical default: no inflation (chosen on the delay problems'

@@ -44,7 +44,19 @@ def constraint_fit_step(r: Round) -> None:
     penalty's multipliers and bounds in the GPs' units (``r.g_kappa``,
     ``r.g_bounds``); ``constraint_fits`` in the metadata. Running trials are not
     hallucinated for the constraints (their values are unknown; the objective's
-    pending view applies to the objective)."""
+    pending view applies to the objective).
+
+    Args:
+        r: The round; reads ``done``, ``X0``, ``g_scale``, ``kappa``, ``opts``,
+            ``history`` (the number of constraints) and ``cache`` (the fits; the
+            sparse model's arguments), writes ``g_model``, ``g_kappa``,
+            ``g_bounds`` and the metadata's ``constraint_fits``.
+
+    Raises:
+        ValueError: ``sems="fixed"`` and a constraint's target has no standard
+            error (:func:`~botorch_bandits.core.steps.data.known_noise_rule`), or a
+            constraint's values cannot be standardized.
+    """
     done, m = r.done, r.history.num_constraints
     G = torch.tensor([list(e.g) for e in done], dtype=torch.double).reshape(-1, m)
     G = in_units(G, r.g_scale)
@@ -88,7 +100,14 @@ def penalty_step(r: Round) -> None:
     rule, :class:`PenalizedUCB` on the objective's and the constraints' GPs at the
     rule's width (the constraints read at their upper bound: pessimistic); for
     qLogNEI, qLogNEI of :math:`f - \\sum_j \\kappa_j g_j` on their joint posterior
-    (its baseline the objective model's rows)."""
+    (its baseline the objective model's rows).
+
+    Args:
+        r: The round; reads ``model``, ``g_model``, ``g_kappa`` and ``opts``; for
+            a confidence-bound rule ``acqf`` (its ``sigma_multiplier``) and
+            ``g_bounds``, for qLogNEI ``X``, ``domain`` and ``position``; writes
+            ``penalized`` (no metadata).
+    """
     models = (r.model, *r.g_model.models)
     joint = all(isinstance(m, GPyTorchModel) for m in models)
     # ModelListGP: a joint posterior; past sparse_after a list of the sparse and

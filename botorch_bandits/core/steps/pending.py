@@ -43,7 +43,13 @@ def _own_targets(r: Round) -> tuple[dict[int, float], dict[int, float]]:
 
 def ignore_view(r: Round) -> None:
     """The completed trials alone (asynchronous GP-UCB / TS); ``pending`` (the
-    running trials' count) in the metadata."""
+    running trials' count) in the metadata.
+
+    Args:
+        r: The round; reads ``X0``, the targets (``Y_model``, else ``Y_composite``,
+            else ``Y0``), ``known`` and ``H``, writes ``X``, ``Y``, ``rows_known``
+            and the metadata's ``pending``.
+    """
     r.X, r.Y, r.rows_known = r.X0, r.targets, r.known
     r.meta["pending"] = sum(e.f is None for e in r.H)
 
@@ -60,7 +66,24 @@ def imputed_view(r: Round, impute: Imputation) -> None:
     completed trials (a believer: the kriging believer's posterior mean, or another
     rule's value); ``pending`` in the metadata. The rules that impute are each one
     module of :mod:`~botorch_bandits.core.steps` and one entry of
-    :data:`~botorch_bandits.core.decide.VIEWS`."""
+    :data:`~botorch_bandits.core.decide.VIEWS`.
+
+    Args:
+        r: The round; reads ``H``, ``done``, ``X0``, the targets, ``known``,
+            ``hyper``, ``opts``, ``position``, ``active``, ``domain`` and ``cache``
+            (the sparse model's), writes ``X``, ``Y`` and ``rows_known`` (the
+            completed trials' rows first, then the running trials') and the
+            metadata's ``pending`` (the running trials' count).
+        impute: The :data:`Imputation`: the model of the completed trials, the
+            running trials' ``m x d`` inputs, the round and the decision's seed
+            -> their ``m`` targets (not called when none is running).
+
+    Example:
+        >>> def at_zero(model, X, r, seed):  # a rule imputing 0
+        ...     return torch.zeros(X.shape[0], dtype=torch.double)
+        >>> def zero_view(r):
+        ...     imputed_view(r, at_zero)
+    """
     waiting = [e for e in r.H if e.f is None]
     Y0 = r.targets
     X, Y, rows_known = r.X0, Y0, r.known
@@ -87,7 +110,12 @@ def _posterior_mean(model: Any, X: Tensor, r: Round, seed: int) -> Tensor:
 
 def hallucinate_view(r: Round) -> None:
     """The running trials at the posterior mean of the completed trials' model (the
-    kriging believer of GP-BUCB / BTS); ``pending`` in the metadata."""
+    kriging believer of GP-BUCB / BTS); ``pending`` in the metadata.
+
+    Args:
+        r: The round; reads and writes what :func:`imputed_view` does (``X``,
+            ``Y``, ``rows_known``, the metadata's ``pending``).
+    """
     imputed_view(r, _posterior_mean)
 
 
@@ -99,7 +127,20 @@ class CensoringWarning(UserWarning):
 def censor_view(r: Round) -> None:
     """Every issued query with its censored target (Verma et al. 2022, Eq. 3) and
     the recent queries for :math:`\\nu_t`; ``censored``, ``late`` and ``in_flight``
-    in the metadata; a :class:`CensoringWarning` where the settings cannot work."""
+    in the metadata; a :class:`CensoringWarning` where the settings cannot work.
+
+    Args:
+        r: The round; reads ``H``, ``done``, the targets, ``known``, ``y_min``,
+            ``opts``, ``domain``, ``history`` (the objective's direction) and,
+            under ``forgetting``, ``active``; writes ``X``, ``Y``, ``recent``,
+            ``rows_known`` and the metadata's ``censored``, ``late`` and
+            ``in_flight``.
+
+    Warns:
+        CensoringWarning: The window is below the trials in flight, more than half
+            of the values arrived too late to be used, or a trial reported a value
+            worse than ``y_min``.
+    """
     targets, var_of = _own_targets(r)
     d = r.domain.dim
     r.X, r.Y, r.recent, n_cens, n_late = censored_view(
@@ -162,7 +203,23 @@ def censored_view(
 ) -> tuple[Tensor, Tensor, Tensor, int, int]:
     """Every trial of ``H`` with its censored target (Verma et al. 2022, Eq. 3),
     the recent queries for :math:`\\nu_t`, and the censored / late counts. Trials
-    issued in this call (``index < 0``) have target ``y_min``."""
+    issued in this call (``index < 0``) have target ``y_min``.
+
+    Args:
+        H: The trials the model sees, in order (this call's candidates last).
+        targets: The completed trials' targets, by trial index.
+        y_min: The censored target (as maximized, in the targets' units).
+        opts: The censoring options (``window``, or ``window_seconds``: the window
+            in Ax's trial times).
+        d: The input dimension.
+
+    Returns:
+        ``(X, Y, recent, censored, late)``: the ``k x d`` points (the trials of the
+        experiment first, then this call's), their ``k`` censored targets, the
+        recent queries (the last rows of ``X``), the number of queries standing at
+        ``y_min`` (this call's included) and the number of values that arrived
+        too late to be used.
+    """
     live = [e for e in H if e.index >= 0]
     extra = [e for e in H if e.index < 0]
     if opts.window_seconds is not None:

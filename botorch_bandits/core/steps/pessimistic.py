@@ -25,12 +25,30 @@ KAPPA = 1.0
 
 def lower_bound(model: Any, X: Tensor, r: Round, seed: int) -> Tensor:
     """``mu(x) - KAPPA sigma(x)`` of ``model``'s posterior of f at the running
-    trials' inputs ``X`` (``m x d`` -> ``m``; the targets are maximized)."""
+    trials' inputs ``X`` (``m x d`` -> ``m``; the targets are maximized).
+
+    Args:
+        model: The model of the completed trials.
+        X: The running trials' ``m x d`` inputs.
+        r: The round (not read: the signature of an
+            :data:`~botorch_bandits.core.steps.pending.Imputation`).
+        seed: The decision's seed for a random rule's draws (not used: the bound is
+            deterministic).
+
+    Returns:
+        The ``m`` imputed targets.
+    """
     post = model.posterior(X.unsqueeze(-2))
     return post.mean.reshape(-1) - KAPPA * post.variance.clamp_min(0).sqrt().reshape(-1)
 
 
 def pessimistic_view(r: Round) -> None:
     """The running trials at the lower confidence bound of the completed trials'
-    model (pessimistic imputation); ``pending`` in the metadata."""
+    model (pessimistic imputation); ``pending`` in the metadata.
+
+    Args:
+        r: The round; reads and writes what
+            :func:`~botorch_bandits.core.steps.pending.imputed_view` does (``X``,
+            ``Y``, ``rows_known``, the metadata's ``pending``).
+    """
     imputed_view(r, lower_bound)

@@ -13,7 +13,6 @@ import torch
 from botorch_bandits.changepoint import (
     GPUCBCPD,
     ChangePointDetector,
-    ScaleFreeDetector,
     cpd_threshold,
     explore_uniformly,
     finite_domain,
@@ -37,6 +36,7 @@ from botorch_bandits.residuals import (
     prequential_residuals,
     robust_residual_change,
 )
+from botorch_bandits.scale_free import ScaleFreeDetector
 from botorch_bandits.seeding import step_seed, uniform_choice
 
 __all__ = [
@@ -58,7 +58,18 @@ def make_detector(
     the uniform points alone (so a replay finds the same). ``"paper"``: a kernel
     fixed for the run (every call replays the detections): the theory kernel, or in
     the practical mode the theory mode's default (Matern-5/2, lengthscale 0.2 of the
-    unit cube) -- the practical GP's fitted kernel would move past detections."""
+    unit cube) -- the practical GP's fitted kernel would move past detections.
+
+    Args:
+        domain: The search space (its detector's integration points and volume).
+        opts: The decision's options (the theory kernel, in the theory mode).
+        restarts: The restarts' options (``cpd_detector``, ``false_alarm``,
+            ``regularization``, ``threshold_scale``, ``alpha``).
+
+    Returns:
+        The detector: a :class:`ScaleFreeDetector` for ``"scale-free"``, else a
+        :class:`ChangePointDetector`.
+    """
     points, volume = domain.detector()
     if restarts.detector == "scale-free":
         dom = finite_domain(points, volume=volume)
@@ -95,7 +106,19 @@ def restarts_state(
     """GP-UCB-CPD's state replayed over the trials (:meth:`GPUCBCPD.replay`, each
     trial's uniform decision as issued, running trials in ``H`` without a value):
     (position where the history H starts, :math:`|U|`, trial indices that
-    restarted, the n that fired)."""
+    restarted, the n that fired).
+
+    Args:
+        active: The live trials, in order.
+        detector: GP-UCB-CPD's detector (:func:`make_detector`).
+        xi: The uniform-exploration rate :math:`\\xi`.
+
+    Returns:
+        ``(start, num_uniform, restarts, detections)``: the position in ``active``
+        after the last restart (0 without one), :math:`|U|` (the uniform steps
+        since it), the indices of the trials at which it restarted, and the n at
+        which the detector fired.
+    """
     algo = GPUCBCPD.replay(
         [torch.tensor(e.x, dtype=torch.double) for e in active],
         [e.f for e in active],
@@ -112,7 +135,18 @@ def restarts_state(
 def restart_step(r: Round) -> None:
     """The trials since the last restart (``r.start``), and whether this decision
     explores uniformly (``r.uniform``: Algorithm 2's rule, under the cap on the
-    share of uniform steps); ``cpd_*`` in the metadata."""
+    share of uniform steps); ``cpd_*`` in the metadata.
+
+    Args:
+        r: The round; reads ``opts``, ``cache`` (the detector, built there on first
+            use from ``domain``), ``active`` and ``position``, writes ``start``,
+            ``restart``, ``uniform`` and the metadata's ``cpd_uniform``,
+            ``cpd_restarts``, ``cpd_detections``, ``cpd_history``,
+            ``cpd_uniform_count``, ``cpd_last_scan`` (where the detector records
+            its last scan) and, under a cap (``max_uniform_share < 1``),
+            ``cpd_uniform_capped``, ``cpd_uniform_bound`` and
+            ``cpd_uniform_share``.
+    """
     opts, cache, meta = r.opts, r.cache, r.meta
     if cache.detector is None:
         cache.detector = make_detector(r.domain, opts, opts.restarts)
@@ -148,7 +182,17 @@ def restart_step(r: Round) -> None:
 
 def uniform_step(r: Round) -> Decision | None:
     """A uniform-exploration step ends the round: a seeded uniform draw from the
-    decision set (its rows in flight left out under ``pending="ignore"``)."""
+    decision set (its rows in flight left out under ``pending="ignore"``).
+
+    Args:
+        r: The round; reads ``uniform``, ``domain``, ``busy``, ``opts`` (the seed)
+            and ``position``, writes the metadata's ``sigma_multiplier``
+            (``None``) when it decides.
+
+    Returns:
+        The uniform draw's :class:`Decision` (``uniform=True``), or ``None`` when
+        this decision does not explore uniformly (the round goes on).
+    """
     if not r.uniform:
         return None
     free = sorted(set(range(r.domain.unit.shape[0])) - set(r.busy))
@@ -164,8 +208,8 @@ def residual_step(r: Round) -> None:
     residuals of the GP with the latest recorded fit
     (:func:`~botorch_bandits.residuals.prequential_residuals`) and the test of
     :func:`~botorch_bandits.residuals.robust_residual_change`: when the trial of
-    the most extreme observation is one value far from the rest, a change must still show
-    with it left out (and the GP fitted again without it), and is dated without
+    the most extreme observation is one value far from the rest, a change must still
+    show with it left out (and the GP fitted again without it), and is dated without
     it, so one wrong value never restarts the model by itself nor begins the
     kept data; it is named in ``cpd_test`` as ``outlier`` (a trial index) at each
     decision that set it aside, and stays in the model unless a restart past it
@@ -174,7 +218,15 @@ def residual_step(r: Round) -> None:
     step. ``cpd_start``, ``cpd_restarts`` (the trial indices each restart began
     with), ``cpd_detections`` (the decisions that fired, by round ``t``),
     ``cpd_test`` in the metadata. The state is recorded, not replayed: the next
-    decision continues from it (a reload reads it back)."""
+    decision continues from it (a reload reads it back).
+
+    Args:
+        r: The round; reads ``active``, ``position``, ``history`` (``drift``, the
+            warm start), ``opts`` and ``domain``, writes ``start`` and ``restart``
+            and the metadata's ``cpd_uniform`` (``False``), ``cpd_start``,
+            ``cpd_restarts``, ``cpd_detections``, ``cpd_history`` and ``cpd_test``
+            (where the test ran).
+    """
     active, meta = r.active, r.meta
     state = r.history.drift or {}
     restarts = list(state.get("restarts", []))
@@ -213,7 +265,19 @@ def drift_state(meta: dict[str, Any]) -> dict[str, Any] | None:
     """The residual detector's state as a decision recorded it in its metadata
     (:func:`residual_step`'s ``cpd_start``, ``cpd_restarts``, ``cpd_detections``),
     as :attr:`~botorch_bandits.core.History.drift` holds it; ``None`` when the
-    decision recorded none."""
+    decision recorded none.
+
+    Args:
+        meta: A decision's metadata.
+
+    Returns:
+        ``{"start": ..., "restarts": [...], "detections": [...]}`` (trial indices,
+        and the rounds that fired), or ``None`` without an integer ``cpd_start``.
+
+    Example:
+        >>> drift_state({"cpd_start": 4, "cpd_restarts": [4], "cpd_detections": [9]})
+        {'start': 4, 'restarts': [4], 'detections': [9]}
+    """
     start = meta.get("cpd_start")
     if not isinstance(start, int) or isinstance(start, bool):
         return None
@@ -283,7 +347,8 @@ def steps(opts: DecisionOptions) -> Steps:
         opts: The decision's options.
 
     Returns:
-        The steps by their place in the pipeline (:data:`~botorch_bandits.core.decide.PLACES`).
+        The steps by their place in the pipeline
+        (:data:`~botorch_bandits.core.decide.PLACES`).
     """
     if opts.restarts is None:
         return {}

@@ -45,7 +45,15 @@ def bandit_rule(r: Round) -> None:
     variants with the recent queries and ``B_y``: in the theory mode with Verma et
     al.'s :math:`\\beta_t` (Thm. 1), in the practical mode with the rule's own
     :math:`\\beta_t` (the multiplier it has without censoring) plus the inflation
-    :math:`B_y\\sum_s\\sigma_{t-1}(x_s)` (``censoring`` in the metadata)."""
+    :math:`B_y\\sum_s\\sigma_{t-1}(x_s)` (``censoring`` in the metadata).
+
+    Args:
+        r: The round; reads ``model``, ``X``, ``R`` and ``R_epoch``
+            (:attr:`~botorch_bandits.core.round.Round.R_rule`), ``delta``,
+            ``recent``, ``y_min``, ``B_y``, ``gradient``, ``opts``, ``domain`` and
+            ``position``, writes ``acqf`` and the metadata's ``censoring`` (under
+            censoring in the practical mode without a constant ``beta``).
+    """
     opts, unit = r.opts, r.domain.unit
     conf = Confidence(
         beta=opts.beta, B=opts.B, R=r.R_rule, delta=r.delta, num_arms=unit.shape[0]
@@ -73,7 +81,15 @@ def qlognei_rule(r: Round) -> None:
     """BoTorch's ``qLogNoisyExpectedImprovement`` on the model, its baseline the
     model's rows (the completed trials, and the running ones as the pending rule
     puts them), its quasi-Monte Carlo samples seeded by the decision's step: the
-    acquisition most Ax users run, under the same steps as the bandits."""
+    acquisition most Ax users run, under the same steps as the bandits. With no row
+    in the model yet the baseline is the running trials' points (with none, the
+    decision set's first row; ``baseline`` in the metadata).
+
+    Args:
+        r: The round; reads ``model``, ``X``, ``H``, ``active``, ``domain``,
+            ``opts`` and ``position``, writes ``acqf`` and the metadata's
+            ``baseline`` (only with no row in the model).
+    """
     # under forgetting the baseline's points at the decision's time (the best
     # point now, not when it was evaluated); with no row in the model yet (every
     # trial running, pending="ignore"), the running trials' points: the improvement
@@ -92,7 +108,14 @@ def qlognei_rule(r: Round) -> None:
 
 
 def qlognei_sampler(r: Round) -> SobolQMCNormalSampler:
-    """qLogNEI's quasi-Monte Carlo sampler, seeded by the decision's step."""
+    """qLogNEI's quasi-Monte Carlo sampler, seeded by the decision's step.
+
+    Args:
+        r: The round; reads ``opts`` (the seed) and ``position``.
+
+    Returns:
+        A ``SobolQMCNormalSampler`` of :data:`QLOGNEI_SAMPLES` samples.
+    """
     return SobolQMCNormalSampler(
         sample_shape=torch.Size([QLOGNEI_SAMPLES]),
         seed=step_seed(r.opts.seed, r.position),
@@ -101,7 +124,16 @@ def qlognei_sampler(r: Round) -> SobolQMCNormalSampler:
 
 def at_now(r: Round, X: Tensor) -> Tensor:
     """``X`` (the search space's coordinates) as the model's inputs at the
-    decision's time: under ``forgetting`` the time column added."""
+    decision's time: under ``forgetting`` the time column added.
+
+    Args:
+        r: The round; reads ``opts`` (``forgetting``) and ``position``.
+        X: ``k x d`` points of the search space (unit-cube coordinates).
+
+    Returns:
+        ``X`` itself without ``forgetting``, else ``k x (d + 1)``: the decision's
+        position as the last column.
+    """
     if not r.opts.forgetting:
         return X
     return with_time(X, [r.position] * X.shape[0])
@@ -111,7 +143,13 @@ def time_step(r: Round) -> None:
     """Under ``forgetting``: the rule as a function of the point at the decision's
     time (:func:`~botorch_bandits.models.forgetting.at_time`); the fitted rate in
     the metadata (``forgetting``: the time lengthscale, half-life and 5 % lag, in
-    trials)."""
+    trials).
+
+    Args:
+        r: The round; reads the rule (``r.rule``), ``domain``, ``position`` and
+            ``hyper``, writes ``timed`` and the metadata's ``forgetting`` (with
+            fitted hyperparameters).
+    """
     r.timed = at_time(r.rule, r.domain.dim, r.position)
     if r.hyper is not None:
         r.meta["forgetting"] = forgetting_summary(r.hyper.lengthscale[-1])
@@ -121,7 +159,20 @@ def score_step(r: Round) -> None:
     """The rule's scores on the decision set (an error naming the largest target
     where one is not finite); the rows of points not to propose again
     (``repeats="avoid"``) and in flight (``pending="ignore"``) at ``-inf`` while
-    another row remains; ``sigma_multiplier`` and ``round`` in the metadata."""
+    another row remains; ``sigma_multiplier`` and ``round`` in the metadata.
+
+    Args:
+        r: The round; reads the rule (``r.rule``), ``domain``, ``busy``,
+            ``evaluated``, ``apart``, ``done``, ``X``, ``opts`` and ``history``
+            (the metric, for an error), writes ``scores``, ``kept_out``,
+            ``kept_apart`` and the metadata's ``sigma_multiplier``, ``round``,
+            ``avoided`` (where ``evaluated`` is set), ``kept_apart`` (where points
+            are kept apart) and ``repeat_reason`` (where every row was evaluated).
+
+    Raises:
+        ValueError: A score is not finite
+            (:func:`~botorch_bandits.core.steps.errors.not_finite`).
+    """
     unit, meta, acqf = r.domain.unit, r.meta, r.rule
     with torch.no_grad():
         scores = acqf(unit.unsqueeze(-2))
