@@ -20,6 +20,9 @@ from botorch_bandits.constraints import (
     multiplicative_update,
     replay_multipliers,
 )
+from botorch_bandits.models.finite_arm import FiniteArmGP
+from botorch_bandits.test_functions.constrained import _ConstrainedRun
+from botorch_bandits.test_functions.simulator import ENGINE_DEFER
 
 D = torch.double
 
@@ -190,6 +193,33 @@ def test_constrained_simulation_replays_its_multipliers() -> None:
     assert cei.arms.shape == (8, 2) and torch.isfinite(cei.constraint_violation).all()
     # LogCEI's own choice (after the random first point) moves off a constant arm
     assert len(set(cei.arms[:, 0].tolist())) > 1
+    # its objective model sees f itself past every epoch boundary (no multipliers,
+    # no composite targets): its mean is that of a GP fed the observed f alone
+    cei = simulate_constrained(
+        problem, "LogCEI", horizon=12, epoch_length=4, num_seeds=2, seed=3
+    )
+    assert float(cei.kappa.abs().max()) == 0.0
+    run = _ConstrainedRun(
+        problem,
+        "LogCEI",
+        "multiplicative",
+        ExponentialPenalty(1.0),
+        0.5,
+        0.1,
+        3,
+        "IGP-UCB",
+        4,
+    )  # the simulation's steps, to read its objective model at the end
+    run.start(2, 3, ENGINE_DEFER)
+    for t in range(1, 13):
+        if (t - 1) % 4 == 0:
+            run.new_epoch(t)
+        run.observe(run.choose(t))
+    alone = FiniteArmGP(problem.arms, problem.K, problem.noise, num_seeds=2)
+    for idx, y in zip(run.arms_t, run.fo_t, strict=True):
+        alone.observe(idx, y)
+    assert torch.equal(torch.stack(run.arms_t), cei.arms)
+    assert torch.allclose(run.model.mean_, alone.mean_, rtol=1e-9, atol=1e-9)
     ts = simulate_constrained(
         problem, "Alg2", horizon=12, epoch_length=4, num_seeds=2, inner="GP-TS"
     )

@@ -45,7 +45,8 @@ class ConstrainedProblem:
     Attributes:
         name: Short name.
         arms: ``N x d`` candidate set.
-        f: ``N`` objective values; ``g``: ``N x m`` constraint values.
+        f: ``N`` objective values.
+        g: ``N x m`` constraint values.
         K: ``N x N`` kernel matrix the algorithm uses.
         noise_sd_f, noise_sd_g: Observation noise standard deviations (0: exact g);
             with ``g_noise="uniform"``, ``noise_sd_g`` is the half-width ``a`` of
@@ -110,7 +111,25 @@ def shi2022_e1_problem(
     region), :math:`f` noise :math:`N(0, 0.01)`, :math:`g` exact (E.1.1) or with
     :math:`N(0, 0.01)` noise (E.1.2); Matérn-5/2 kernel. Ours: a
     ``points_per_dim``-square grid as candidates, lengthscale 1 (on the raw scale),
-    :math:`\lambda` = 0.01 (the f noise variance), ``B`` = 1."""
+    :math:`\lambda` = 0.01 (the f noise variance), ``B`` = 1.
+
+    Args:
+        noisy_g: Whether ``g`` is observed with :math:`N(0, 0.01)` noise (E.1.2;
+            default ``False``: exact, E.1.1).
+        points_per_dim: Grid points per axis (default 25):
+            ``N = points_per_dim**2`` candidates.
+        lengthscale: The Matérn-5/2 lengthscale on the raw scale (default 1.0).
+        B: The RKHS-norm bound given to IGP-UCB (default 1.0).
+
+    Returns:
+        The :class:`ConstrainedProblem` ``"e1"`` (or ``"e1-noisy-g"``): ``N x 2``
+        candidates, ``N`` values of ``f`` and ``N x 1`` of ``g``, and the
+        constrained optimum on a dense grid (step 0.005).
+
+    Example:
+        >>> problem = shi2022_e1_problem(noisy_g=True)
+        >>> res = simulate_constrained(problem, "Alg3", horizon=350, num_seeds=20)
+    """
 
     def f_of(X: Tensor) -> Tensor:
         return -torch.sin(X[:, 0]) - X[:, 1]
@@ -162,7 +181,25 @@ def shi2022_e2_problem(
     (server 1) and :math:`a = 3, b = 1` (server 3), log :math:`a = 10` (server 2) and
     :math:`a = 3` (server 4), each scaled and shifted so that :math:`U_i(0) = 0`,
     :math:`U_i(2) = 1`. Candidates: ``num_points`` uniform points of the box (seeded);
-    Matérn-5/2, lengthscale 1, :math:`\lambda` = 0.01, ``B`` = 1."""
+    Matérn-5/2, lengthscale 1, :math:`\lambda` = 0.01, ``B`` = 1.
+
+    Args:
+        noisy_g: Whether ``g`` is observed with Unif[-0.2, 0.2] noise (E.2.2;
+            default ``False``: exact, E.2.1).
+        num_points: The number ``N`` of candidates (default 600).
+        lengthscale: The Matérn-5/2 lengthscale (default 1.0).
+        B: The RKHS-norm bound given to IGP-UCB (default 1.0).
+        seed: Seed of the candidates (default 0).
+
+    Returns:
+        The :class:`ConstrainedProblem` ``"e2"`` (or ``"e2-noisy-g"``): ``N x 4``
+        candidates, ``N`` values of ``f`` and ``N x 1`` of ``g``, uniform ``g``
+        noise, and the constrained optimum on a dense grid (step 0.05).
+
+    Example:
+        >>> problem = shi2022_e2_problem(num_points=600)
+        >>> res = simulate_constrained(problem, "Alg2", horizon=350, epoch_length=20)
+    """
     price = torch.tensor([0.2, 0.4, 0.8, 1.2], dtype=torch.double)
 
     def f_of(X: Tensor) -> Tensor:
@@ -197,7 +234,19 @@ def shi2022_e2_problem(
 
 @dataclass
 class ConstrainedResult:
-    """Per-step records (``T x S``; ``g`` values ``T x S x m``)."""
+    """Per-step records (``T x S``; ``g`` values ``T x S x m``).
+
+    Attributes:
+        algorithm: The algorithm's name (see :data:`ALGORITHMS`).
+        arms: ``T x S`` indices of the chosen candidates.
+        f: ``T x S`` true objective values of them.
+        g: ``T x S x m`` true constraint values of them.
+        f_obs: ``T x S`` noisy observations of ``f``.
+        g_obs: ``T x S x m`` observations of ``g`` (exact where the problem's
+            ``noise_sd_g`` is 0).
+        kappa: ``L x S x m``: the multipliers each epoch used.
+        optimum: The problem's constrained optimum :math:`f(x^*)`.
+    """
 
     algorithm: str
     arms: Tensor
@@ -218,6 +267,21 @@ class ConstrainedResult:
         return self.g.cumsum(0).clamp_min(0.0).norm(dim=-1)
 
     def time_averaged(self, name: str) -> Tensor:
+        """A per-step metric divided by the step: its value at ``t`` over ``t``.
+
+        Args:
+            name: The name of a ``T x S`` attribute or property, e.g.
+                ``"cumulative_regret"`` or ``"constraint_violation"``.
+
+        Returns:
+            The ``T x S`` time-averaged metric.
+
+        Raises:
+            AttributeError: If the result has no attribute ``name``.
+
+        Example:
+            >>> res.time_averaged("constraint_violation")[-1].mean()  # V_T / T
+        """
         steps = torch.arange(1, self.f.shape[0] + 1, dtype=self.f.dtype)
         return getattr(self, name) / steps.unsqueeze(-1)
 
@@ -244,7 +308,7 @@ def simulate_constrained(
     inner: str = "IGP-UCB",
     defer: int | None = ENGINE_DEFER,
 ) -> ConstrainedResult:
-    """Run ``algorithm`` (see :data:`ALGORITHMS`) for ``horizon`` steps on
+    r"""Run ``algorithm`` (see :data:`ALGORITHMS`) for ``horizon`` steps on
     ``num_seeds`` independent runs at once. ``L = ceil(horizon / epoch_length)``
     epochs; a last partial epoch runs with its multipliers like any other.
     ``inner``: ``"IGP-UCB"`` (the paper's Algorithms) or ``"GP-TS"`` (their Remark 1,
@@ -252,7 +316,36 @@ def simulate_constrained(
     engines' collected downdates (``None``: one per step, the same bits on any
     machine; GP-TS's engine keeps a square root instead). Each epoch's multipliers
     are replayed from the observed constraint values by the decision core's
-    :func:`~botorch_bandits.core.steps.constraints.epoch_multipliers`."""
+    :func:`~botorch_bandits.core.steps.constraints.epoch_multipliers`.
+
+    Args:
+        problem: The constrained problem.
+        algorithm: One of :data:`ALGORITHMS`.
+        horizon: The steps ``T`` >= 1 (default 350).
+        epoch_length: The steps of an epoch >= 1 (default 20).
+        num_seeds: The independent runs ``S`` >= 1 (default 100).
+        penalty: :math:`\psi` of Algorithm 2's multiplicative updates (default
+            ``None``: ``ExponentialPenalty(1.0)``; unused by Alg3).
+        step: The additive updates' step size (Alg3; default 0.5).
+        delta: The confidence parameter (default 0.1), split over the epochs.
+        seed: Seed of the first arms, the noise and the GP-TS draws (default 0).
+        inner: ``"IGP-UCB"`` (default) or ``"GP-TS"``.
+        defer: The engines' collected downdates (default
+            :data:`~botorch_bandits.test_functions.simulator.ENGINE_DEFER`).
+
+    Returns:
+        The :class:`ConstrainedResult` (``T x S`` records, the ``L`` epochs'
+        multipliers).
+
+    Raises:
+        ValueError: If ``algorithm`` or ``inner`` is unknown, or ``horizon``,
+            ``epoch_length`` or ``num_seeds`` is not an integer >= 1.
+
+    Example:
+        >>> problem = shi2022_e2_problem()
+        >>> res = simulate_constrained(problem, "Alg2", horizon=350, num_seeds=100)
+        >>> res.cumulative_regret[-1].mean(), res.constraint_violation[-1].mean()
+    """
     _check_constrained(algorithm, inner, horizon, epoch_length, num_seeds)
     rule = "additive" if algorithm == "Alg3" else "multiplicative"
     psi = (penalty or ExponentialPenalty(1.0)) if rule == "multiplicative" else None
@@ -329,9 +422,10 @@ class _ConstrainedRun:
 
     def new_epoch(self, t: int) -> None:
         """The multipliers of the epoch that step ``t`` begins (unconstrained
-        IGP-UCB: 0), and the targets of every observation rebuilt with them."""
+        IGP-UCB and LogCEI, whose models see f and each g themselves: 0), and the
+        targets of every observation rebuilt with them."""
         S, m = self.S, self.m
-        if self.algorithm == "IGP-UCB":
+        if self.algorithm in ("IGP-UCB", "LogCEI"):
             self.kappa = torch.zeros(S, m, dtype=self.dt)
         else:
             g_hist = (  # t-1 x S x m (what the algorithm observed)
