@@ -276,6 +276,10 @@ def read_experiment(
         num_constraints=len(r.constraints),
         warm=None if warm is None else Hyperparameters.from_dict(warm),
         last_fit=last_fit,
+        constraint_fits=next(
+            (e["constraint_fits"] for e in reversed(entries) if e["constraint_fits"]),
+            None,
+        ),
         drift=drifts[-1] if drifts else None,
         sign=r.sign,
     )
@@ -387,6 +391,16 @@ def _latest_fit(
     return warm, last_fit
 
 
+def _constraint_fits(fits: Any) -> tuple[dict[str, Any], ...] | None:
+    """A trial's recorded constraint fits (``constraint_fits``: one record per
+    constraint) if each holds hyperparameters, else ``None``."""
+    if not isinstance(fits, list) or not fits:
+        return None
+    if not all(isinstance(f, dict) and "lengthscale" in f for f in fits):
+        return None
+    return tuple(dict(f) for f in fits)
+
+
 def _read_trial(
     t: Any, status: TrialStatus, f: float | None, r: _Reading
 ) -> dict[str, Any]:
@@ -398,6 +412,7 @@ def _read_trial(
     entry: dict[str, Any] = {
         "index": t.index,
         "fit": dict(fit) if isinstance(fit, dict) and "lengthscale" in fit else None,
+        "constraint_fits": _constraint_fits(meta.get("constraint_fits")),
         "drift": drift_state(meta),
         "row": None,
     }

@@ -66,6 +66,10 @@ class History:
         num_constraints: The number of constraints (default 0).
         warm: The last fit recorded with a trial: the next fit's warm start.
         last_fit: That fit's whole record, with the counts the refit schedule reads.
+        constraint_fits: The long-term constraints' GP fits the latest decision
+            with them recorded (``constraint_model="separate"``), one record per
+            constraint with the counts the refit schedule reads; ``None``
+            (default): none.
         fixed: The features fixed for this call (default empty).
         drift: The residual change-point detector's state the latest decision
             recorded: ``start`` (the trial index the model's data begins with) and
@@ -82,6 +86,7 @@ class History:
     num_constraints: int = 0
     warm: Hyperparameters | None = None
     last_fit: dict | None = None
+    constraint_fits: tuple[dict, ...] | None = None
     fixed: dict = field(default_factory=dict)
     drift: dict | None = None
     sign: float = 1.0

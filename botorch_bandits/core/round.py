@@ -279,7 +279,7 @@ class Round:
         if warm is not None and len(warm.lengthscale) != domain.dim + opts.forgetting:
             # a fit recorded for other inputs (with(out) forgetting, another
             # search space): not this model's warm start
-            history = replace(history, warm=None, last_fit=None)
+            history = replace(history, warm=None, last_fit=None, constraint_fits=None)
         meta: dict[str, Any] = {
             "algorithm": opts.algorithm,
             "pending_view": opts.pending,

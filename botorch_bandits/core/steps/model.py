@@ -38,6 +38,7 @@ __all__ = [
     "PRACTICAL_B_Y",
     "censoring_spread",
     "censoring_units",
+    "fit_counts",
     "known_noise",
     "model_rows",
     "model_step",
@@ -86,7 +87,7 @@ def practical_fit_step(r: Round) -> None:
     meta["standardize"] = {"mean": m_all, "std": s_all}
     var = (r.se / s).square()  # scaled first: no square over- or underflows
     r.known = known_noise(var, r.sems_rule)
-    counts = _fit_counts(r)
+    counts = fit_counts(r)
     if opts.refit is None or refit_due(r.history.last_fit, counts, opts.refit):
         fit = _fit(r, counts)
     else:
@@ -98,8 +99,18 @@ def practical_fit_step(r: Round) -> None:
     meta["R"] = r.R
 
 
-def _fit_counts(r: Round) -> dict[str, Any]:
-    """What the refit schedule reads of this decision's data."""
+def fit_counts(r: Round) -> dict[str, Any]:
+    """What the refit schedule reads of this decision's data
+    (:data:`~botorch_bandits.core.fit.FIT_COUNTS`, and the epoch and the known
+    noise's rule where they make the targets).
+
+    Args:
+        r: The round; reads ``done``, ``active``, ``restart``, ``position``,
+            ``kappa``, ``opts``, ``meta`` (``epoch``) and ``sems_rule``.
+
+    Returns:
+        The counts, by name.
+    """
     counts = {
         "n": len(r.done),
         "completed": sum(e.f is not None for e in r.active),

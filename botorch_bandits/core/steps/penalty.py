@@ -17,12 +17,20 @@ from botorch.sampling.list_sampler import ListSampler
 from botorch.sampling.normal import SobolQMCNormalSampler
 
 from botorch_bandits.acquisition.penalized import PenalizedUCB
-from botorch_bandits.core.fit import KnownNoise, build_model, fit_practical, fit_subset
+from botorch_bandits.core.fit import (
+    FIT_COUNTS,
+    KnownNoise,
+    build_model,
+    fit_practical,
+    fit_subset,
+    refit_due,
+    reused_fit,
+)
 from botorch_bandits.core.options import DecisionOptions
 from botorch_bandits.core.round import Round, Steps
 from botorch_bandits.core.steps.constraints import in_units
 from botorch_bandits.core.steps.data import known_noise_rule
-from botorch_bandits.core.steps.model import known_noise
+from botorch_bandits.core.steps.model import fit_counts, known_noise
 from botorch_bandits.core.steps.rule import at_now, qlognei_sampler
 from botorch_bandits.hyperparameters import Hyperparameters
 from botorch_bandits.models import FeatureCache, standardize
@@ -39,8 +47,10 @@ def constraint_fit_step(r: Round) -> None:
     """A GP per constraint on the completed trials (the model's inputs ``r.X0``),
     its targets the constraint's values in its scale (``r.g_scale``) standardized,
     their reported SEMs as known noise (the objective's ``sems`` rule), fitted by
-    marginal likelihood at every decision (past ``sparse_after`` on the objective
-    fit's uniform subset, and the sparse model, as the objective's GP); the
+    marginal likelihood on the objective's refit schedule (``refit``: each
+    constraint's last recorded fit reused until it is due, and the next fit
+    warm-started from it unless ``fit_start="prior"``; past ``sparse_after`` on the
+    objective fit's uniform subset, and the sparse model, as the objective's GP); the
     penalty's multipliers and bounds in the GPs' units (``r.g_kappa``,
     ``r.g_bounds``); ``constraint_fits`` in the metadata. Running trials are not
     hallucinated for the constraints (their values are unknown; the objective's
@@ -48,7 +58,8 @@ def constraint_fit_step(r: Round) -> None:
 
     Args:
         r: The round; reads ``done``, ``X0``, ``g_scale``, ``kappa``, ``opts``,
-            ``history`` (the number of constraints) and ``cache`` (the fits; the
+            ``history`` (the number of constraints, their last recorded fits),
+            what the refit schedule counts (:func:`fit_counts`) and ``cache`` (the fits; the
             sparse model's arguments), writes ``g_model``, ``g_kappa``,
             ``g_bounds`` and the metadata's ``constraint_fits``.
 
@@ -73,26 +84,49 @@ def constraint_fit_step(r: Round) -> None:
     # the sparse model's feature blocks of the constraints' own kernels (the
     # objective's cache keeps the last kernel only)
     sparse = {**r.sparse, "cache": FeatureCache()}
+    base = {k: v for k, v in fit_counts(r).items() if k in FIT_COUNTS}
+    last = _last_fits(r, m)
     models, kappa, bounds, fits = [], [], [], []
     for j in range(m):
         Z, mean, sd = standardize(G[:, j])
         rule = known_noise_rule(S[:, j], opts.sems, [e.index for e in done])
         known = known_noise((S[:, j] / sd).square(), rule)
-        Xf, Zf, kf = r.X0, Z, known
-        if rows is not None:  # past sparse_after: fitted on a uniform subset
-            Xf, Zf = r.X0[rows], Z[rows]
-            kf = None if known is None else KnownNoise(known.var[rows], known.learn)
-        fit = fit_practical(Xf, Zf, None, opts.seed, r.cache.fits, kf)
+        counts = {**base, **({"sems": rule} if rule != "none" else {})}
+        if opts.refit is not None and not refit_due(last[j], counts, opts.refit):
+            fit = reused_fit(last[j])
+        else:
+            Xf, Zf, kf = r.X0, Z, known
+            if rows is not None:  # past sparse_after: fitted on a uniform subset
+                Xf, Zf = r.X0[rows], Z[rows]
+                kf = None if known is None else KnownNoise(known.var[rows], known.learn)
+            warm = None
+            if last[j] is not None and opts.fit_start != "prior":
+                warm = Hyperparameters.from_dict(last[j])
+            fit = {**fit_practical(Xf, Zf, warm, opts.seed, r.cache.fits, kf), **counts}
+            if rows is not None:
+                fit["subset"] = len(rows)
         hyper = Hyperparameters.from_dict(fit)
         models.append(build_model(r.X0, Z, None, hyper, **sparse, known=known))
         # kappa_j (mean + sd z) = kappa_j sd (z - (-mean / sd)): the GP's units
         kappa.append(float(r.kappa[j]) * sd)
         bounds.append(-mean / sd)
-        fits.append({k: fit[k] for k in ("status", "lengthscale", "noise") if k in fit})
+        fits.append(fit)
     r.g_model = ModelList(*models)
     r.g_kappa = torch.tensor(kappa, dtype=torch.double)
     r.g_bounds = torch.tensor(bounds, dtype=torch.double)
     r.meta["constraint_fits"] = fits
+
+
+def _last_fits(r: Round, m: int) -> list[dict | None]:
+    """Each constraint's last recorded fit, where the history holds one per
+    constraint, each with hyperparameters for these inputs (else ``None``: fitted
+    afresh)."""
+    fits = r.history.constraint_fits
+    d = r.X0.shape[-1]
+    if fits is None or len(fits) != m:
+        return [None] * m
+    ok = all("mean" in f and len(f.get("lengthscale") or ()) == d for f in fits)
+    return list(fits) if ok else [None] * m
 
 
 def penalty_step(r: Round) -> None:
