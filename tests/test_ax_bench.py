@@ -358,6 +358,21 @@ def test_generation_growth_times_one_decision_after_n_trials():
     assert 1.0 < rows[2]["estimate"] < rows[3]["estimate"]
 
 
+def test_generation_growth_on_a_budget_problem_with_option_labels():
+    """A budget problem of the online benchmark: the costs reach the long-term
+    constraints (their GPs fitted, their fits recorded), labels carry options."""
+    from bandit_experiments.ax_benchmark.runner import generation_growth
+
+    label = "IGP-UCB[long_term_constraints=True;refit_after=4]"
+    (row,) = generation_growth(
+        "hartmann3-tight", sizes=(8,), strategies=(label,), repeats=2, isolate=False
+    )
+    assert row["strategy"] == label and row["completed"] == 8
+    assert len(row["seconds"]) == 2 and all(t > 0 for t in row["seconds"])
+    with pytest.raises(ValueError, match=r"`problem` must be one of .*'nonsense'"):
+        generation_growth("nonsense", sizes=(8,))
+
+
 def test_attached_trials_are_those_the_client_would_attach():
     """The growth benchmark attaches its trials with their data at once: the same
     trials, statuses, parameters and data as attach_trial + complete_trial."""

@@ -433,7 +433,7 @@ def generation_growth(
     would pass ``limit`` seconds (the row says ``skipped`` and that estimate). ``isolate``: each size and
     strategy in a fresh process (``peak_rss_mb`` is then that cell's own peak
     resident memory, the attaching included; else the process's peak so far)."""
-    PROBLEMS[problem]  # a KeyError names an unknown problem early
+    _check_growth_problem(problem)
     _check_strategies(strategies)
     rows: list[dict[str, Any]] = []
     for n in sizes:
@@ -464,6 +464,17 @@ def generation_growth(
     return rows
 
 
+def _check_growth_problem(problem: str) -> None:
+    """An error naming ``problem`` unless it is a benchmark or a budget problem."""
+    from bandit_experiments.online_benchmark.budget import BUDGET_PROBLEMS
+
+    if problem not in PROBLEMS and problem not in BUDGET_PROBLEMS:
+        raise ValueError(
+            f"`problem` must be one of the benchmark's problems {sorted(PROBLEMS)} "
+            f"or a budget problem {sorted(BUDGET_PROBLEMS)}, got {problem!r}."
+        )
+
+
 def _extrapolate(a: dict[str, Any], b: dict[str, Any], n: int) -> float:
     """The seconds of the calls at ``n``, from the two sizes before (rows ``a`` and
     ``b``): ``b``'s total grown like ``n^p``, ``p`` the growth between ``a`` and
@@ -479,19 +490,25 @@ def _growth_cell(
     problem: str, n: int, label: str, repeats: int, seed: int
 ) -> dict[str, Any]:
     """One cell of :func:`generation_growth`: its row."""
-    prob = PROBLEMS[problem]
     with job_environment():
-        client = new_client(prob, f"growth-{problem}-{n}", label, seed)
+        client, data, points = _growth_setup(problem, label, seed, n)
+
+        def complete() -> float:  # one decision, evaluated and completed
+            start = time.perf_counter()
+            ((index, params),) = client.get_next_trials(max_trials=1).items()
+            seconds = time.perf_counter() - start
+            client.complete_trial(trial_index=index, raw_data=data(params, index))
+            return seconds
+
         # the first trials (the initialization) made by the strategy itself
         for _ in range(min(GROWTH_INIT, n)):
-            _complete(client, prob, seed)
-        points = _sobol_points(prob, n - GROWTH_INIT, seed)
-        attach_completed(client, prob, points, seed)
+            complete()
+        _attach(client, points, data)
         spent = _time_nodes(client)
         seconds, inside = [], []
         for _ in range(repeats):
             before = spent[0]
-            seconds.append(_complete(client, prob, seed))
+            seconds.append(complete())
             inside.append(spent[0] - before)
     row = {
         "problem": problem,
@@ -509,6 +526,39 @@ def _growth_cell(
             np.median([t - i for t, i in zip(seconds, inside, strict=True)])
         )
     return row
+
+
+def _growth_setup(problem: str, label: str, seed: int, n: int) -> tuple[Any, Any, list]:
+    """The growth cell's client, its data of a trial (``(params, index)`` -> raw
+    data) and the ``n - GROWTH_INIT`` Sobol points attached: a benchmark problem,
+    or a budget problem of the online benchmark (its costs the outcome constraints
+    of the strategies told of them, as in its own runs)."""
+    if problem in PROBLEMS:
+        prob = PROBLEMS[problem]
+        client = new_client(prob, f"growth-{problem}-{n}", label, seed)
+        points = _sobol_points(prob, n - GROWTH_INIT, seed)
+        return client, lambda params, i: {"f": prob.observe(params, seed, i)}, points
+    from bandit_experiments.online_benchmark.budget import BUDGET_PROBLEMS, _client
+
+    p = BUDGET_PROBLEMS[problem]
+    names = [f"x{i + 1}" for i in range(p.dim)]
+
+    def data(params: Mapping[str, Any], index: int) -> dict[str, float]:
+        x = torch.tensor([[params[k] for k in names]], dtype=torch.double)
+        rng = np.random.default_rng([seed, 49, index])
+        with torch.no_grad():
+            out = {"f": float(p.value(x)[0]) + p.noise * float(rng.normal())}
+            for j, c in enumerate(p.costs(x)[0].tolist()):
+                out[f"c{j + 1}"] = c + p.cost_noise * float(rng.normal())
+        return out
+
+    count = max(n - GROWTH_INIT, 0)
+    unit = SobolEngine(p.dim, scramble=True, seed=seed + 7).draw(count).tolist()
+    return (
+        _client(p, label, seed),
+        data,
+        [dict(zip(names, u, strict=True)) for u in unit],
+    )
 
 
 def _time_nodes(client: Any) -> list[float]:
@@ -541,6 +591,12 @@ def attach_completed(
     ``complete_trial`` with ``raw_data={"f": value}`` for each, but the data are
     attached to the experiment once (each ``complete_trial`` appends to the
     experiment's data: quadratic in the trials, about 2 minutes for 2000)."""
+    return _attach(client, points, lambda p, i: {"f": prob.observe(p, seed, i)})
+
+
+def _attach(client: Any, points: Sequence[Mapping[str, Any]], data: Any) -> list[int]:
+    """:func:`attach_completed` with each trial's raw data from ``data(params,
+    index)`` (a metric's value by its name)."""
     from ax.core.data import Data
 
     experiment = client._experiment
@@ -548,8 +604,8 @@ def attach_completed(
     for params in points:
         index = client.attach_trial(parameters=params)
         trial = experiment.trials[index]
-        value = prob.observe(params, seed, index)
-        raw = {trial.arm.name: [(np.nan, {"f": value})]}  # as Client.attach_data
+        values = data(params, index)
+        raw = {trial.arm.name: [(np.nan, values)]}  # as Client.attach_data
         datas.append(trial._raw_evaluations_to_data(raw_data=raw))
         trial.mark_completed()
         indices.append(index)

@@ -141,8 +141,11 @@ def _ax_bench_arguments(parser: argparse.ArgumentParser) -> None:
         "--growth",
         metavar="N,N,...",
         help="instead of the benchmark: seconds of one decision after N completed "
-        "trials (e.g. 100,200,400) on the first of --problems (hartmann6), for "
-        "IGP-UCB practical and theory and Ax default (or --strategies)",
+        "trials (e.g. 100,200,400) on the first of --problems (hartmann6; or a "
+        "budget problem of ax-online, e.g. hartmann4-noisy-cost: its costs are "
+        "the outcome constraints of Ax default and of labels with "
+        "long_term_constraints), for IGP-UCB practical and theory and Ax default "
+        "(or --strategies, labels with options)",
     )
 
 
