@@ -362,15 +362,25 @@ def test_generation_growth_on_a_budget_problem_with_option_labels():
     """A budget problem of the online benchmark: the costs reach the long-term
     constraints (their GPs fitted, their fits recorded), labels carry options."""
     from bandit_experiments.ax_benchmark.runner import generation_growth
+    from bandit_experiments.online_benchmark.budget import budget_growth_setup
 
     label = "IGP-UCB[long_term_constraints=True;refit_after=4]"
     (row,) = generation_growth(
-        "hartmann3-tight", sizes=(8,), strategies=(label,), repeats=2, isolate=False
+        "hartmann3-tight",
+        sizes=(8,),
+        strategies=(label,),
+        repeats=2,
+        isolate=False,
+        setup=budget_growth_setup,
     )
     assert row["strategy"] == label and row["completed"] == 8
     assert len(row["seconds"]) == 2 and all(t > 0 for t in row["seconds"])
-    with pytest.raises(ValueError, match=r"`problem` must be one of .*'nonsense'"):
-        generation_growth("nonsense", sizes=(8,))
+    client, data, points = budget_growth_setup("hartmann3-tight", label, 0, 8)
+    assert len(points) == 3 and set(data(points[0], 0)) == {"f", "c1"}
+    # the long-term label is told of the cost (an outcome constraint), plain is not
+    assert len(client._experiment.optimization_config.outcome_constraints) == 1
+    plain, _, _ = budget_growth_setup("hartmann3-tight", "IGP-UCB", 0, 8)
+    assert plain._experiment.optimization_config.outcome_constraints == []
 
 
 def test_attached_trials_are_those_the_client_would_attach():

@@ -420,6 +420,7 @@ def generation_growth(
     seed: int = 0,
     limit: float | None = 600.0,
     isolate: bool = True,
+    setup: Callable[[str, str, int, int], tuple[Any, Any, list]] | None = None,
 ) -> list[dict[str, Any]]:
     """Seconds of one ``get_next_trials(max_trials=1)`` call on an experiment that
     already holds ``n`` completed trials, for each ``n`` in ``sizes`` and each
@@ -432,8 +433,14 @@ def generation_growth(
     ``repeats`` calls, extrapolated from the two sizes before (:func:`_extrapolate`),
     would pass ``limit`` seconds (the row says ``skipped`` and that estimate). ``isolate``: each size and
     strategy in a fresh process (``peak_rss_mb`` is then that cell's own peak
-    resident memory, the attaching included; else the process's peak so far)."""
-    _check_growth_problem(problem)
+    resident memory, the attaching included; else the process's peak so far).
+    ``setup``: ``(problem, label, seed, n)`` -> the client, the raw data of a trial
+    (``(params, index)`` -> values by metric) and the points to attach (a
+    module-level function: it runs in the cell's process; default: the
+    benchmark's problems)."""
+    setup = _growth_setup if setup is None else setup
+    if setup is _growth_setup:
+        PROBLEMS[problem]  # a KeyError names an unknown problem early
     _check_strategies(strategies)
     rows: list[dict[str, Any]] = []
     for n in sizes:
@@ -456,23 +463,12 @@ def generation_growth(
                 context = multiprocessing.get_context("spawn")
                 with ProcessPoolExecutor(1, context) as pool:  # one task, then closed
                     row = pool.submit(
-                        _growth_cell, problem, n, label, repeats, seed
+                        _growth_cell, problem, n, label, repeats, seed, setup
                     ).result()
             else:
-                row = _growth_cell(problem, n, label, repeats, seed)
+                row = _growth_cell(problem, n, label, repeats, seed, setup)
             rows.append(row)
     return rows
-
-
-def _check_growth_problem(problem: str) -> None:
-    """An error naming ``problem`` unless it is a benchmark or a budget problem."""
-    from bandit_experiments.online_benchmark.budget import BUDGET_PROBLEMS
-
-    if problem not in PROBLEMS and problem not in BUDGET_PROBLEMS:
-        raise ValueError(
-            f"`problem` must be one of the benchmark's problems {sorted(PROBLEMS)} "
-            f"or a budget problem {sorted(BUDGET_PROBLEMS)}, got {problem!r}."
-        )
 
 
 def _extrapolate(a: dict[str, Any], b: dict[str, Any], n: int) -> float:
@@ -487,11 +483,11 @@ def _extrapolate(a: dict[str, Any], b: dict[str, Any], n: int) -> float:
 
 
 def _growth_cell(
-    problem: str, n: int, label: str, repeats: int, seed: int
+    problem: str, n: int, label: str, repeats: int, seed: int, setup: Any
 ) -> dict[str, Any]:
     """One cell of :func:`generation_growth`: its row."""
     with job_environment():
-        client, data, points = _growth_setup(problem, label, seed, n)
+        client, data, points = setup(problem, label, seed, n)
 
         def complete() -> float:  # one decision, evaluated and completed
             start = time.perf_counter()
@@ -529,36 +525,13 @@ def _growth_cell(
 
 
 def _growth_setup(problem: str, label: str, seed: int, n: int) -> tuple[Any, Any, list]:
-    """The growth cell's client, its data of a trial (``(params, index)`` -> raw
-    data) and the ``n - GROWTH_INIT`` Sobol points attached: a benchmark problem,
-    or a budget problem of the online benchmark (its costs the outcome constraints
-    of the strategies told of them, as in its own runs)."""
-    if problem in PROBLEMS:
-        prob = PROBLEMS[problem]
-        client = new_client(prob, f"growth-{problem}-{n}", label, seed)
-        points = _sobol_points(prob, n - GROWTH_INIT, seed)
-        return client, lambda params, i: {"f": prob.observe(params, seed, i)}, points
-    from bandit_experiments.online_benchmark.budget import BUDGET_PROBLEMS, _client
-
-    p = BUDGET_PROBLEMS[problem]
-    names = [f"x{i + 1}" for i in range(p.dim)]
-
-    def data(params: Mapping[str, Any], index: int) -> dict[str, float]:
-        x = torch.tensor([[params[k] for k in names]], dtype=torch.double)
-        rng = np.random.default_rng([seed, 49, index])
-        with torch.no_grad():
-            out = {"f": float(p.value(x)[0]) + p.noise * float(rng.normal())}
-            for j, c in enumerate(p.costs(x)[0].tolist()):
-                out[f"c{j + 1}"] = c + p.cost_noise * float(rng.normal())
-        return out
-
-    count = max(n - GROWTH_INIT, 0)
-    unit = SobolEngine(p.dim, scramble=True, seed=seed + 7).draw(count).tolist()
-    return (
-        _client(p, label, seed),
-        data,
-        [dict(zip(names, u, strict=True)) for u in unit],
-    )
+    """A growth cell's client on a benchmark problem, the data of a trial
+    (``(params, index)`` -> raw data) and the ``n - GROWTH_INIT`` Sobol points
+    attached (the ``setup`` of :func:`generation_growth`)."""
+    prob = PROBLEMS[problem]
+    client = new_client(prob, f"growth-{problem}-{n}", label, seed)
+    points = _sobol_points(prob, n - GROWTH_INIT, seed)
+    return client, lambda params, i: {"f": prob.observe(params, seed, i)}, points
 
 
 def _time_nodes(client: Any) -> list[float]:

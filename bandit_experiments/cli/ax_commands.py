@@ -188,6 +188,13 @@ def _run_growth(args: argparse.Namespace) -> None:
     if args.strategies:
         kwargs["strategies"] = _names(args.strategies)
     problem = (_names(args.problems) or ["hartmann6"])[0]
+    from bandit_experiments.online_benchmark.budget import (
+        BUDGET_PROBLEMS,
+        budget_growth_setup,
+    )
+
+    if problem in BUDGET_PROBLEMS:
+        kwargs["setup"] = budget_growth_setup
     rows = generation_growth(problem, sizes, **kwargs)
     print(
         f"seconds of one decision after n completed trials ({problem}; median of "

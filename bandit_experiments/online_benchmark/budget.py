@@ -21,7 +21,7 @@ import torch
 from scipy.optimize import minimize
 from torch import Tensor
 
-from bandit_experiments.ax_benchmark.runner import job_environment
+from bandit_experiments.ax_benchmark.runner import GROWTH_INIT, job_environment
 from bandit_experiments.ax_benchmark.strategies import (
     AX_DEFAULT,
     configure_strategy,
@@ -319,6 +319,32 @@ def run_budget_job(
     }
 
 
+def budget_growth_setup(
+    problem: str, label: str, seed: int, n: int
+) -> tuple[Any, Any, list[dict[str, float]]]:
+    """The growth command's setup (``generation_growth(setup=...)``) on a budget
+    problem: its client (the costs the outcome constraints of the strategies told
+    of them, as in :func:`run_budget_job`), a trial's raw data (objective and costs
+    with their noise, seeded by trial) and ``n - GROWTH_INIT`` scrambled-Sobol
+    points of the unit cube to attach."""
+    p = BUDGET_PROBLEMS[problem]
+    names = [f"x{i + 1}" for i in range(p.dim)]
+
+    def data(params: dict[str, float], index: int) -> dict[str, float]:
+        x = torch.tensor([[params[k] for k in names]], dtype=torch.double)
+        rng = np.random.default_rng([seed, 49, index])
+        with torch.no_grad():
+            out = {"f": float(p.value(x)[0]) + p.noise * float(rng.normal())}
+            for j, c in enumerate(p.costs(x)[0].tolist()):
+                out[f"c{j + 1}"] = c + p.cost_noise * float(rng.normal())
+        return out
+
+    count = max(n - GROWTH_INIT, 0)
+    unit = torch.quasirandom.SobolEngine(p.dim, scramble=True, seed=seed + 7)
+    points = [dict(zip(names, u, strict=True)) for u in unit.draw(count).tolist()]
+    return _client(p, label, seed), data, points
+
+
 __all__ = [
     "BUDGET_DEV",
     "BUDGET_PROBLEMS",
@@ -329,6 +355,7 @@ __all__ = [
     "PLAIN",
     "BudgetProblem",
     "budget_fingerprint",
+    "budget_growth_setup",
     "cost_ranges",
     "feasible_optimum",
     "run_budget_job",
