@@ -105,16 +105,6 @@ def new_client(
     return client
 
 
-def _complete(client: Any, prob: Problem, seed: int) -> float:
-    """Make one trial, evaluate and complete it; the seconds of the decision."""
-    start = time.perf_counter()
-    ((index, params),) = client.get_next_trials(max_trials=1).items()
-    seconds = time.perf_counter() - start
-    value = prob.observe(params, seed, index)
-    client.complete_trial(trial_index=index, raw_data={"f": value})
-    return seconds
-
-
 def run_job(
     problem: str,
     strategy: str,

@@ -44,6 +44,7 @@ __all__ = [
     "model_step",
     "noise_ratio",
     "practical_fit_step",
+    "scheduled_fit",
     "steps",
     "theory_fit_step",
 ]
@@ -88,10 +89,8 @@ def practical_fit_step(r: Round) -> None:
     var = (r.se / s).square()  # scaled first: no square over- or underflows
     r.known = known_noise(var, r.sems_rule)
     counts = fit_counts(r)
-    if opts.refit is None or refit_due(r.history.last_fit, counts, opts.refit):
-        fit = _fit(r, counts)
-    else:
-        fit = reused_fit(r.history.last_fit)
+    h = r.history
+    fit = scheduled_fit(r, r.targets, r.known, h.last_fit, h.warm, counts)
     meta["fit"] = fit
     r.hyper = Hyperparameters.from_dict(fit)
     if r.R is None:  # the fitted noise's standard deviation (standardized)
@@ -125,17 +124,41 @@ def fit_counts(r: Round) -> dict[str, Any]:
     return counts
 
 
-def _fit(r: Round, counts: dict[str, Any]) -> dict[str, Any]:
-    """A new marginal-likelihood fit (on a uniform subset past the sparse model's
-    size), recorded with the counts."""
-    opts, known = r.opts, r.known
+def scheduled_fit(
+    r: Round,
+    targets: Tensor,
+    known: KnownNoise | None,
+    last: dict[str, Any] | None,
+    warm: Hyperparameters | None,
+    counts: dict[str, Any],
+) -> dict[str, Any]:
+    """The practical GP's fit under the refit schedule (``opts.refit``): ``last``
+    reused while no refit is due (:func:`~botorch_bandits.core.fit.refit_due`), else
+    a new marginal-likelihood fit on the completed trials (on a uniform subset past
+    the sparse model's size), warm-started from ``warm`` unless
+    ``fit_start="prior"``, recorded with the counts. The objective's fit and each
+    long-term constraint's.
+
+    Args:
+        r: The round; reads ``opts``, ``done``, ``X0`` and ``cache`` (the fits).
+        targets: The completed trials' standardized targets.
+        known: Their known noise, or ``None``.
+        last: The last recorded fit, or ``None``.
+        warm: The new fit's start (and its fallback), or ``None``.
+        counts: This decision's counts (:func:`fit_counts`).
+
+    Returns:
+        The fit as recorded in the metadata.
+    """
+    opts = r.opts
+    if opts.refit is not None and not refit_due(last, counts, opts.refit):
+        return reused_fit(last)
     rows = fit_subset(len(r.done), opts.sparse_after, opts.seed)
-    Xf, Yf, kf = (r.X0, r.targets, known)
+    Xf, Yf, kf = (r.X0, targets, known)
     if rows is not None:
-        Xf, Yf = r.X0[rows], r.targets[rows]
+        Xf, Yf = r.X0[rows], targets[rows]
         kf = None if known is None else KnownNoise(known.var[rows], known.learn)
     prior = opts.fit_start == "prior"
-    warm = r.history.warm
     fit = {**fit_practical(Xf, Yf, warm, opts.seed, r.cache.fits, kf, prior)}
     fit.update(counts)
     if rows is not None:  # fitted on a subset (the sparse model's size)

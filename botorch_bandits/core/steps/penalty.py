@@ -17,20 +17,12 @@ from botorch.sampling.list_sampler import ListSampler
 from botorch.sampling.normal import SobolQMCNormalSampler
 
 from botorch_bandits.acquisition.penalized import PenalizedUCB
-from botorch_bandits.core.fit import (
-    FIT_COUNTS,
-    KnownNoise,
-    build_model,
-    fit_practical,
-    fit_subset,
-    refit_due,
-    reused_fit,
-)
+from botorch_bandits.core.fit import FIT_COUNTS, build_model
 from botorch_bandits.core.options import DecisionOptions
 from botorch_bandits.core.round import Round, Steps
 from botorch_bandits.core.steps.constraints import in_units
 from botorch_bandits.core.steps.data import known_noise_rule
-from botorch_bandits.core.steps.model import fit_counts, known_noise
+from botorch_bandits.core.steps.model import fit_counts, known_noise, scheduled_fit
 from botorch_bandits.core.steps.rule import at_now, qlognei_sampler
 from botorch_bandits.hyperparameters import Hyperparameters
 from botorch_bandits.models import FeatureCache, standardize
@@ -80,7 +72,6 @@ def constraint_fit_step(r: Round) -> None:
         / r.g_scale
     )
     opts = r.opts
-    rows = fit_subset(len(done), opts.sparse_after, opts.seed)
     # the sparse model's feature blocks of the constraints' own kernels (the
     # objective's cache keeps the last kernel only)
     sparse = {**r.sparse, "cache": FeatureCache()}
@@ -92,19 +83,10 @@ def constraint_fit_step(r: Round) -> None:
         rule = known_noise_rule(S[:, j], opts.sems, [e.index for e in done])
         known = known_noise((S[:, j] / sd).square(), rule)
         counts = {**base, **({"sems": rule} if rule != "none" else {})}
-        if opts.refit is not None and not refit_due(last[j], counts, opts.refit):
-            fit = reused_fit(last[j])
-        else:
-            Xf, Zf, kf = r.X0, Z, known
-            if rows is not None:  # past sparse_after: fitted on a uniform subset
-                Xf, Zf = r.X0[rows], Z[rows]
-                kf = None if known is None else KnownNoise(known.var[rows], known.learn)
-            warm = None
-            if last[j] is not None and opts.fit_start != "prior":
-                warm = Hyperparameters.from_dict(last[j])
-            fit = {**fit_practical(Xf, Zf, warm, opts.seed, r.cache.fits, kf), **counts}
-            if rows is not None:
-                fit["subset"] = len(rows)
+        warm = None  # (with fit_start="prior" none: a failed fit keeps the prior)
+        if last[j] is not None and opts.fit_start != "prior":
+            warm = Hyperparameters.from_dict(last[j])
+        fit = scheduled_fit(r, Z, known, last[j], warm, counts)
         hyper = Hyperparameters.from_dict(fit)
         models.append(build_model(r.X0, Z, None, hyper, **sparse, known=known))
         # kappa_j (mean + sd z) = kappa_j sd (z - (-mean / sd)): the GP's units
