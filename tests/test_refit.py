@@ -131,20 +131,22 @@ def test_a_failed_fit_is_tried_again_at_the_next_decision(monkeypatch) -> None:
     assert status[7] == "reused", status  # 1 new trial < (3 - 1) * 6
 
 
-def test_a_new_epoch_refits_under_long_term_constraints() -> None:
+def test_epochs_refit_on_the_schedule_under_long_term_constraints() -> None:
     """With long-term constraints on the composite target (the paper's reading)
-    the targets are the epoch's: a new epoch refits (the epoch is among the fit's
-    counts), within one the fit is reused."""
+    the targets move with the epoch's multipliers: past ``refit_after`` a fit is
+    due when the epochs begun since the last fit number at least ``growth - 1``
+    times those begun at it (or the trials grew so); in between the fit is reused,
+    across epochs too (issue 62: every new epoch refitted before)."""
     opts = DecisionOptions.from_kwargs(
         long_term_constraints=True,
         constraint_model="composite",
-        epoch_length=4,
+        epoch_length=2,
         refit_after=2,
-        refit_growth=10.0,
+        refit_growth=1.5,
     )
     trials: list[TrialRecord] = []
     last, rows = None, []
-    for i in range(13):
+    for i in range(16):
         h = History(trials=tuple(trials), last_fit=last, num_constraints=1)
         d = decide(h, opts, _box())
         trials.append(
@@ -158,11 +160,21 @@ def test_a_new_epoch_refits_under_long_term_constraints() -> None:
             )
         )
         last = d.metadata["fit"]
-        rows.append((d.metadata["epoch"], last["status"], last.get("epoch")))
-    for i, (epoch, status, recorded) in enumerate(rows[3:], start=3):
-        assert recorded == epoch
-        new_epoch = epoch != rows[i - 1][0]
-        assert status == ("fitted" if new_epoch else "reused"), rows
+        rows.append((d.metadata["epoch"], last["status"], last["epoch"], last["n"]))
+    fitted_epoch = fitted_n = None
+    for i, (epoch, status, recorded, n) in enumerate(rows):
+        due = (
+            i <= 2  # at most refit_after observations
+            or epoch - fitted_epoch >= max(0.5 * fitted_epoch, 1)
+            or i - fitted_n >= 0.5 * fitted_n  # the trials' own schedule
+        )
+        assert (status != "reused") == due, (i, rows)  # "prior": no data yet
+        if due:
+            fitted_epoch, fitted_n = epoch, n
+        assert recorded == fitted_epoch, (i, rows)
+    # the schedule skipped some new epochs, and refitted at others
+    news = [i for i in range(1, 16) if rows[i][0] != rows[i - 1][0]]
+    assert {rows[i][1] for i in news} == {"fitted", "reused"}, rows
 
 
 def test_a_node_saved_before_the_schedule_refits_at_every_decision() -> None:

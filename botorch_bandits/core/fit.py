@@ -364,8 +364,8 @@ def fit_practical(
 
 #: the counts a practical fit is recorded with: its observations, the completed
 #: trials of the history then, and the index of the first trial since the last
-#: restart (with long-term constraints also the epoch, whose multipliers make the
-#: targets)
+#: restart (with long-term constraints on the composite target also the epoch,
+#: whose multipliers make the targets)
 FIT_COUNTS = ("n", "completed", "start")
 
 
@@ -390,12 +390,25 @@ def refit_due(
         return True
     if last.get("status") in ("prior", "fallback"):
         return True  # no fit yet, or the last one failed: try again
-    if any(last.get(k) != counts.get(k) for k in ("epoch", "sems")):
-        return True  # the targets, or what the recorded noise means, changed
+    if last.get("sems") != counts.get("sems"):
+        return True  # what the recorded noise means changed
+    if ("epoch" in last) != ("epoch" in counts):
+        return True  # the targets are another kind (composite or not)
+    if "epoch" in counts and _epochs_grown(last["epoch"], counts["epoch"], refit):
+        return True  # the multipliers, and so the targets, moved far enough
     if last["start"] != counts["start"]:
         return True  # the data begin at another restart, or the targets changed
     grown = counts["completed"] - last["completed"]
     return grown >= (refit.growth - 1.0) * last["n"]
+
+
+def _epochs_grown(fitted: int, now: int, refit: Refit) -> bool:
+    """Whether the long-term constraints' epochs begun since a fit (the composite
+    target's multipliers change at each) grew like the trials do between fits: by
+    at least ``(growth - 1)`` times the epochs begun at that fit (``fitted`` and
+    ``now`` 0-based: any new epoch after the first)."""
+    grown = now - fitted
+    return grown > 0 and grown >= (refit.growth - 1.0) * fitted
 
 
 def reused_fit(last: dict[str, Any]) -> dict[str, Any]:

@@ -62,8 +62,11 @@ class Refit:
     fit number at least ``(growth - 1)`` times the observations that fit used (fits
     at geometrically growing sizes; under a model window of W trials, every
     ``(growth - 1) W`` completions; ``growth=1``: at every decision), and after a
-    failed fit, a restart or, with long-term constraints, a new epoch. In between,
-    the last recorded fit is reused (``fit.status="reused"``).
+    failed fit or a restart; with long-term constraints on the composite target,
+    also when the epochs begun since the last fit (each moves the multipliers, and
+    so the targets) number at least ``(growth - 1)`` times those begun at that fit
+    (a new epoch refitted at every decision before issue 62). In between, the last
+    recorded fit is reused (``fit.status="reused"``).
 
     Args:
         after: The observations up to which every decision refits (an integer
