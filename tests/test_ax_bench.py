@@ -383,6 +383,61 @@ def test_generation_growth_on_a_budget_problem_with_option_labels():
     assert plain._experiment.optimization_config.outcome_constraints == []
 
 
+def _failing_setup(problem, label, seed, n):
+    """A growth setup whose cells at 9 trials raise (a module-level function)."""
+    from bandit_experiments.ax_benchmark.runner import _growth_setup
+
+    if n == 9:
+        raise RuntimeError("no factorization at 9")
+    return _growth_setup(problem, label, seed, n)
+
+
+def test_a_failed_growth_cell_is_its_row_and_a_kept_run_resumes():
+    """A cell that raises is a row naming the error, and the other cells still run;
+    each row goes to ``on_row`` as it is made, and a run given those rows (``done``)
+    reuses them and runs again only the failed cell."""
+    from bandit_experiments.ax_benchmark.runner import generation_growth
+
+    kept: list[dict] = []
+    rows = generation_growth(
+        "branin",
+        sizes=(6, 9, 7),
+        strategies=("IGP-UCB (theory)",),
+        repeats=1,
+        isolate=False,
+        setup=_failing_setup,
+        on_row=kept.append,
+    )
+    assert [r["completed"] for r in rows] == [6, 9, 7]
+    assert rows[1]["failed"] == "RuntimeError: no factorization at 9"
+    assert rows[0]["seconds_median"] > 0 and rows[2]["seconds_median"] > 0
+    assert kept == rows
+    again: list[dict] = []
+    rerun = generation_growth(
+        "branin",
+        sizes=(6, 9, 7),
+        strategies=("IGP-UCB (theory)",),
+        repeats=1,
+        isolate=False,
+        done=kept,
+        on_row=again.append,
+    )
+    assert [r["completed"] for r in again] == [9]  # only the failed cell ran
+    assert "failed" not in rerun[1] and rerun[1]["seconds_median"] > 0
+    assert rerun[0] == rows[0] and rerun[2] == rows[2]
+    # rows of another seed or number of repeats are not this run's
+    other = generation_growth(
+        "branin",
+        sizes=(6,),
+        strategies=("IGP-UCB (theory)",),
+        repeats=1,
+        seed=1,
+        isolate=False,
+        done=kept,
+    )
+    assert other[0]["seed"] == 1 and other[0] != rows[0]
+
+
 def test_attached_trials_are_those_the_client_would_attach():
     """The growth benchmark attaches its trials with their data at once: the same
     trials, statuses, parameters and data as attach_trial + complete_trial."""

@@ -5,16 +5,21 @@ effective dimension; with a dictionary drawn by them it stays close to the exact
 from __future__ import annotations
 
 import math
+import warnings
 
+import pytest
 import torch
+from linear_operator.utils.warnings import NumericalWarning
 
 from botorch_bandits.beta import information_gain
+from botorch_bandits.core import DecisionOptions, Domain, History, TrialRecord, decide
 from botorch_bandits.hyperparameters import Hyperparameters
 from botorch_bandits.models import practical_gp
 from botorch_bandits.models.sparse import (
     NystromGP,
     draw_dictionary,
     leverage_path,
+    positive_definite,
     rbf,
     ridge_leverage,
 )
@@ -324,3 +329,59 @@ def test_the_dictionary_is_drawn_again_as_the_rows_grow_by_a_tenth() -> None:
     assert drawn_on(1100, 1000) == 1100 and drawn_on(1209, 1000) == 1100
     assert drawn_on(1210, 1000) == 1210
     assert drawn_on(10, 1) == 10  # from one row on, one at a time while below 10
+
+
+def test_a_singular_covariance_gets_the_smallest_jitter_and_a_warning() -> None:
+    """A rank-deficient covariance (a smooth kernel on more points than the
+    dictionary: issue 62's qLogNEI with long-term constraints past sparse_after)
+    gets the smallest jitter that factorizes it, on the singular matrix of a batch
+    only; a positive definite one is returned as it is."""
+    g = torch.Generator().manual_seed(0)
+    A = torch.randn(40, 3, generator=g, dtype=torch.double)
+    low = A @ A.T  # rank 3
+    good = low + torch.eye(40, dtype=torch.double)
+    assert positive_definite(good) is good
+    with pytest.warns(NumericalWarning, match="jitter"):
+        fixed = positive_definite(torch.stack([low, good]))
+    assert torch.equal(fixed[1], good)
+    jitter = (fixed[0] - low).diagonal()
+    assert torch.allclose(jitter, jitter[0].expand(40)) and float(jitter[0]) > 0
+    scale = float(low.diagonal().mean())
+    assert float(jitter[0]) <= 1e-3 * scale * (1 + 1e-12)
+    _, info = torch.linalg.cholesky_ex(fixed)
+    assert not bool(info.any())
+    # a tenth of the jitter found does not factorize it (the smallest of the ladder)
+    if float(jitter[0]) > 1e-9 * scale * (1 + 1e-9):
+        _, info = torch.linalg.cholesky_ex(low + 0.1 * jitter[0] * torch.eye(40))
+        assert bool(info.any())
+
+
+def test_qlognei_with_long_term_constraints_decides_past_sparse_after() -> None:
+    """qLogNEI's baseline pruning samples each sparse GP's joint posterior at every
+    completed trial; a constraint linear in the inputs made it singular and the
+    decision raised (issue 62's growth table, at 1,000 trials)."""
+    X = torch.quasirandom.SobolEngine(D, scramble=True, seed=1).draw(300).double()
+    z = torch.sin(6 * X[:, 0]) + X[:, 1] ** 2
+    trials = tuple(
+        TrialRecord(
+            index=i,
+            x=tuple(x.tolist()),
+            f=float(z[i]),
+            g=(float(x[0]) - 0.5,),
+            created=float(i),
+            completed=i + 0.5,
+        )
+        for i, x in enumerate(X)
+    )
+    box = Domain.box(torch.quasirandom.SobolEngine(D, seed=0).draw(64).double())
+    opts = DecisionOptions.from_kwargs(
+        algorithm="qLogNEI",
+        long_term_constraints=True,
+        sparse_after=50,
+        sparse_size=20,
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NumericalWarning)
+        d = decide(History(trials=trials, num_constraints=1), opts, box)
+    assert d.metadata.get("sparse") is not None
+    assert all(0.0 <= v <= 1.0 for v in d.x)

@@ -411,6 +411,8 @@ def generation_growth(
     limit: float | None = 600.0,
     isolate: bool = True,
     setup: Callable[[str, str, int, int], tuple[Any, Any, list]] | None = None,
+    done: Sequence[Mapping[str, Any]] = (),
+    on_row: Callable[[dict[str, Any]], None] | None = None,
 ) -> list[dict[str, Any]]:
     """Seconds of one ``get_next_trials(max_trials=1)`` call on an experiment that
     already holds ``n`` completed trials, for each ``n`` in ``sizes`` and each
@@ -427,38 +429,75 @@ def generation_growth(
     ``setup``: ``(problem, label, seed, n)`` -> the client, the raw data of a trial
     (``(params, index)`` -> values by metric) and the points to attach (a
     module-level function: it runs in the cell's process; default: the
-    benchmark's problems)."""
+    benchmark's problems). ``done``: rows of an earlier run (kept in a file), each
+    reused for its cell where its problem, repeats and seed are this run's (a failed
+    one is run again); ``on_row``: called with each new row as it is made (to keep
+    it). A cell that raises is a row with ``failed`` (the exception's type and
+    message), and the others go on."""
     setup = _growth_setup if setup is None else setup
     if setup is _growth_setup:
         PROBLEMS[problem]  # a KeyError names an unknown problem early
     _check_strategies(strategies)
+    kept = {
+        (r["strategy"], r["completed"]): dict(r)
+        for r in done
+        if (r.get("problem"), r.get("repeats"), r.get("seed"))
+        == (problem, repeats, seed)
+        and not r.get("failed")
+    }
     rows: list[dict[str, Any]] = []
     for n in sizes:
         for label in strategies:
-            ran = [r for r in rows if r["strategy"] == label and not r.get("skipped")]
+            if (label, n) in kept:
+                rows.append(kept[(label, n)])
+                continue
+            ran = [
+                r
+                for r in rows
+                if r["strategy"] == label and not (r.get("skipped") or r.get("failed"))
+            ]
             if limit is not None and len(ran) >= 2:
                 estimate = _extrapolate(ran[-2], ran[-1], n)
                 if estimate > limit:
-                    rows.append(
-                        {
-                            "problem": problem,
-                            "strategy": label,
-                            "completed": n,
-                            "skipped": True,
-                            "estimate": estimate,
-                        }
-                    )
+                    row = {"skipped": True, "estimate": estimate}
+                    rows.append(_keyed(row, problem, label, n, repeats, seed, on_row))
                     continue
-            if isolate:  # a fresh process: its peak memory is this call's alone
-                context = multiprocessing.get_context("spawn")
-                with ProcessPoolExecutor(1, context) as pool:  # one task, then closed
-                    row = pool.submit(
-                        _growth_cell, problem, n, label, repeats, seed, setup
-                    ).result()
-            else:
-                row = _growth_cell(problem, n, label, repeats, seed, setup)
-            rows.append(row)
+            try:
+                if isolate:  # a fresh process: its peak memory is this call's alone
+                    context = multiprocessing.get_context("spawn")
+                    with ProcessPoolExecutor(1, context) as pool:  # one task, closed
+                        row = pool.submit(
+                            _growth_cell, problem, n, label, repeats, seed, setup
+                        ).result()
+                else:
+                    row = _growth_cell(problem, n, label, repeats, seed, setup)
+            except Exception as err:  # the cell's failure is its row; the rest go on
+                row = {"failed": f"{type(err).__name__}: {err}"}
+            rows.append(_keyed(row, problem, label, n, repeats, seed, on_row))
     return rows
+
+
+def _keyed(
+    row: dict[str, Any],
+    problem: str,
+    label: str,
+    n: int,
+    repeats: int,
+    seed: int,
+    on_row: Callable[[dict[str, Any]], None] | None,
+) -> dict[str, Any]:
+    """A growth row with its cell's keys, passed to ``on_row``."""
+    row = {
+        **row,
+        "problem": problem,
+        "strategy": label,
+        "completed": n,
+        "repeats": repeats,
+        "seed": seed,
+    }
+    if on_row is not None:
+        on_row(row)
+    return row
 
 
 def _extrapolate(a: dict[str, Any], b: dict[str, Any], n: int) -> float:

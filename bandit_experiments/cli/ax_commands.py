@@ -6,6 +6,8 @@ benchmarks only when it runs."""
 from __future__ import annotations
 
 import argparse
+import json
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -195,7 +197,30 @@ def _run_growth(args: argparse.Namespace) -> None:
 
     if problem in BUDGET_PROBLEMS:
         kwargs["setup"] = budget_growth_setup
-    rows = generation_growth(problem, sizes, **kwargs)
+    # each cell's row kept as it is made: a killed run resumes (--resume)
+    path = Path(args.out or "runs/ax-bench") / f"growth-{problem}.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    done = _kept_rows(path) if args.resume else []
+    if not args.resume:
+        path.write_text("")
+
+    def keep(row: dict) -> None:
+        with path.open("a") as f:
+            f.write(json.dumps(row) + "\n")
+        status = (
+            "failed"
+            if row.get("failed")
+            else "skipped"
+            if row.get("skipped")
+            else f"{row['seconds_median']:.3f} s"
+        )
+        print(
+            f"  n={row['completed']} {row['strategy']}: {status}",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    rows = generation_growth(problem, sizes, done=done, on_row=keep, **kwargs)
     print(
         f"seconds of one decision after n completed trials ({problem}; median of "
         "3, then the first of the 3: the one that fits the GP on the attached "
@@ -211,6 +236,19 @@ def _run_growth(args: argparse.Namespace) -> None:
         "and deciding, Ax's own: the rest of the call; skipped: its calls "
         "extrapolated from the two sizes before (like n to n^3), would pass 600 s)"
     )
+    print(f"  (each cell's row: {path})")
+    failed = [r for r in rows if r.get("failed")]
+    for r in failed:
+        print(f"  failed: n={r['completed']} {r['strategy']}: {r['failed']}")
+    if failed:
+        raise CommandError(f"{len(failed)} growth cell(s) failed (listed above)")
+
+
+def _kept_rows(path: Path) -> list[dict]:
+    """The rows a growth run kept in ``path`` (none if it is missing)."""
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
 def _growth_sizes(text: str) -> list[int]:
@@ -245,9 +283,9 @@ def _print_growth_rows(mine: list[dict], label: str) -> None:
 
 
 def _growth_cell(row: dict, key: str) -> str:
-    """A cell of the growth table: seconds, megabytes, or "skipped"."""
-    if row.get("skipped"):
-        return f"{'skipped':>10s}"
+    """A cell of the growth table: seconds, megabytes, "skipped" or "failed"."""
+    if row.get("skipped") or row.get("failed"):
+        return f"{'skipped' if row.get('skipped') else 'failed':>10s}"
     value = row[key] if key != "first" else row["seconds"][0]
     return f"{value:10.3f}" if key != "peak_rss_mb" else f"{value:10.0f}"
 

@@ -9,6 +9,7 @@ fit costs O(n m^2) and a posterior O(m^2) a point, not O(n^3) and O(n^2); with a
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,6 +20,7 @@ from botorch.acquisition.objective import PosteriorTransform
 from botorch.models.model import Model
 from botorch.posteriors import GPyTorchPosterior, Posterior
 from gpytorch.distributions import MultivariateNormal
+from linear_operator.utils.warnings import NumericalWarning
 from torch import Tensor
 
 from botorch_bandits.validation import check_row_noise, check_single_output
@@ -245,8 +247,48 @@ class NystromGP(Model):
             cov = cov + self.noise * eye
         elif isinstance(observation_noise, Tensor):
             cov = cov + torch.diag_embed(observation_noise.reshape(mean.shape))
-        post = GPyTorchPosterior(MultivariateNormal(mean, cov))
+        post = GPyTorchPosterior(MultivariateNormal(mean, positive_definite(cov)))
         return post if posterior_transform is None else posterior_transform(post)
+
+
+def positive_definite(cov: Tensor) -> Tensor:
+    """``cov`` itself where every matrix factorizes (torch's ``MultivariateNormal``
+    takes the Cholesky factor of a dense covariance at construction, with no
+    jitter); else with the smallest jitter of ``1e-9``, ``1e-8``, ... ``1e-3`` times
+    the diagonal's mean added to the matrices that do not, as GPyTorch's
+    ``psd_safe_cholesky`` (and its ``NumericalWarning``). The DTC covariance of
+    more points than the dictionary holds has rank about the dictionary's where the
+    kernel is smooth (a long lengthscale: a constraint linear in the inputs), and
+    round-off makes it indefinite.
+
+    Args:
+        cov: ``... x q x q`` symmetric covariances.
+
+    Returns:
+        ``cov``, or ``cov`` with the jitter on the diagonals that needed it (at
+        ``1e-3`` still indefinite: returned so, and the distribution raises).
+    """
+    _, info = torch.linalg.cholesky_ex(cov)
+    bad = info != 0
+    if not bool(bad.any()):
+        return cov
+    diag = cov.diagonal(dim1=-2, dim2=-1)
+    scale = diag.mean(-1).abs().clamp_min(torch.finfo(cov.dtype).tiny)
+    eye = torch.eye(cov.shape[-1], dtype=cov.dtype, device=cov.device)
+    jitter = 1e-9
+    while True:
+        fixed = cov + (bad * scale * jitter)[..., None, None] * eye
+        _, info = torch.linalg.cholesky_ex(fixed)
+        if not bool((info != 0).any()) or jitter >= 1e-3:
+            break
+        jitter *= 10.0
+    warnings.warn(
+        f"The sparse model's posterior covariance of {cov.shape[-1]} points was not "
+        f"positive definite; added jitter {jitter:.0e} times its mean variance.",
+        NumericalWarning,
+        stacklevel=3,
+    )
+    return fixed
 
 
 #: rows per block of :class:`FeatureCache` (the rows since the last full block are
