@@ -82,7 +82,7 @@ def test_refit_due_reads_the_counts_of_the_last_fit() -> None:
     assert refit_due(None, now, refit)
     assert refit_due({k: v for k, v in last.items() if k != "n"}, now, refit)
     assert refit_due({**last, "status": "prior"}, now, refit)
-    assert refit_due(last, {**now, "n": 10}, refit)  # at most `after`: every time
+    assert refit_due(last, {**now, "n": 10, "completed": 10}, refit)  # at most `after`
     assert refit_due(last, now, Refit(after=10, growth=1.0))  # growth 1: every time
 
 
@@ -99,6 +99,25 @@ def test_the_schedule_reuses_the_last_fit_between_refits() -> None:
             for k in ("lengthscale", "noise", "mean", "n", "completed", "start"):
                 assert f[k] == before[k]
     assert fits[9]["n"] == fits[9]["completed"] == 9
+
+
+def test_a_model_window_refits_every_growth_times_its_size_of_completions() -> None:
+    """Under ``model_window=W`` the model keeps W rows, so the every-decision phase
+    ends when the completed trials pass ``refit_after`` (it never ended before issue
+    62), then a fit every ``(growth - 1) W`` completions, as the docs say."""
+    refit = Refit(after=10, growth=1.5)
+    last = {"status": "fitted", "lengthscale": [0.2], "noise": 0.1, "mean": 0.0}
+    last.update(n=4, completed=12, start=0)
+    assert not refit_due(last, {"n": 4, "completed": 13, "start": 0}, refit)
+    assert refit_due(last, {"n": 4, "completed": 14, "start": 0}, refit)  # 2 = 0.5 W
+    fits = _run(
+        DecisionOptions.from_kwargs(model_window=4, refit_after=6, refit_growth=1.5), 16
+    )
+    status = [f["status"] for f in fits]
+    fitted = [i for i, s in enumerate(status) if s == "fitted"]
+    # every decision while at most 6 trials have completed, then every 2 completions
+    assert fitted == [1, 2, 3, 4, 5, 6, 8, 10, 12, 14], status
+    assert all(f["n"] == 4 for f in fits[4:]), fits
 
 
 def test_growth_one_refits_at_every_decision_as_before() -> None:

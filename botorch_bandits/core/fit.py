@@ -384,7 +384,9 @@ def refit_due(
     Returns:
         Whether a fit is due.
     """
-    if refit.growth == 1.0 or counts["n"] <= refit.after:
+    # the trials completed since the last restart, or the model's rows if more: a
+    # model window's rows stay at its size, its refits follow the completions
+    if refit.growth == 1.0 or max(counts["n"], counts["completed"]) <= refit.after:
         return True
     if last is None or any(k not in last for k in (*FIT_COUNTS, "lengthscale")):
         return True
