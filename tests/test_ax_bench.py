@@ -438,6 +438,47 @@ def test_a_failed_growth_cell_is_its_row_and_a_kept_run_resumes():
     assert other[0]["seed"] == 1 and other[0] != rows[0]
 
 
+def test_the_growth_command_prints_kept_cells_with_their_ratio_to_plain(
+    tmp_path, capsys
+):
+    """``ax-bench --growth --resume`` reads the cells a run kept (no cell runs when
+    every one is there), prints each strategy's median with its ratio to plain
+    IGP-UCB's at the same n, and a kept failed cell is run again."""
+    import json
+
+    rows = [
+        {
+            "problem": "branin",
+            "strategy": label,
+            "completed": n,
+            "repeats": 3,
+            "seed": 0,
+            "seconds_median": base * n,
+            "seconds": [base * n] * 3,
+            "peak_rss_mb": 400.0,
+        }
+        for label, base in (("IGP-UCB", 0.01), ("IGP-UCB[restarts=True]", 0.03))
+        for n in (6, 8)
+    ]
+    kept = tmp_path / "growth-branin.jsonl"
+    kept.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    args = ["ax-bench", "--growth", "6,8", "--problems", "branin"]
+    args += ["--strategies", "IGP-UCB,IGP-UCB[restarts=True]", "--out", str(tmp_path)]
+    assert main([*args, "--resume"]) == 0
+    out = capsys.readouterr().out
+    (ratio,) = [line for line in out.splitlines() if "x IGP-UCB" in line.split("  ")]
+    assert ratio.split()[-2:] == ["3.00x", "3.00x"]
+    assert len(kept.read_text().splitlines()) == 4  # nothing ran again
+    # a failed cell is run again (here: it then succeeds) and kept
+    failed = {**rows[3], "failed": "RuntimeError: x"}
+    del failed["seconds_median"]
+    kept.write_text("".join(json.dumps(r) + "\n" for r in [*rows[:3], failed]))
+    assert main([*args, "--resume"]) == 0
+    again = [json.loads(line) for line in kept.read_text().splitlines()]
+    assert len(again) == 5 and again[-1]["seconds_median"] > 0
+    assert "failed" not in again[-1]
+
+
 def test_attached_trials_are_those_the_client_would_attach():
     """The growth benchmark attaches its trials with their data at once: the same
     trials, statuses, parameters and data as attach_trial + complete_trial."""

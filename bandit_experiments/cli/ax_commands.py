@@ -134,7 +134,8 @@ def _ax_bench_arguments(parser: argparse.ArgumentParser) -> None:
         "--resume",
         action="store_true",
         help="reuse the finished jobs kept in OUT/jobs (same problem, strategy, seed "
-        "and trials) and run only the others",
+        "and trials) and run only the others; with --growth, the cells kept in "
+        "OUT/growth-PROBLEM.jsonl (a failed one runs again)",
     )
     parser.add_argument(
         "--no-progress", action="store_true", help="hide the progress bar"
@@ -226,15 +227,21 @@ def _run_growth(args: argparse.Namespace) -> None:
         "3, then the first of the 3: the one that fits the GP on the attached "
         "trials)"
     )
-    print(f"  {'strategy':20s}" + "".join(f"{f'n={n}':>10s}" for n in sizes))
-    for label in dict.fromkeys(r["strategy"] for r in rows):
-        _print_growth_rows([r for r in rows if r["strategy"] == label], label)
+    labels = list(dict.fromkeys(r["strategy"] for r in rows))
+    width = max(20, *(len(label) + 2 for label in labels))
+    print(f"  {'strategy':{width}s}" + "".join(f"{f'n={n}':>10s}" for n in sizes))
+    # the ratio to plain IGP-UCB's median at the same n, in the same run
+    plain = {r["completed"]: r for r in rows if r["strategy"] == PLAIN}
+    for label in labels:
+        mine = [r for r in rows if r["strategy"] == label]
+        _print_growth_rows(mine, label, width, None if label == PLAIN else plain)
     print(
         "  (peak MB: the peak resident memory of the process that ran that "
         "strategy at that n, attaching the trials included; in the node: the "
         "median seconds of a call the bandit node spent reading the experiment "
         "and deciding, Ax's own: the rest of the call; skipped: its calls "
-        "extrapolated from the two sizes before (like n to n^3), would pass 600 s)"
+        "extrapolated from the two sizes before (like n to n^3), would pass 600 s; "
+        f"x {PLAIN}: the median's ratio to {PLAIN}'s at that n)"
     )
     print(f"  (each cell's row: {path})")
     failed = [r for r in rows if r.get("failed")]
@@ -266,26 +273,47 @@ def _growth_sizes(text: str) -> list[int]:
     return sizes
 
 
-def _print_growth_rows(mine: list[dict], label: str) -> None:
-    """One strategy's rows of the growth table: median and first call, peak memory,
-    and the node's and Ax's shares where measured."""
-    print(f"  {label:20s}" + "".join(_growth_cell(r, "seconds_median") for r in mine))
-    print(f"  {'  first call':20s}" + "".join(_growth_cell(r, "first") for r in mine))
-    print(
-        f"  {'  peak MB':20s}" + "".join(_growth_cell(r, "peak_rss_mb") for r in mine)
-    )
+#: the growth table's baseline: each strategy's median is also given as a ratio to it
+PLAIN = "IGP-UCB"
+
+
+def _print_growth_rows(
+    mine: list[dict], label: str, width: int, plain: dict[int, dict] | None
+) -> None:
+    """One strategy's rows of the growth table: median and first call, the ratio to
+    ``plain``'s median at the same n (where given and measured), peak memory, and
+    the node's and Ax's shares where measured."""
+
+    def line(name: str, cells: str) -> None:
+        print(f"  {name:{width}s}" + cells)
+
+    line(label, "".join(_growth_cell(r, "seconds_median") for r in mine))
+    line("  first call", "".join(_growth_cell(r, "first") for r in mine))
+    if plain:
+        line(f"  x {PLAIN}", "".join(_ratio_cell(r, plain) for r in mine))
+    line("  peak MB", "".join(_growth_cell(r, "peak_rss_mb") for r in mine))
     if any("node_seconds_median" in r for r in mine):
         for key, name in (("node", "in the node"), ("ax", "Ax's own")):
-            print(
-                f"  {'  ' + name:20s}"
-                + "".join(_growth_cell(r, f"{key}_seconds_median") for r in mine)
+            line(
+                f"  {name}",
+                "".join(_growth_cell(r, f"{key}_seconds_median") for r in mine),
             )
+
+
+def _ratio_cell(row: dict, plain: dict[int, dict]) -> str:
+    """``row``'s median over plain's at its n (``-`` where either is missing)."""
+    base = plain.get(row["completed"], {}).get("seconds_median")
+    if "seconds_median" not in row or not base:
+        return f"{'-':>10s}"
+    return f"{row['seconds_median'] / base:9.2f}x"
 
 
 def _growth_cell(row: dict, key: str) -> str:
     """A cell of the growth table: seconds, megabytes, "skipped" or "failed"."""
     if row.get("skipped") or row.get("failed"):
         return f"{'skipped' if row.get('skipped') else 'failed':>10s}"
+    if key != "first" and key not in row:  # not measured there (Ax's own node)
+        return f"{'-':>10s}"
     value = row[key] if key != "first" else row["seconds"][0]
     return f"{value:10.3f}" if key != "peak_rss_mb" else f"{value:10.0f}"
 
