@@ -176,3 +176,40 @@ def test_an_ax_loop_with_one_wrong_value_keeps_the_good_trials() -> None:
     assert all(r == [] or min(r) < SPIKE for r in after["cpd_restarts"])
     named = after["cpd_test.outlier"].dropna() if "cpd_test.outlier" in after else []
     assert len(named) and set(named) == {SPIKE}, named
+
+
+def test_past_sparse_after_the_test_reads_the_last_trials_only() -> None:
+    """Past ``sparse_after`` completed trials since the start the residual test
+    reads the last ``sparse_after`` of them (issue 62: all of them cost a
+    factorization of their number cubed at every decision): the same test as on a
+    history holding only those, and the whole one without the cap."""
+    rng = np.random.default_rng(3)
+    points = rng.uniform(size=(40, 3)).tolist()
+    values = [_f(x) + 0.01 * rng.standard_normal() for x in points]
+    X = torch.tensor(points, dtype=torch.double)
+    z, _, _ = standardize(torch.tensor(values, dtype=torch.double))
+    warm, _ = fit_practical_gp(X, z, None, 0)
+    sobol = torch.quasirandom.SobolEngine(3, scramble=True, seed=1)
+    domain = Domain.box(sobol.draw(64, dtype=torch.double))
+
+    def test_of(first: int, sparse_after) -> dict:
+        trials = tuple(
+            TrialRecord(index=i, x=tuple(x), f=v, created=float(i), completed=i + 1.0)
+            for i, (x, v) in enumerate(zip(points, values, strict=True))
+            if i >= first
+        )
+        history = History(
+            trials=trials,
+            warm=warm,
+            drift={"start": first, "restarts": [], "detections": []},
+        )
+        opts = DecisionOptions.from_kwargs(restarts=True, sparse_after=sparse_after)
+        r = Round.begin(history, opts, domain, DecisionCache())
+        residual_step(r)
+        return r.meta["cpd_test"]
+
+    capped = test_of(0, 25)
+    assert capped["reference"] + capped["run"] == 25
+    assert capped == test_of(15, 25) == test_of(15, None)
+    whole = test_of(0, None)
+    assert whole["reference"] + whole["run"] == 40

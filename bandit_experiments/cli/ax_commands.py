@@ -141,6 +141,14 @@ def _ax_bench_arguments(parser: argparse.ArgumentParser) -> None:
         "--no-progress", action="store_true", help="hide the progress bar"
     )
     parser.add_argument(
+        "--growth-limit",
+        type=float,
+        default=600.0,
+        metavar="SECONDS",
+        help="with --growth: skip a cell whose calls, extrapolated from the strategy's "
+        "two sizes before, would pass SECONDS (600)",
+    )
+    parser.add_argument(
         "--growth",
         metavar="N,N,...",
         help="instead of the benchmark: seconds of one decision after N completed "
@@ -221,6 +229,11 @@ def _run_growth(args: argparse.Namespace) -> None:
             flush=True,
         )
 
+    if not args.growth_limit > 0:
+        raise CommandError(
+            f"--growth-limit must be a number of seconds > 0, got {args.growth_limit}"
+        )
+    kwargs["limit"] = args.growth_limit
     rows = generation_growth(problem, sizes, done=done, on_row=keep, **kwargs)
     print(
         f"seconds of one decision after n completed trials ({problem}; median of "
@@ -240,7 +253,8 @@ def _run_growth(args: argparse.Namespace) -> None:
         "strategy at that n, attaching the trials included; in the node: the "
         "median seconds of a call the bandit node spent reading the experiment "
         "and deciding, Ax's own: the rest of the call; skipped: its calls "
-        "extrapolated from the two sizes before (like n to n^3), would pass 600 s; "
+        "extrapolated from the two sizes before (like n to n^3), would pass "
+        f"{args.growth_limit:g} s; "
         f"x {PLAIN}: the median's ratio to {PLAIN}'s at that n)"
     )
     print(f"  (each cell's row: {path})")

@@ -308,8 +308,14 @@ def _residual_test(
     afresh (from BoTorch's initial values, seeded; the recorded fit if that
     fails): the recorded fit saw the trial, and one wrong value bends it -- a
     long lengthscale and a large noise that make the trials after it look
-    changed against those before it."""
+    changed against those before it. Past ``sparse_after`` completed trials since
+    the start the test reads the last ``sparse_after`` of them (as the exact GP
+    is bounded there: the residuals of all of them cost a factorization of their
+    number cubed at every decision, 20 s at 10,000 trials)."""
     done = [e for e in r.active[start:] if e.f is not None]
+    cap = r.opts.sparse_after
+    if cap is not None and len(done) > cap:
+        done = done[-cap:]
     warm = r.history.warm
     if len(done) < MIN_REFERENCE + MIN_RUN or warm is None:
         return None, done
