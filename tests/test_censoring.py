@@ -7,16 +7,21 @@ that cannot work warn (:class:`CensoringWarning`)."""
 from __future__ import annotations
 
 import math
+import random
 import warnings
 
 import pytest
 
 pytest.importorskip("ax")
 
+import torch
 from ax import Client, RangeParameterConfig
 
 from botorch_bandits.ax import bandit_generation_strategy
-from botorch_bandits.core.steps.pending import CensoringWarning
+from botorch_bandits.core.history import TrialRecord
+from botorch_bandits.core.options import Censoring
+from botorch_bandits.core.steps.pending import CensoringWarning, _by_trials
+from botorch_bandits.delays import FeedbackLedger
 
 
 def _reward(params: dict) -> float:
@@ -136,3 +141,40 @@ def test_qlognei_decides_with_every_trial_in_flight() -> None:
     assert len({i for m in made for i in m}) == 7
     meta = client._experiment.trials[6].generator_runs[0].gen_metadata
     assert meta["algorithm"] == "qLogNEI" and meta["baseline"] == "in flight"
+
+
+def test_arrivals_are_counted_as_by_the_trials_created_by_each_completion() -> None:
+    """The censored view counts each value's arrival as the trials created by its
+    completion, plus one (issue 62: by bisection of the sorted creation times, not
+    a sum over them per trial): the same targets as that count made directly,
+    with ties, a creation time unknown (NaN: never counted) and values pending."""
+    rng = random.Random(0)
+    live, targets = [], {}
+    for i in range(60):
+        created = math.nan if i == 7 else float(rng.randint(0, 40))
+        done = rng.random() < 0.8
+        completed = created + rng.randint(0, 15) if done else None
+        if done and math.isnan(created):
+            completed = 30.0
+        live.append(
+            TrialRecord(
+                index=i,
+                x=(rng.random(),),
+                f=rng.random() if done else None,
+                created=created,
+                completed=completed,
+            )
+        )
+        if done:
+            targets[i] = live[-1].f
+    for window in (None, 5, 20):
+        opts = Censoring(window=window)
+        ledger, now, _ = _by_trials(live, [], targets, -1.0, opts)
+        direct = FeedbackLedger(window, -1.0)
+        for e in live:
+            q = direct.issue(list(e.x))
+            if e.f is not None:
+                by = sum(c.created <= e.completed for c in live)
+                direct.receive(q, targets[e.index], at=max(by + 1, q + 2))
+        assert torch.equal(ledger.censored_targets(now), direct.censored_targets(now))
+        assert ledger.late() == direct.late()

@@ -5,7 +5,9 @@ completed trials (:func:`hallucinate_view`, GP-BUCB / BTS), or the censored targ
 
 from __future__ import annotations
 
+import math
 import warnings
+from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -272,14 +274,17 @@ def _by_trials(
     """The ledger of a window in trials (each arrival counted by the trials created
     by then), the decision's step and the first recent query."""
     ledger = FeedbackLedger(opts.window, y_min)
-    created = [e.created for e in live]
+    # the creation times in order (a NaN one is never "by" a completion), so that
+    # the trials created by a completion are counted by bisection: O(n log n), not
+    # O(n^2) (5 s a decision at 10,000 trials)
+    created = sorted(e.created for e in live if not math.isnan(e.created))
     for e in live:
         q = ledger.issue(list(e.x))
         if e.f is not None:
             # the decision at which the data was first available: trials
             # created by the completion, plus one
-            arrival = sum(c <= e.completed for c in created) + 1
-            ledger.receive(q, targets[e.index], at=max(arrival, q + 2))
+            by = 0 if math.isnan(e.completed) else bisect_right(created, e.completed)
+            ledger.receive(q, targets[e.index], at=max(by + 1, q + 2))
     now = len(live) + 1
     n_all = len(live) + len(extra)
     lo = 0 if opts.window is None else max(0, n_all - opts.window)
