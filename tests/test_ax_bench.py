@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import itertools
 import math
+from functools import partial
 
 import pytest
 
@@ -398,43 +399,27 @@ def test_a_failed_growth_cell_is_its_row_and_a_kept_run_resumes():
     reuses them and runs again only the failed cell."""
     from bandit_experiments.ax_benchmark.runner import generation_growth
 
-    kept: list[dict] = []
-    rows = generation_growth(
+    grow = partial(
+        generation_growth,
         "branin",
         sizes=(6, 9, 7),
         strategies=("IGP-UCB (theory)",),
         repeats=1,
         isolate=False,
-        setup=_failing_setup,
-        on_row=kept.append,
     )
+    kept: list[dict] = []
+    rows = grow(setup=_failing_setup, on_row=kept.append)
     assert [r["completed"] for r in rows] == [6, 9, 7]
     assert rows[1]["failed"] == "RuntimeError: no factorization at 9"
     assert rows[0]["seconds_median"] > 0 and rows[2]["seconds_median"] > 0
     assert kept == rows
     again: list[dict] = []
-    rerun = generation_growth(
-        "branin",
-        sizes=(6, 9, 7),
-        strategies=("IGP-UCB (theory)",),
-        repeats=1,
-        isolate=False,
-        done=kept,
-        on_row=again.append,
-    )
+    rerun = grow(done=kept, on_row=again.append)
     assert [r["completed"] for r in again] == [9]  # only the failed cell ran
     assert "failed" not in rerun[1] and rerun[1]["seconds_median"] > 0
     assert rerun[0] == rows[0] and rerun[2] == rows[2]
     # rows of another seed or number of repeats are not this run's
-    other = generation_growth(
-        "branin",
-        sizes=(6,),
-        strategies=("IGP-UCB (theory)",),
-        repeats=1,
-        seed=1,
-        isolate=False,
-        done=kept,
-    )
+    other = grow(sizes=(6,), seed=1, done=kept)
     assert other[0]["seed"] == 1 and other[0] != rows[0]
 
 
@@ -469,6 +454,10 @@ def test_the_growth_command_prints_kept_cells_with_their_ratio_to_plain(
     (ratio,) = [line for line in out.splitlines() if "x IGP-UCB" in line.split("  ")]
     assert ratio.split()[-2:] == ["3.00x", "3.00x"]
     assert len(kept.read_text().splitlines()) == 4  # nothing ran again
+    # a limit that is not > 0 is refused before the kept cells are touched
+    assert main([*args, "--growth-limit", "0"]) == 2
+    assert "--growth-limit" in capsys.readouterr().err
+    assert len(kept.read_text().splitlines()) == 4
     # a failed cell is run again (here: it then succeeds) and kept
     failed = {**rows[3], "failed": "RuntimeError: x"}
     del failed["seconds_median"]

@@ -195,6 +195,10 @@ def _run_growth(args: argparse.Namespace) -> None:
     from bandit_experiments.ax_benchmark.runner import generation_growth
 
     sizes = _growth_sizes(args.growth)
+    if not args.growth_limit > 0:
+        raise CommandError(
+            f"--growth-limit must be a number of seconds > 0, got {args.growth_limit}"
+        )
     kwargs = {}
     if args.strategies:
         kwargs["strategies"] = _names(args.strategies)
@@ -229,10 +233,6 @@ def _run_growth(args: argparse.Namespace) -> None:
             flush=True,
         )
 
-    if not args.growth_limit > 0:
-        raise CommandError(
-            f"--growth-limit must be a number of seconds > 0, got {args.growth_limit}"
-        )
     kwargs["limit"] = args.growth_limit
     rows = generation_growth(problem, sizes, done=done, on_row=keep, **kwargs)
     print(
