@@ -509,7 +509,9 @@ def _continue(path: Path, name: str, sizes: list[int]) -> tuple[int, int]:
     return before, after
 
 
-@pytest.mark.parametrize("mode", ["theory", "practical"])
+@pytest.mark.parametrize(
+    "mode", [pytest.param("theory", marks=pytest.mark.slow), "practical"]
+)
 def test_batch_trials_keep_their_arms_through_a_reload(tmp_path, mode) -> None:
     """Calls of ``max_trials`` 3 and 2 (Ax 1.3's ``ExternalGenerationNode`` gave the
     second run of a call an int fit time, the save's ``copy_db_ids`` failed on it,

@@ -189,7 +189,15 @@ def _loop(client, n: int, objective=_objective) -> None:
         client.complete_trial(trial_index=index, raw_data=objective(params, index))
 
 
-@pytest.mark.parametrize("option", list(OPTIONS))
+@pytest.mark.parametrize(
+    "option",
+    [
+        # restarts: the default run keeps test_restarts_practical's 100 f test
+        # (two trials in flight, the uniform steps too)
+        pytest.param(o, marks=pytest.mark.slow) if o == "restarts" else o
+        for o in OPTIONS
+    ],
+)
 def test_f_and_100f_plus_100_make_the_same_trials(option) -> None:
     """The drift options are unit-free: the same trials (and restarts, and fitted
     forgetting) on f and on 100 f + 100; the restarts come after the change (the

@@ -12,9 +12,12 @@ import pytest
 
 from bandit_experiments.cli import main
 from bandit_experiments.reproduction import report as R
+from bandit_experiments.reproduction.output import read_calls
 from bandit_experiments.reproduction.runner import (
     EXPERIMENTS,
     all_experiments,
+    read_timings,
+    reproduce,
     reproduce_all,
 )
 
@@ -127,6 +130,57 @@ def test_resume_skips_finished_experiments(smoke_dir) -> None:
         report=lambda name, result: seen.append((name, result is None)),
     )
     assert seen == [(SUBSET[0], True), (SUBSET[1], True)]
+
+
+def test_the_shared_pool_writes_what_each_experiments_own_pool_writes(
+    tmp_path,
+) -> None:
+    """``reproduce all`` on two workers runs every experiment's jobs on one pool
+    (issue 62: a worker idled at the end of each experiment); each experiment's
+    CSVs are byte for byte those of its own run on a pool of two (both in
+    one-thread workers), its timing is its jobs' seconds over the workers, and the
+    call's wall time is kept."""
+    names = ("avanesov-fig3", "srinivas2010-fig5a", "shi2022-fig1")
+    seen = []
+    wall = reproduce_all(
+        out=tmp_path / "shared",
+        smoke=True,
+        workers=2,
+        show_progress=False,
+        names=names,
+        report=lambda name, result: seen.append((name, result is None)),
+    )
+    assert sorted(seen) == sorted((name, False) for name in names)
+    for name in names:
+        reproduce(
+            name, smoke=True, out=tmp_path / "own", workers=2, show_progress=False
+        )
+        for suffix in (".csv", "-runs.csv"):
+            own = (tmp_path / "own" / f"{name}{suffix}").read_bytes()
+            assert (tmp_path / "shared" / f"{name}{suffix}").read_bytes() == own
+    timings = read_timings(tmp_path / "shared")
+    for name in names:
+        row = timings[name]
+        assert row["workers"] == "2"
+        assert float(row["seconds"]) == pytest.approx(
+            float(row["job_seconds"]) / 2, abs=0.06
+        )
+    assert read_timings(tmp_path / "own")["shi2022-fig1"]["workers"] == "2"
+    (call,) = read_calls(tmp_path / "shared")
+    assert call["workers"] == "2" and call["experiments"] == "3"
+    assert float(call["seconds"]) == pytest.approx(wall, abs=0.06)
+    text = R.render(R.load(tmp_path / "shared"))
+    assert "in 1 call(s) on 2 worker processes" in text
+    # a resumed call that runs nothing adds no row
+    reproduce_all(
+        out=tmp_path / "shared",
+        smoke=True,
+        resume=True,
+        workers=2,
+        show_progress=False,
+        names=names,
+    )
+    assert len(read_calls(tmp_path / "shared")) == 1
 
 
 def test_all_covers_every_experiment_once() -> None:

@@ -90,15 +90,24 @@ def _finals(path: Path) -> str:
 
 
 def _timings(path: Path) -> str:
-    """``timings.csv`` of ``reproduce``: seconds per experiment and their sum."""
+    """``timings.csv`` of ``reproduce``: seconds per experiment and their sum; with
+    its jobs' seconds and workers where the file has them (since issue 62)."""
     rows = list(csv.DictReader(io.StringIO(path.read_text())))
-    out = ["| experiment | seeds | horizon | seconds |", "| --- | ---: | ---: | ---: |"]
-    out += [
-        f"| {r['experiment']} | {r['seeds']} | {r['horizon']} | {r['seconds']} |"
-        for r in rows
-    ]
+    jobs = bool(rows) and bool(rows[0].get("job_seconds"))
+    head = "| experiment | seeds | horizon | seconds |"
+    rule = "| --- | ---: | ---: | ---: |"
+    if jobs:
+        head, rule = f"{head} its jobs' seconds | workers |", f"{rule} ---: | ---: |"
+    out = [head, rule]
+    for r in rows:
+        line = f"| {r['experiment']} | {r['seeds']} | {r['horizon']} | {r['seconds']} |"
+        out.append(f"{line} {r['job_seconds']} | {r['workers']} |" if jobs else line)
     total = sum(float(r["seconds"]) for r in rows)
-    out.append(f"| **sum** | | | **{total:.1f}** ({total / 60:.1f} min) |")
+    line = f"| **sum** | | | **{total:.1f}** ({total / 60:.1f} min) |"
+    if jobs:
+        busy = sum(float(r["job_seconds"]) for r in rows)
+        line = f"{line} **{busy:.1f}** | |"
+    out.append(line)
     return "\n".join(out) + "\n"
 
 

@@ -142,7 +142,20 @@ def write_runs_csv(result: ReproduceResult, path: Path) -> Path:
     return path
 
 
-TIMING_COLUMNS = ("experiment", "seeds", "horizon", "seconds", "finished", "protocol")
+TIMING_COLUMNS = (
+    "experiment",
+    "seeds",
+    "horizon",
+    "seconds",
+    "finished",
+    "protocol",
+    "job_seconds",
+    "workers",
+)
+"""``seconds``: the experiment's wall time when it ran alone (``reproduce``), its
+share of the pool's wall time when it ran with the others (``reproduce all``: its
+``job_seconds`` over the ``workers``); ``job_seconds``: the seconds its jobs ran,
+summed (older files have neither of the last two columns)."""
 
 
 def read_timings(out_dir: str | Path) -> dict[str, dict[str, str]]:
@@ -154,6 +167,11 @@ def read_timings(out_dir: str | Path) -> dict[str, dict[str, str]]:
         return {r["experiment"]: r for r in csv.DictReader(fh)}
 
 
+def job_seconds(jobs: list[dict[str, Any]]) -> float:
+    """The seconds the jobs ran (each job's own ``seconds``), summed."""
+    return sum(float(j["seconds"]) for j in jobs)
+
+
 def protocol(exp: Any) -> str:
     """What an experiment's runs depend on beyond its sizes (its reading and
     refits): a resumed ``reproduce all`` reruns an experiment whose recorded
@@ -161,9 +179,12 @@ def protocol(exp: Any) -> str:
     return f"{exp.reading} | refit_every={exp.refit_every}"
 
 
-def record_timing(out_dir: Path, result: ReproduceResult, seconds: float) -> None:
-    """Append the run's wall time (calibration, jobs, CSVs and plot) to
-    ``<out>/timings.csv``; a rerun of an experiment replaces its row."""
+def record_timing(
+    out_dir: Path, result: ReproduceResult, seconds: float, workers: int
+) -> None:
+    """Append the run's time (:data:`TIMING_COLUMNS`: ``seconds``, and the seconds
+    its jobs ran on ``workers`` processes) to ``<out>/timings.csv``; a rerun of an
+    experiment replaces its row."""
     rows = read_timings(out_dir)
     rows[result.experiment.name] = {
         "experiment": result.experiment.name,
@@ -172,11 +193,47 @@ def record_timing(out_dir: Path, result: ReproduceResult, seconds: float) -> Non
         "seconds": f"{seconds:.1f}",
         "finished": time.strftime("%Y-%m-%dT%H:%M:%S"),
         "protocol": protocol(result.experiment),
+        "job_seconds": f"{job_seconds(result.jobs):.1f}",
+        "workers": workers,
     }
     with atomic_open(out_dir / "timings.csv", "w", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=TIMING_COLUMNS)
         writer.writeheader()
         writer.writerows(rows.values())
+
+
+CALL_COLUMNS = ("finished", "seconds", "workers", "experiments")
+"""``<out>/reproduce-all.csv``: one row per finished call of ``reproduce all`` (a
+resumed run adds one; a killed call none): when it ended, its wall time (calibrations included), its worker
+processes and the experiments it ran."""
+
+
+def record_call(out_dir: Path, seconds: float, workers: int, ran: int) -> None:
+    """Append one call of ``reproduce all`` (:data:`CALL_COLUMNS`) to
+    ``<out>/reproduce-all.csv``."""
+    rows = read_calls(out_dir)
+    rows.append(
+        {
+            "finished": time.strftime("%Y-%m-%dT%H:%M:%S"),
+            "seconds": f"{seconds:.1f}",
+            "workers": workers,
+            "experiments": ran,
+        }
+    )
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with atomic_open(out_dir / "reproduce-all.csv", "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=CALL_COLUMNS)
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def read_calls(out_dir: str | Path) -> list[dict[str, str]]:
+    """``<out>/reproduce-all.csv``'s rows (empty if there is none)."""
+    path = Path(out_dir) / "reproduce-all.csv"
+    if not path.exists():
+        return []
+    with open(path, newline="") as fh:
+        return list(csv.DictReader(fh))
 
 
 def written_files(result: ReproduceResult, out_dir: str | Path) -> list[Path]:

@@ -524,16 +524,32 @@ def _timing_section(data: Data) -> list[str]:
     lines = ["## Wall time (`timings.csv`)", ""]
     if not data.timings:
         return [*lines, "No timings recorded."]
-    lines += ["| experiment | runs | T | seconds |", "| --- | --- | --- | --- |"]
+    lines += [
+        "| experiment | runs | T | seconds | its jobs' seconds | workers |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
     total = 0.0
     for name, r in sorted(data.timings.items()):
         total += float(r["seconds"])
-        lines.append(f"| {name} | {r['seeds']} | {r['horizon']} | {r['seconds']} |")
+        lines.append(
+            f"| {name} | {r['seeds']} | {r['horizon']} | {r['seconds']} | "
+            f"{r.get('job_seconds') or ''} | {r.get('workers') or ''} |"
+        )
     lines += [
         "",
-        f"Total: {total:.0f} s ({total / 60:.1f} min), the experiments one after "
-        "the other on this machine's worker processes.",
+        f"Total: {total:.0f} s ({total / 60:.1f} min). An experiment run alone "
+        "(`reproduce NAME`) has its wall time; one run by `reproduce all` on its "
+        "shared pool has its jobs' seconds over the workers, its share of the "
+        "pool's wall time (the detector's calibration tables not included).",
     ]
+    if data.calls:
+        wall = sum(float(c["seconds"]) for c in data.calls)
+        lines += [
+            "",
+            f"`reproduce all` took {wall:.0f} s ({wall / 60:.1f} min) of wall time "
+            f"in {len(data.calls)} call(s) on {data.calls[-1]['workers']} worker "
+            "processes, calibrations included (`reproduce-all.csv`).",
+        ]
     return lines
 
 

@@ -8,7 +8,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bandit_experiments.reproduction.output import CHECKPOINTS, read_timings
+from bandit_experiments.reproduction.output import (
+    CHECKPOINTS,
+    read_calls,
+    read_timings,
+)
 from bandit_experiments.reproduction.stats import Paired
 
 
@@ -27,6 +31,7 @@ class Data:
     calibration: dict[str, list[dict[str, str]]] = field(default_factory=dict)
     tuning: dict[str, list[dict[str, str]]] = field(default_factory=dict)
     timings: dict[str, dict[str, str]] = field(default_factory=dict)
+    calls: list[dict[str, str]] = field(default_factory=list)  # reproduce all's
     experiments: set[str] = field(default_factory=set)
 
     def has(self, experiment: str) -> bool:
@@ -80,6 +85,8 @@ def load(folder: str | Path) -> Data:
         name = path.name
         if name == "timings.csv":
             data.timings = read_timings(folder)
+        elif name == "reproduce-all.csv":
+            data.calls = read_calls(folder)
         elif name.startswith("avanesov-tuning-"):
             with open(path, newline="") as fh:
                 rows = list(csv.DictReader(fh))

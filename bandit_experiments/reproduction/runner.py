@@ -12,10 +12,12 @@ plot's), which it held before they moved out. User documentation:
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future, as_completed
 from pathlib import Path
 from typing import Any
 
@@ -66,8 +68,10 @@ from bandit_experiments.reproduction.output import (
     RUNS_COLUMNS,
     TIMING_COLUMNS,
     check_record,
+    job_seconds,
     protocol,
     read_timings,
+    record_call,
     record_timing,
     recorded_steps,
     write_csv,
@@ -209,8 +213,15 @@ def reproduce(
     result.tuning = tuning
     result.record = record
     if out is not None:
-        _write_outputs(result, name, Path(out), wall_start)
+        seconds = time.perf_counter() - wall_start
+        _write_outputs(result, name, Path(out), seconds, _pool_size(workers, specs))
     return result
+
+
+def _pool_size(workers: int | None, specs: Sequence[Any]) -> int:
+    """The local worker processes a run uses: ``workers``, by default the CPUs, at
+    most one per job."""
+    return max(1, workers or min(os.cpu_count() or 1, len(specs)))
 
 
 def _checked_run(
@@ -384,15 +395,15 @@ def _run_jobs(
 
 
 def _write_outputs(
-    result: ReproduceResult, name: str, out_dir: Path, wall_start: float
+    result: ReproduceResult, name: str, out_dir: Path, seconds: float, workers: int
 ) -> None:
-    """The run's CSVs and plot in ``out_dir``, and its wall time since
-    ``wall_start`` in ``timings.csv``."""
+    """The run's CSVs and plot in ``out_dir``, and its time (``seconds``, its jobs'
+    on ``workers`` processes) in ``timings.csv``."""
     out_dir.mkdir(parents=True, exist_ok=True)
     result.csv_path = write_csv(result, out_dir / f"{name}.csv")
     result.runs_path = write_runs_csv(result, out_dir / f"{name}-runs.csv")
     result.png_path = plot(result, out_dir / f"{name}.png")
-    record_timing(out_dir, result, time.perf_counter() - wall_start)
+    record_timing(out_dir, result, seconds, workers)
 
 
 def check_device(device: str, family: str, experiment: str) -> None:
@@ -422,16 +433,23 @@ def reproduce_all(
     report: Callable[[str, ReproduceResult | None], None] | None = None,
     record: str | int = "log",
 ) -> float:
-    """Run every experiment (``names``: a subset) one after the other into ``out``,
-    each with its paper's sizes (or smoke sizes). ``resume`` skips an experiment
-    whose CSV and runs CSV are already in ``out`` and whose recorded sizes and
-    protocol (:func:`~bandit_experiments.reproduction.output.protocol`:
-    reading, refits) match, so an interrupted run goes on where it stopped. Returns the
-    wall time of this call; ``<out>/timings.csv`` keeps each experiment's own time (the sum over a resumed
-    run's parts is the whole run's time). ``report(name, result)`` is called after
-    each experiment (``result`` None for a skipped one). Each piecewise reading also
-    gets the earlier rule's calibration table (:func:`calibrate`), which the report
-    shows beside the suggested tuning the figures use (its time is not in
+    """Run every experiment (``names``: a subset) into ``out``, each with its
+    paper's sizes (or smoke sizes). ``resume`` skips an experiment whose CSV and
+    runs CSV are already in ``out`` and whose recorded sizes and protocol
+    (:func:`~bandit_experiments.reproduction.output.protocol`: reading, refits)
+    match, so an interrupted run goes on where it stopped. ``workers``: local
+    worker processes (default: the CPUs); with more than one, every job of every
+    experiment runs on one pool of them (:class:`_SharedPool`: no worker idles at
+    the end of an experiment waiting for its last job), each experiment's files
+    written as its last job finishes; with one, the experiments run one after the
+    other in this process (:func:`reproduce`). Returns the wall time of this call;
+    ``<out>/timings.csv`` keeps each experiment's time
+    (:data:`~bandit_experiments.reproduction.output.TIMING_COLUMNS`: on the shared
+    pool its jobs' seconds over the workers, its share of the pool's wall time).
+    ``report(name, result)`` is called after each experiment (``result`` None for
+    a skipped one), in the order they finish. Each piecewise reading also gets the
+    earlier rule's calibration table (:func:`calibrate`), which the report shows
+    beside the suggested tuning the figures use (its time is not in
     ``timings.csv``; the returned wall time includes it)."""
     check_record(record)
     chosen = list(names) if names else all_experiments()
@@ -443,42 +461,154 @@ def reproduce_all(
     out_dir = Path(out)
     start = time.perf_counter()
     done = read_timings(out_dir) if resume else {}
-    for name in chosen:
-        exp = EXPERIMENTS[name]
-        sizes = (
-            str(exp.smoke_seeds if smoke else exp.seeds),
-            str(exp.smoke_horizon if smoke else exp.horizon),
+    n, ran = workers or os.cpu_count() or 1, 0
+    with contextlib.ExitStack() as stack:
+        shared = (
+            stack.enter_context(_SharedPool(n, out_dir, record, report, show_progress))
+            if n > 1
+            else None
         )
-        if FAMILY_OF[exp.problems[0]].detector:
-            # the earlier rule's table, reported beside the suggested tuning the
-            # figures use (one per reading, reused by its other figures and by a
-            # resumed run)
-            seeds, horizon = (int(v) for v in sizes)
-            calibrate(
-                exp.options,
-                seeds=seeds,
-                horizon=_problem_horizon("pw-K4-T1200", horizon, exp, None, smoke),
-                out=out_dir,
-                workers=workers,
+        for name in chosen:
+            exp = EXPERIMENTS[name]
+            seeds, horizon = (
+                (exp.smoke_seeds, exp.smoke_horizon)
+                if smoke
+                else (exp.seeds, exp.horizon)
             )
-        if (
-            name in done
-            and (done[name]["seeds"], done[name]["horizon"]) == sizes
-            and done[name].get("protocol") == protocol(exp)
-            and (out_dir / f"{name}.csv").exists()
-            and (out_dir / f"{name}-runs.csv").exists()
-        ):
-            if report is not None:
-                report(name, None)
-            continue
-        result = reproduce(
-            name,
-            smoke=smoke,
-            out=out_dir,
-            workers=workers,
-            show_progress=show_progress,
-            record=record,
+            if FAMILY_OF[exp.problems[0]].detector:
+                # the earlier rule's table, reported beside the suggested tuning the
+                # figures use (one per reading, reused by its other figures and by a
+                # resumed run)
+                calibrate(
+                    exp.options,
+                    seeds=seeds,
+                    horizon=_problem_horizon("pw-K4-T1200", horizon, exp, None, smoke),
+                    out=out_dir,
+                    workers=workers,
+                )
+            row = done.get(name)
+            if (
+                row is not None
+                and (row["seeds"], row["horizon"]) == (str(seeds), str(horizon))
+                and row.get("protocol") == protocol(exp)
+                and (out_dir / f"{name}.csv").exists()
+                and (out_dir / f"{name}-runs.csv").exists()
+            ):
+                if report is not None:
+                    report(name, None)
+                continue
+            if shared is not None:
+                shared.submit(name, smoke)
+            else:
+                result = reproduce(
+                    name,
+                    smoke=smoke,
+                    out=out_dir,
+                    workers=1,
+                    show_progress=show_progress,
+                    record=record,
+                )
+                if report is not None:
+                    report(name, result)
+            ran += 1
+    seconds = time.perf_counter() - start
+    if ran:
+        record_call(out_dir, seconds, n, ran)
+    return seconds
+
+
+class _SharedPool:
+    """One pool of worker processes for the jobs of several experiments
+    (:func:`reproduce_all`). :meth:`submit` plans an experiment as
+    :func:`reproduce` does (its detector tuning, if any, here, while the workers run
+    the jobs already given) and queues its jobs, the longest horizon first; the
+    context's exit waits for every job. Each job's result is taken as it finishes,
+    and an experiment's files and timing are written (and ``report`` called) as its
+    last job finishes. A job that fails stops the run with its error; the
+    experiments finished before it keep their files, so ``--resume`` goes on."""
+
+    def __init__(
+        self,
+        workers: int,
+        out_dir: Path,
+        record: str | int,
+        report: Callable[[str, ReproduceResult | None], None] | None,
+        show_progress: bool,
+    ) -> None:
+        self.workers, self.out_dir, self.record = workers, out_dir, record
+        self.report = report
+        self.bar = _bar(0, "all experiments") if show_progress else None
+        self.plans: dict[str, ReproduceResult] = {}
+        self.left: dict[str, int] = {}  # jobs not finished, by experiment
+        self.order: dict[tuple[str, str, str], int] = {}  # a job's place in its specs
+        self.futures: dict[Future, str] = {}
+        self.stack = contextlib.ExitStack()
+
+    def __enter__(self) -> _SharedPool:
+        self.pool = self.stack.enter_context(worker_pool(self.workers))
+        return self
+
+    def submit(self, name: str, smoke: bool) -> None:
+        """Plan experiment ``name`` (its paper's or smoke sizes) and queue its jobs."""
+        exp, T, S, algos, family = _checked_run(
+            name, None, None, smoke, None, False, None, 0, self.record, None
         )
-        if report is not None:
-            report(name, result)
-    return time.perf_counter() - start
+        calibration, tuning, c, C = _detector_settings(
+            exp, family, None, T, S, None, smoke, self.out_dir, self.workers
+        )
+        specs = _job_specs(exp, algos, T, S, None, smoke, 0, c, C, None)
+        result = ReproduceResult(exp, [], T, S, 0.0, None, None, record=self.record)
+        result.calibration, result.tuning = calibration, tuning
+        self.plans[name], self.left[name] = result, len(specs)
+        for i, spec in enumerate(specs):
+            self.order[(name, spec["problem"], spec["algorithm"])] = i
+        if self.bar is not None:
+            self.bar.total += sum(s["horizon"] for s in specs)
+            self.bar.refresh()
+        for spec in sorted(specs, key=lambda spec: -spec["horizon"]):
+            self.futures[self.pool.submit(run_job, **spec)] = name
+        self._collect(wait=False)
+
+    def _collect(self, wait: bool) -> None:
+        """Take the finished jobs (``wait``: every job, as each finishes)."""
+        ready = (
+            as_completed(list(self.futures))
+            if wait
+            else [f for f in list(self.futures) if f.done()]
+        )
+        for future in ready:
+            name = self.futures.pop(future)
+            job = future.result()
+            if self.bar is not None:
+                self.bar.update(job["steps"])
+            result = self.plans[name]
+            result.jobs.append(job)
+            self.left[name] -= 1
+            if self.left[name] == 0:
+                self._finish(name, result)
+
+    def _finish(self, name: str, result: ReproduceResult) -> None:
+        """Write a finished experiment's files and timing (its jobs' seconds over
+        the workers) and report it."""
+        result.jobs.sort(key=lambda j: self.order[(name, j["problem"], j["algorithm"])])
+        result.seconds = job_seconds(result.jobs) / self.workers
+        _write_outputs(result, name, self.out_dir, result.seconds, self.workers)
+        if self.report is not None:
+            self.report(name, result)
+
+    def __exit__(self, *exc: Any) -> bool:
+        error = exc
+        try:
+            if exc[0] is None:
+                self._collect(wait=True)
+        except BaseException as err:
+            error = (type(err), err, err.__traceback__)
+            raise
+        finally:
+            if error[0] is not None:  # the queued jobs are not run
+                for future in self.futures:
+                    future.cancel()
+            if self.bar is not None:
+                self.bar.close()
+            self.stack.__exit__(*error)
+        return False
