@@ -158,6 +158,8 @@ def test_the_shared_pool_writes_what_each_experiments_own_pool_writes(
         for suffix in (".csv", "-runs.csv"):
             own = (tmp_path / "own" / f"{name}{suffix}").read_bytes()
             assert (tmp_path / "shared" / f"{name}{suffix}").read_bytes() == own
+    # the earlier rule's calibration ran on the shared pool too
+    assert (tmp_path / "shared" / "avanesov-calibration-natural.csv").exists()
     timings = read_timings(tmp_path / "shared")
     for name in names:
         row = timings[name]

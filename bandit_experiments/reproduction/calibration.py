@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import csv
 import os
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Executor, ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -81,12 +81,15 @@ def calibrate(
     out: str | Path | None = "runs/reproduce",
     workers: int | None = None,
     c_values: tuple[float, ...] = detector.CALIBRATION_C_VALUES,
+    pool: Executor | None = None,
 ) -> Calibration:
     """Pick the detector constant for a reading: GP-UCB-CPD with each of ``c_values``
     on Fig. 3's setting (K = 4, ``horizon``) with held-out draws, ``seeds`` runs each,
     then :func:`~bandit_experiments.reproduction.detector.pick_c`. The table goes to
     ``<out>/avanesov-calibration-<reading>.csv``; a table there with the same sizes
-    and values of c is reused (the figures of one reading share one calibration)."""
+    and values of c is reused (the figures of one reading share one calibration).
+    ``pool``: an executor to run the runs on (``reproduce all``'s shared pool; its
+    workers set one torch thread each) instead of ``workers`` new processes."""
     name = reading_name(options)
     path = None if out is None else Path(out) / f"avanesov-calibration-{name}.csv"
     if path is not None and path.exists():
@@ -100,7 +103,9 @@ def calibrate(
             return cached
     n = workers or min(os.cpu_count() or 1, len(c_values))
     args = [(c, horizon, seeds, dict(options)) for c in c_values]
-    if n <= 1:
+    if pool is not None:
+        rows = list(pool.map(_calibration_job, *zip(*args, strict=True)))
+    elif n <= 1:
         rows = [_calibration_job(*a) for a in args]
     else:
         with ProcessPoolExecutor(max_workers=n, initializer=init_worker) as pool:

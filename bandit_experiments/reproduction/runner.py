@@ -485,6 +485,7 @@ def reproduce_all(
                     horizon=_problem_horizon("pw-K4-T1200", horizon, exp, None, smoke),
                     out=out_dir,
                     workers=workers,
+                    pool=None if shared is None else shared.pool,
                 )
             row = done.get(name)
             if (
