@@ -277,3 +277,40 @@ def compare_reproduction(
         f"final mean cumulative regret {got['jobs'][job]['final']} (recorded "
         f"{recorded['jobs'][job]['final']})"
     )
+
+
+#: on a CPU family with no record of its own, each job's final mean cumulative
+#: regret within this share of another family's record (see :func:`compare_near`)
+TOL_FINAL = 0.1
+
+
+def compare_near(
+    name: str, got: dict[str, Any], recorded: dict[str, Any], rtol: float = TOL_FINAL
+) -> str | None:
+    """A reproduction against another CPU family's record: the same jobs, statistics
+    and steps, the calibration and every job's final mean cumulative regret within
+    ``rtol`` (relative to the larger magnitude, at least 1). A run's trajectory
+    follows its last bits (a near tie between two arms goes the other way), so this
+    is the check where no record of the family exists, not a bit-for-bit one."""
+    if set(got["jobs"]) != set(recorded["jobs"]):
+        jobs = sorted(got["jobs"])
+        return f"{name}: jobs {jobs} (recorded {sorted(recorded['jobs'])})"
+    pairs = [("calibrated c", got["cpd_c"], recorded["cpd_c"])]
+    for job in sorted(recorded["jobs"]):
+        g, e = got["jobs"][job], recorded["jobs"][job]
+        if set(g["values"]) != set(e["values"]):
+            return f"{name}: job {job!r} has the statistics {sorted(g['values'])}"
+        for metric, (mean, _) in sorted(e["values"].items()):
+            if len(g["values"][metric][0]) != len(mean):
+                return f"{name}: job {job!r}'s {metric!r} has another number of steps"
+        pairs.append(
+            (f"job {job!r}'s final mean cumulative regret", g["final"], e["final"])
+        )
+    for what, a, b in pairs:
+        if (a is None) != (b is None):
+            return f"{name}: {what} {a} (recorded {b})"
+        if a is not None:
+            a, b = float(a), float(b)
+            if not abs(a - b) <= rtol * max(abs(a), abs(b), 1.0):
+                return f"{name}: {what} {a!r}, recorded {b!r} (beyond {rtol:.0%})"
+    return None

@@ -24,6 +24,8 @@ from typing import Any
 HERE = Path(__file__).parent
 DECISIONS = HERE / "decisions.json"
 HISTORIES = HERE / "histories.json"
+#: the reproductions' record of the CPU family it was made on, and that machine
+#: (the first record's files; :func:`records` finds the others)
 REPRODUCTIONS = HERE / "reproductions.json"
 MACHINE = HERE / "machine.json"
 TRIALS = 20
@@ -151,8 +153,9 @@ def _numpy_wide_targets() -> list[str]:
 
 def pinned() -> dict[str, str]:
     """The environment the trace is computed in, set before torch and numpy load:
-    every numerical library on a code path that all x86-64 CPUs with AVX2 run alike,
-    on one thread.
+    every numerical library on one code path and one thread. The decision sets then
+    agree on the Intel Xeon and the AMD EPYC this project runs on; the reproductions
+    do not (their last bits differ from the first step), hence :func:`records`.
 
     - ``MKL_CBWR=COMPATIBLE``: torch's MKL (BLAS, LAPACK: the GP's products,
       Cholesky, triangular solves) on its one branch for Intel and non-Intel CPUs
@@ -411,25 +414,59 @@ def experiments() -> list[str]:
     return all_experiments()
 
 
-def machine() -> dict[str, str]:
-    """Where a record was made (information only: nothing is compared by it): the
-    CPU (its model and vector extensions), the numerical libraries' versions and
-    the variables :func:`pinned` sets, as they were."""
+def cpu_model() -> str:
+    """This machine's CPU model as ``/proc/cpuinfo`` names it (e.g. ``"AMD EPYC"``;
+    the platform's processor elsewhere)."""
     import platform
 
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            name, _, value = line.partition(":")
+            if name.strip() == "model name":
+                return value.strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def records() -> dict[str, Path]:
+    """The reproductions' records by the CPU model each was made on (its
+    ``machine*.json``): the pinned arithmetic gives the same bits on one CPU family
+    and not across them (an Intel Xeon and an AMD EPYC differ from the first step in
+    the 11th digit), so each family this project runs on has its own record."""
+    out = {}
+    for m in sorted(HERE.glob("machine*.json")):
+        suffix = m.stem[len("machine") :]
+        out[json.loads(m.read_text())["cpu"]] = HERE / f"reproductions{suffix}.json"
+    return out
+
+
+def record_files(cpu: str) -> tuple[Path, Path]:
+    """The reproductions' record and machine file of CPU model ``cpu``: its record's
+    where one exists, else new files named after it (``reproductions-amd-epyc.json``)."""
+    known = records()
+    if cpu in known:
+        path = known[cpu]
+        return path, HERE / path.name.replace("reproductions", "machine", 1)
+    slug = "-".join("".join(c if c.isalnum() else " " for c in cpu.lower()).split())
+    return HERE / f"reproductions-{slug}.json", HERE / f"machine-{slug}.json"
+
+
+def machine() -> dict[str, str]:
+    """Where a record was made: the CPU (its model, which picks the reproductions'
+    record a run is compared with exactly, and its vector extensions), the numerical
+    libraries' versions and the variables :func:`pinned` sets, as they were."""
     import botorch
     import gpytorch
     import numpy
     import scipy
     import torch
 
-    model, flags = platform.processor() or platform.machine(), set()
+    model, flags = cpu_model(), set()
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             name, _, value = line.partition(":")
-            if name.strip() == "model name":
-                model = value.strip()
-            elif name.strip() == "flags":
+            if name.strip() == "flags":
                 flags = set(value.split())
     except OSError:
         pass
@@ -495,14 +532,17 @@ def record(what: str, names: list[str]) -> None:
                     print("recorded", k, flush=True)
             indent = 0 if tier else None
             path.write_text(json.dumps(data, indent=indent, sort_keys=True) + "\n")
+    here = machine()
+    reproductions, machine_file = record_files(here["cpu"])
     if what in ("all", "reproductions"):
-        data = json.loads(REPRODUCTIONS.read_text()) if names else {}
+        keep = names and reproductions.exists()
+        data = json.loads(reproductions.read_text()) if keep else {}
         data = {k: v for k, v in data.items() if k in experiments()}
         for name in names or experiments():
             data[name] = run_reproduction(name)
             print("recorded", name, flush=True)
-        REPRODUCTIONS.write_text(json.dumps(data, sort_keys=True) + "\n")
-    MACHINE.write_text(json.dumps(machine(), indent=1, sort_keys=True) + "\n")
+        reproductions.write_text(json.dumps(data, sort_keys=True) + "\n")
+    machine_file.write_text(json.dumps(here, indent=1, sort_keys=True) + "\n")
 
 
 def main(argv: list[str]) -> None:
