@@ -330,6 +330,9 @@ def test_resume_reuses_the_kept_jobs(tmp_path, capsys):
     capsys.readouterr()
 
 
+# the growth command's table and its kept cells are the default run's
+# test_the_growth_command_prints_kept_cells_with_their_ratio_to_plain
+@pytest.mark.slow
 def test_generation_growth_times_one_decision_after_n_trials():
     from bandit_experiments.ax_benchmark.runner import generation_growth
 

@@ -291,10 +291,10 @@ def _kill_after(out: Path, k: int, env: dict, *extra: str) -> None:
 
 #: kill points: completed trials over both halves (6 per half; 6..11 are Ax's)
 KILL_POINTS = (1, 3, 5, 7, 9, 11)
-#: the slow marker runs (3, 9), and all six in both modes (each point costs a demo
-#: and a resume); the default run kills a two-seed practical run (7 trials per half)
-#: after 26 of 28 completions: in the second seed's Ax half, after Ax's model has
-#: begun (5 initial trials; a kill in the bandit half is the default run's
+#: the slow marker runs (3, 9), all six in both modes (each point costs a demo and a
+#: resume), and a two-seed practical run (7 trials per half) killed after 26 of 28
+#: completions: in the second seed's Ax half, after Ax's model has begun (5 initial
+#: trials); the default run's kill, in the bandit half, is
 #: test_sigkill_and_resume_lose_nothing_and_decide_the_same)
 QUICK_KILL_POINTS = (3, 9)
 
@@ -302,7 +302,7 @@ QUICK_KILL_POINTS = (3, 9)
 @pytest.mark.parametrize(
     ("mode", "seeds", "trials", "points"),
     [
-        ("practical", 2, 7, (26,)),
+        pytest.param("practical", 2, 7, (26,), marks=pytest.mark.slow),
         pytest.param("theory", 1, 6, QUICK_KILL_POINTS, marks=pytest.mark.slow),
         pytest.param("theory", 1, 6, KILL_POINTS, marks=pytest.mark.slow),
         pytest.param("practical", 1, 6, KILL_POINTS, marks=pytest.mark.slow),
