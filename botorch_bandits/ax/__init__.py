@@ -1,5 +1,5 @@
-"""Ax integration (needs the ``ax`` extra): the bandit generation strategy, the
-storage registration of its classes, SQLite storage, and a runner over any
+"""Ax integration (needs the ``ax`` extra): the bandit generation strategy, its
+analysis card, the storage registration of its classes, SQLite storage, and a runner over any
 ``concurrent.futures.Executor`` (process pool, Dask)."""
 
 try:
@@ -13,6 +13,8 @@ except ModuleNotFoundError as err:  # name the extra, not a traceback into Ax
         name="ax",
     ) from None
 
+from botorch_bandits.ax.analyses import BanditDecisionsAnalysis
+from botorch_bandits.ax.decisions import decision_metadata, decision_table
 from botorch_bandits.ax.generation import (
     ALGORITHMS,
     PENDING,
@@ -20,7 +22,6 @@ from botorch_bandits.ax.generation import (
     CenterFirst,
     InitialTrials,
 )
-from botorch_bandits.ax.reading import decision_metadata, decision_table
 from botorch_bandits.ax.runner import (
     ExecutorMetric,
     ExecutorRunner,
@@ -42,6 +43,7 @@ register()
 __all__ = [
     "ALGORITHMS",
     "PENDING",
+    "BanditDecisionsAnalysis",
     "BanditNode",
     "CenterFirst",
     "DatabaseBusyError",

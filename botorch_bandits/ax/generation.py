@@ -8,6 +8,7 @@ decision; the semantics (modes, options, search spaces, batches) are in docs/ax.
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import replace
 from typing import Any
 
@@ -15,6 +16,7 @@ from ax.core.data import Data
 from ax.core.experiment import Experiment
 from ax.generation_strategy.external_generation_node import ExternalGenerationNode
 
+from botorch_bandits.ax.analyses import analysis_surrogate, surrogate_spec
 from botorch_bandits.ax.initial import CenterFirst, InitialTrials
 from botorch_bandits.ax.reading import ax_domain, read_experiment
 from botorch_bandits.ax.space import DecisionSet, Space
@@ -140,6 +142,23 @@ class BanditNode(ExternalGenerationNode):
         # once)
         self._read: dict[str, Any] = {}
         self._sets: dict[tuple, DecisionSet] = {}
+        # the adapter Ax's analyses and predictions read (:mod:`.analyses`): fitted
+        # on the experiment last read, when asked; in memory only
+        self._surrogate = surrogate_spec()
+        self._surrogate_fit: dict[str, Any] = {}
+        self._experiment: weakref.ref | None = None
+
+    @property
+    def _fitted_adapter(self) -> Any:
+        """The adapter Ax's analyses, ``Client.predict`` and model-based best points
+        read from the current node: Ax's default surrogate fitted on the data of the
+        experiment the node last read (:func:`~botorch_bandits.ax.analyses.
+        analysis_surrogate`), not the model the node decides with; ``None`` before
+        the node has read an experiment with data."""
+        experiment = self._experiment() if self._experiment is not None else None
+        if experiment is None:
+            return None
+        return analysis_surrogate(self._surrogate, experiment, self._surrogate_fit)
 
     def options(self) -> dict[str, Any]:
         """The constructor arguments (without the transition criteria)."""
@@ -218,6 +237,7 @@ class BanditNode(ExternalGenerationNode):
             self.decision_options.fit_out_of_design,
         )
         self._space_now = space
+        self._experiment = weakref.ref(experiment)
         self._proposed, self._foreign = [], []
         self._cache = DecisionCache(features=self._features)
 

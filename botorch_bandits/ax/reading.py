@@ -5,13 +5,11 @@ as the core's :class:`~botorch_bandits.core.Domain`."""
 
 from __future__ import annotations
 
-import copy
 import math
 import weakref
 from dataclasses import dataclass
 from typing import Any
 
-import pandas as pd
 import torch
 from ax.core.data import Data
 from ax.core.experiment import Experiment
@@ -24,7 +22,6 @@ from botorch_bandits.ax.space import DecisionSet, Space
 from botorch_bandits.core import Domain, History, TrialRecord
 from botorch_bandits.core.steps.restarts import drift_state
 from botorch_bandits.hyperparameters import Hyperparameters
-from botorch_bandits.upstream import client_experiment, client_has_experiment
 
 _GONE = (TrialStatus.FAILED, TrialStatus.ABANDONED)
 #: an outcome constraint as (metrics, weights, sign, bound): g = s (sum w m - b) <= 0
@@ -555,93 +552,3 @@ def ax_domain(
         sample=sample,
         index=decision_set.index,
     )
-
-
-def decision_metadata(source: Any) -> dict[int, dict[str, Any]]:
-    """What the bandit node recorded with each trial it made, by trial index: the
-    decision's metadata (its round ``t``, the fit, and what each option did --
-    ``cpd_restarts`` and ``cpd_start`` with restarts, ``forgetting`` with
-    forgetting, the epoch's multipliers with long-term constraints, ...; the keys
-    are listed in docs/ax.md). Trials the node did not make (the initial ones,
-    attached ones) are left out. ``source``: an ``ax.Client`` or its
-    ``Experiment``; a copy, so changing it changes nothing stored.
-
-    Args:
-        source: An ``ax.Client`` (with an experiment) or an Ax ``Experiment``.
-
-    Returns:
-        Trial index -> a deep copy of the metadata the node recorded with it, in
-        trial order.
-
-    Raises:
-        ValueError: ``source`` is neither, or a Client without an experiment.
-
-    Example:
-        >>> meta = decision_metadata(client)
-        >>> meta[5]["t"]  # the round of trial 5's decision
-    """
-    exp = _experiment_of(source)
-    out: dict[int, dict[str, Any]] = {}
-    for index in sorted(exp.trials):
-        runs = exp.trials[index].generator_runs
-        meta = (runs[0].gen_metadata or {}) if runs else {}
-        if "pending_view" in meta and "t" in meta:  # the decision core's record
-            out[index] = copy.deepcopy(dict(meta))
-    return out
-
-
-def _experiment_of(source: Any) -> Experiment:
-    """The experiment of ``source`` (an ``ax.Client`` with one, or an
-    ``Experiment``); anything else is refused naming the argument."""
-    from ax import Client
-
-    if isinstance(source, Experiment):
-        return source
-    if isinstance(source, Client):
-        if not client_has_experiment(source):
-            raise ValueError(
-                "`source`: the Client has no experiment yet (configure_experiment "
-                "or load_client first); there is nothing decided to read."
-            )
-        return client_experiment(source)
-    raise ValueError(
-        "`source` must be an ax.Client or an ax Experiment, got "
-        f"{type(source).__name__} ({source!r})."
-    )
-
-
-def decision_table(source: Any) -> Any:
-    """:func:`decision_metadata` as a ``pandas.DataFrame``: a row per trial the
-    bandit node made (the index: its trial index), a column per metadata key, nested
-    ones joined with a dot (``fit.status``, ``trust_region.radius``,
-    ``budget.mean_g``, ``censoring.beta``); lists stay whole in their cell; a key a
-    decision did not record is missing (NaN) in its row.
-
-    Args:
-        source: An ``ax.Client`` (with an experiment) or an Ax ``Experiment``.
-
-    Returns:
-        The ``pandas.DataFrame``, its index named ``"trial"`` (empty when the node
-        made no trial).
-
-    Raises:
-        ValueError: ``source`` is neither, or a Client without an experiment.
-
-    Example:
-        >>> table = decision_table(client)
-        >>> table[["t", "fit.status"]]
-    """
-    rows = {i: _flat(m) for i, m in decision_metadata(source).items()}
-    table = pd.DataFrame.from_dict(rows, orient="index")
-    return table.rename_axis("trial")
-
-
-def _flat(meta: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    """``meta`` with nested dicts' keys joined by dots."""
-    out: dict[str, Any] = {}
-    for key, value in meta.items():
-        if isinstance(value, dict) and value:
-            out.update(_flat(value, f"{prefix}{key}."))
-        else:
-            out[f"{prefix}{key}"] = value
-    return out

@@ -45,8 +45,8 @@ columns = [
     "t",  # the round
     "cpd_start",  # the first trial the model used (moves at a restart)
     "cpd_test.p_value",  # the change-point test (NaN: too few trials to test)
-    "kappa",  # the multiplier of each constraint
-    "budget.mean_g",  # the running average of cost - 0.4 (<= 0: within budget)
+    "kappa.cost",  # the cost constraint's multiplier (a column per constraint)
+    "budget.mean_g.cost",  # the running average of cost - 0.4 (<= 0: within budget)
     "censored",  # running trials in the model at y_min
     "late",  # values that arrived after their window
 ]
