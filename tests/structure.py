@@ -24,6 +24,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         "foundations",
         (
             "_version",
+            "_install",
             "_io",
             "_matching",
             "validation",

@@ -197,4 +197,4 @@ def test_the_ax_module_without_ax_names_the_extra() -> None:
     )
     name, _, message = result.stdout.strip().partition(" | ")
     assert name == "ax"
-    assert "pip install '.[ax]'" in message and "Ax >= 1.3" in message
+    assert "-m pip install" in message and "[ax]'" in message and "Ax >= 1.3" in message

@@ -2,14 +2,15 @@
 analysis card, the storage registration of its classes, SQLite storage, and a runner over any
 ``concurrent.futures.Executor`` (process pool, Dask)."""
 
+from botorch_bandits._install import install_hint
+
 try:
     import ax  # noqa: F401  (the extra this package needs)
 except ModuleNotFoundError as err:  # name the extra, not a traceback into Ax
     if err.name != "ax":
         raise
     raise ModuleNotFoundError(
-        "botorch_bandits.ax needs Ax (the 'ax' extra, Ax >= 1.3): "
-        "pip install '.[ax]' in the top directory of a clone of the repository",
+        f"botorch_bandits.ax needs Ax (the 'ax' extra, Ax >= 1.3): {install_hint('ax')}",
         name="ax",
     ) from None
 

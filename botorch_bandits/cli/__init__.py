@@ -16,6 +16,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from botorch_bandits._install import install_hint
 from botorch_bandits.cli import demos
 from botorch_bandits.cli.common import Command, CommandError, missing
 
@@ -35,14 +36,15 @@ COMMANDS: dict[str, Command] = {
     "loop-demo": demos.LOOP_DEMO,
 }
 
-#: what ``botorch-bandits`` says a missing extra needs (``{extras}``: their names)
-INSTALL = (
-    "pip install 'botorch-bandits[{extras}]' (from a clone: pip install '.[{extras}]')"
-)
+#: what ``botorch-bandits`` says a missing extra needs: ``None``, the ``pip install``
+#: that works for how the package was installed (:func:`install_hint`)
+INSTALL: str | None = None
 
 
 def check_extras(
-    command: str, commands: Mapping[str, Command] = COMMANDS, install: str = INSTALL
+    command: str,
+    commands: Mapping[str, Command] = COMMANDS,
+    install: str | None = INSTALL,
 ) -> None:
     """Name the ``pip install`` a command needs before it does any work.
 
@@ -51,7 +53,8 @@ def check_extras(
         commands: The commands, each with the modules it needs and their extras
             (default :data:`COMMANDS`).
         install: The message's install hint, with ``{extras}`` for the extras'
-            names (default :data:`INSTALL`).
+            names (default :data:`INSTALL`, ``None``: :func:`install_hint` of them,
+            the command that works for how the package was installed).
 
     Raises:
         CommandError: A module the command needs cannot be imported; the message
@@ -61,9 +64,10 @@ def check_extras(
     if needed:
         extras = ",".join(sorted({extra for _, extra in needed}))
         names = ", ".join(m for m, _ in needed)
-        raise CommandError(
-            f"`{command}` needs {names}: {install.format(extras=extras)}"
+        hint = (
+            install_hint(extras) if install is None else install.format(extras=extras)
         )
+        raise CommandError(f"`{command}` needs {names}: {hint}")
 
 
 def build_parser(
@@ -158,7 +162,7 @@ def run_commands(
     argv: Sequence[str] | None = None,
     prog: str = "botorch-bandits",
     description: str = "Bandit algorithms with regret guarantees for BoTorch and Ax.",
-    install: str = INSTALL,
+    install: str | None = INSTALL,
 ) -> int:
     """Parse ``argv`` and run one of ``commands`` (``prog`` names them in messages;
     ``install`` is what a missing extra needs, see :func:`check_extras`). An error a
@@ -172,7 +176,8 @@ def run_commands(
         argv: The arguments (default ``None``: ``sys.argv[1:]``).
         prog: The program's name in usage and messages.
         description: The description ``--help`` prints.
-        install: The install hint for a missing extra, with ``{extras}``.
+        install: The install hint for a missing extra, with ``{extras}``
+            (``None``: :func:`install_hint`).
 
     Returns:
         The exit status (0 on success; 2, 130 or 143 as above).

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from botorch_bandits._install import install_hint
 from botorch_bandits._io import check_not_symlink, ignore_sigint, stop_now
 from botorch_bandits.demo.async_loop import duration, run_async
 from botorch_bandits.demo.ax_demo_options import check_run_options
@@ -525,8 +526,7 @@ def _prepare_output(out: Path, resume: bool, show_progress: bool) -> tuple[Path,
     for module in ("matplotlib", "tqdm") if show_progress else ("matplotlib",):
         if importlib.util.find_spec(module) is None:  # before the run, not after it
             raise ModuleNotFoundError(
-                f"run_demo needs {module} (the 'plot' extra): pip install '.[plot]' "
-                "from a clone of the repository",
+                f"run_demo needs {module} (the 'plot' extra): {install_hint('plot')}",
                 name=module,
             )
     return out, db

@@ -13,6 +13,7 @@ from functools import lru_cache
 import torch
 from torch import Tensor
 
+from botorch_bandits._install import install_hint
 from botorch_bandits.test_functions.problems import BanditProblem, table_problem
 from botorch_bandits.validation import check_count
 
@@ -65,7 +66,7 @@ def breast_cancer_split() -> tuple[Tensor, Tensor, Tensor, Tensor]:
         from sklearn.model_selection import train_test_split
     except ImportError as err:  # pragma: no cover - scikit-learn is in the lr extra
         raise ImportError(
-            "The LR workload needs scikit-learn: pip install '.[lr]' from a clone of the repository"
+            f"The LR workload needs scikit-learn: {install_hint('lr')}"
         ) from err
     data = load_breast_cancer()
     X_tr, X_va, y_tr, y_va = train_test_split(

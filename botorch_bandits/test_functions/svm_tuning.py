@@ -15,6 +15,7 @@ from functools import lru_cache
 import torch
 from torch import Tensor
 
+from botorch_bandits._install import install_hint
 from botorch_bandits.test_functions.lr_tuning import breast_cancer_split
 from botorch_bandits.test_functions.problems import BanditProblem, table_problem
 from botorch_bandits.validation import check_count
@@ -82,8 +83,7 @@ def holdout_accuracy(C: float, gamma: float) -> float:
         from sklearn.svm import SVC
     except ImportError as err:  # pragma: no cover - scikit-learn is in the lr extra
         raise ImportError(
-            "The SVM workload needs scikit-learn: pip install '.[lr]' from a clone of "
-            "the repository"
+            f"The SVM workload needs scikit-learn: {install_hint('lr')}"
         ) from err
     X, y, X_test, y_test = (a.numpy() for a in breast_cancer_split())
     model = SVC(kernel="rbf", C=float(C), gamma=float(gamma)).fit(X, y)
