@@ -9,6 +9,7 @@ import os
 import sqlite3
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ pytest.importorskip("ax")
 pytest.importorskip("sqlalchemy")
 
 from ax import Client, RangeParameterConfig
+from sqlalchemy.exc import SAWarning
 
 from botorch_bandits.ax import (
     bandit_generation_strategy,
@@ -146,3 +148,30 @@ def test_the_lock_holds_for_the_file_not_the_path(tmp_path) -> None:
         assert f"(pid {os.getpid()}, running)" in message, message
         assert str(link) in message
     assert _other_process(link) == "took it"
+
+
+def test_load_client_passes_on_no_sqlalchemy_cache_key_warning(tmp_path) -> None:
+    """SQLAlchemy 2.x's SAWarning that Ax's JSONEncodedText sets no ``cache_ok``
+    (twice per load) is Ax's loader's, not the caller's: load_client drops that
+    one warning and passes on any other."""
+    path = tmp_path / "w.db"
+    client = Client(storage_config=sqlite_storage(path), random_seed=0)
+    client.configure_experiment(
+        name="w",
+        parameters=[
+            RangeParameterConfig(name="x", bounds=(0.0, 1.0), parameter_type="float")
+        ],
+    )
+    client.configure_optimization(objective="f")
+    client.set_generation_strategy(bandit_generation_strategy(num_init=2))
+    for _ in range(2):
+        ((index, p),) = client.get_next_trials(max_trials=1).items()
+        client.complete_trial(trial_index=index, raw_data={"f": p["x"]})
+    close_storage()
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        loaded = load_client("w", path, 0)
+    close_storage()
+    sa = [str(w.message) for w in seen if issubclass(w.category, SAWarning)]
+    assert sa == [], sa
+    assert len(loaded.summarize()) == 2

@@ -13,6 +13,7 @@ import errno
 import os
 import threading
 import time
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -589,9 +590,18 @@ def _load(path: Path, url: str, experiment_name: str) -> tuple[Any, Any]:
     # loading an intact file rewrote every data row. Load with Ax's own loader and
     # attach without saving; later calls save as usual.
     try:
-        return upstream.load_experiment_and_strategy(
-            StorageConfig(url=url), experiment_name
-        )
+        with warnings.catch_warnings():
+            # Ax's JSONEncodedText column type sets no ``cache_ok``, so SQLAlchemy
+            # 2.x says twice per load that it will not cache those statements: a
+            # cost of Ax's loader (the statements run uncached), nothing a caller
+            # can act on, so that one warning is not passed on
+            warnings.filterwarnings(
+                "ignore",
+                message=r"TypeDecorator JSONEncodedText\(\) will not produce a cache key",
+            )
+            return upstream.load_experiment_and_strategy(
+                StorageConfig(url=url), experiment_name
+            )
     except DatabaseError as err:  # e.g. a damaged page: "disk image is malformed"
         raise ValueError(_unusable(str(path), "storage", err)) from err
 
